@@ -1,0 +1,75 @@
+"""Streaming citation middleware for LangChain RAG answers.
+
+Example:
+    >>> from langchain_core.documents import Document
+    >>> from langchain_core.runnables import RunnableLambda
+    >>> chain = manage_references(RunnableLambda(lambda _: "Yes[1](id=1)."),
+    ...                           style=TextReferenceStyle())
+    >>> chain.invoke({"documents": [Document("x", metadata={"source": "a.pdf"})]})
+    'Yes[1].\\n\\n- [1] a.pdf\\n'
+"""
+
+from importlib import metadata
+
+from langchain_refs._parser import (
+    BRACKET_SYNTAX,
+    DAGGER_SYNTAX,
+    DEFAULT_MAX_HOLDBACK,
+    ID_SYNTAX,
+    CitationParser,
+    Marker,
+    MarkerSyntax,
+    Text,
+)
+from langchain_refs._prompt import FORMAT_REFERENCES, format_documents
+from langchain_refs._references import AnswerReferences, Citation, InvalidCitation, Reference
+from langchain_refs._registry import SourceRegistry
+from langchain_refs._runnable import REFERENCES_EVENT, CitationMiddleware, ReferencesCollector, manage_references
+from langchain_refs._session import ReferenceSession
+from langchain_refs._styles import (
+    EmptyReferenceStyle,
+    HTMLReferenceStyle,
+    MarkdownReferenceStyle,
+    ReferenceStyle,
+    TemplateReferenceStyle,
+    TextReferenceStyle,
+    safe_url,
+    styles_directory,
+)
+
+try:
+    __version__ = metadata.version(__package__ or __name__)
+except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = ""
+
+__all__ = [
+    "BRACKET_SYNTAX",
+    "DAGGER_SYNTAX",
+    "DEFAULT_MAX_HOLDBACK",
+    "FORMAT_REFERENCES",
+    "ID_SYNTAX",
+    "REFERENCES_EVENT",
+    "AnswerReferences",
+    "Citation",
+    "CitationMiddleware",
+    "CitationParser",
+    "EmptyReferenceStyle",
+    "HTMLReferenceStyle",
+    "InvalidCitation",
+    "MarkdownReferenceStyle",
+    "Marker",
+    "MarkerSyntax",
+    "Reference",
+    "ReferenceSession",
+    "ReferenceStyle",
+    "ReferencesCollector",
+    "SourceRegistry",
+    "TemplateReferenceStyle",
+    "Text",
+    "TextReferenceStyle",
+    "__version__",
+    "format_documents",
+    "manage_references",
+    "safe_url",
+    "styles_directory",
+]

@@ -1,0 +1,173 @@
+"""The references of one answer, as data: frozen values, no LangChain needed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["AnswerReferences", "Citation", "InvalidCitation", "Reference"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reference:
+    """One numbered source of an answer, as listed at its end.
+
+    ``document_positions`` are the 1-based positions, in the documents given
+    to the model, of every document cited under this number, in order of
+    first citation.
+
+    Example:
+        >>> Reference(number=1, source="b.pdf", title="B", document_positions=(3, 4))
+        Reference(number=1, source='b.pdf', title='B', document_positions=(3, 4))
+    """
+
+    number: int
+    source: str | None
+    title: str | None
+    document_positions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Citation:
+    """One citation as it stands in the output text.
+
+    ``start``/``end`` delimit the rendered citation in the text the middleware
+    produced (``output[start:end]``); ``text_start``/``text_end`` delimit the
+    words it backs (the clause before it), and ``text`` holds those words.
+    ``marker`` is what the model wrote.
+
+    Example:
+        >>> out = "Paris is in France[1]."
+        >>> c = Citation(number=1, document_positions=(2,), start=18, end=21,
+        ...              text_start=0, text_end=18, text="Paris is in France", marker="[1](id=2)")
+        >>> out[c.start:c.end], out[c.text_start:c.text_end]
+        ('[1]', 'Paris is in France')
+    """
+
+    number: int
+    document_positions: tuple[int, ...]
+    start: int
+    end: int
+    text_start: int
+    text_end: int
+    text: str
+    marker: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InvalidCitation:
+    """A cited id that named no document; it was dropped from the text.
+
+    ``item`` is the id as the model wrote it, ``offset`` where in the output
+    the marker stood.
+
+    Example:
+        >>> InvalidCitation(marker="[1](id=9)", item="9", reason="no document 9 (6 given)", offset=4)
+        InvalidCitation(marker='[1](id=9)', item='9', reason='no document 9 (6 given)', offset=4)
+    """
+
+    marker: str
+    item: str
+    reason: str
+    offset: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerReferences:
+    """Everything known about the citations of one answer.
+
+    Example:
+        >>> refs = AnswerReferences(references=(
+        ...     Reference(number=1, source="https://a.org", title="A", document_positions=(1,)),))
+        >>> AnswerReferences.from_dict(refs.to_dict()) == refs
+        True
+    """
+
+    references: tuple[Reference, ...] = ()
+    citations: tuple[Citation, ...] = ()
+    invalid_citations: tuple[InvalidCitation, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The references as plain JSON-ready data.
+
+        Example:
+            >>> AnswerReferences().to_dict()
+            {'references': [], 'citations': [], 'invalid_citations': []}
+        """
+        return {
+            "references": [_listify(asdict(r)) for r in self.references],
+            "citations": [_listify(asdict(c)) for c in self.citations],
+            "invalid_citations": [asdict(i) for i in self.invalid_citations],
+        }
+
+    def to_json(self) -> str:
+        """The references as a JSON string.
+
+        Example:
+            >>> AnswerReferences().to_json()
+            '{"references": [], "citations": [], "invalid_citations": []}'
+        """
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AnswerReferences:
+        """Rebuild the value written by `to_dict`.
+
+        Example:
+            >>> AnswerReferences.from_dict({"references": []})
+            AnswerReferences(references=(), citations=(), invalid_citations=())
+        """
+        return cls(
+            references=tuple(
+                Reference(**{**r, "document_positions": tuple(r["document_positions"])})
+                for r in data.get("references", ())
+            ),
+            citations=tuple(
+                Citation(**{**c, "document_positions": tuple(c["document_positions"])})
+                for c in data.get("citations", ())
+            ),
+            invalid_citations=tuple(InvalidCitation(**i) for i in data.get("invalid_citations", ())),
+        )
+
+    def standard_citations(self) -> list[dict[str, Any]]:
+        """The citations as LangChain's standard ``Citation`` annotations.
+
+        Each has ``type="citation"``, ``url`` and ``title`` of its source,
+        ``start_index``/``end_index`` of the words it backs in the output text
+        and those words as ``cited_text`` (see
+        ``langchain_core.messages.content.Citation``).
+
+        Example:
+            >>> refs = AnswerReferences(
+            ...     references=(Reference(number=1, source="https://a.org", title="A",
+            ...                           document_positions=(1,)),),
+            ...     citations=(Citation(number=1, document_positions=(1,), start=5, end=8,
+            ...                         text_start=0, text_end=5, text="Paris", marker="[1](id=1)"),))
+            >>> refs.standard_citations()[0]["cited_text"]
+            'Paris'
+        """
+        by_number = {r.number: r for r in self.references}
+        annotations: list[dict[str, Any]] = []
+        for citation in self.citations:
+            reference = by_number[citation.number]
+            annotation: dict[str, Any] = {
+                "type": "citation",
+                "start_index": citation.text_start,
+                "end_index": citation.text_end,
+                "cited_text": citation.text,
+                "extras": {
+                    "number": citation.number,
+                    "document_positions": list(citation.document_positions),
+                },
+            }
+            if reference.source is not None:
+                annotation["url"] = reference.source
+            if reference.title:
+                annotation["title"] = reference.title
+            annotations.append(annotation)
+        return annotations
+
+
+def _listify(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}

@@ -1,0 +1,131 @@
+"""Numbering of sources by first use: pure Python, no LangChain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["OwnSource", "SourceRegistry", "resolve_source_keys"]
+
+
+@dataclass(frozen=True, slots=True)
+class OwnSource:
+    """The source key of a document that has none: its id, else its position.
+
+    Kept apart from real keys, so a document without ``source`` is never
+    merged with another one, nor with a document whose source is ``"3"``.
+
+    Example:
+        >>> OwnSource("position 3") == OwnSource("position 3"), OwnSource("id a") == "id a"
+        (True, False)
+    """
+
+    label: str
+
+
+def resolve_source_keys(
+    documents: Sequence[Any], key_of: Callable[[Any], Any]
+) -> list[Hashable]:
+    """The source key of each document; `OwnSource` where a key is missing.
+
+    Example:
+        >>> class Doc:
+        ...     def __init__(self, source=None, id=None):
+        ...         self.metadata, self.id = ({"source": source} if source else {}), id
+        >>> resolve_source_keys([Doc("a"), Doc(), Doc(id="x"), Doc("a")],
+        ...                     lambda d: d.metadata.get("source"))
+        ['a', OwnSource(label='position 2'), OwnSource(label='id x'), 'a']
+    """
+    keys: list[Hashable] = []
+    for position, document in enumerate(documents, start=1):
+        key = key_of(document)
+        if key is None or key == "":
+            doc_id = getattr(document, "id", None)
+            keys.append(OwnSource(f"id {doc_id}" if doc_id else f"position {position}"))
+        elif isinstance(key, Hashable):
+            keys.append(key)
+        else:
+            keys.append(repr(key))
+    return keys
+
+
+class SourceRegistry:
+    """Numbers sources 1, 2, 3... in order of first citation.
+
+    Documents that share a source key share a number.
+
+    Example:
+        >>> registry = SourceRegistry(["a#1", "a#2", "b", "b"])
+        >>> registry.cite(3), registry.cite(2), registry.cite(4)
+        (1, 2, 1)
+        >>> registry.numbered()
+        [(1, 'b', [3, 4]), (2, 'a#2', [2])]
+    """
+
+    __slots__ = ("_keys", "_numbers", "_positions", "_sources")
+
+    def __init__(self, source_keys: Sequence[Hashable]) -> None:
+        self._keys = list(source_keys)
+        self._numbers: dict[Hashable, int] = {}
+        self._sources: list[Hashable] = []
+        self._positions: list[list[int]] = []
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def source_key(self, position: int) -> Hashable:
+        """The source key of the document at a 1-based position.
+
+        Example:
+            >>> SourceRegistry(["a", "b"]).source_key(2)
+            'b'
+        """
+        return self._keys[position - 1]
+
+    def number_if_cited(self, position: int) -> int | None:
+        """The number the document's source already has, or None.
+
+        Example:
+            >>> SourceRegistry(["a"]).number_if_cited(1) is None
+            True
+        """
+        return self._numbers.get(self._keys[position - 1])
+
+    def next_number(self) -> int:
+        """The number the next new source would get.
+
+        Example:
+            >>> SourceRegistry(["a"]).next_number()
+            1
+        """
+        return len(self._sources) + 1
+
+    def cite(self, position: int) -> int:
+        """Record a citation of the document at ``position``; return its number.
+
+        Example:
+            >>> SourceRegistry(["a", "a"]).cite(2)
+            1
+        """
+        key = self._keys[position - 1]
+        number = self._numbers.get(key)
+        if number is None:
+            self._sources.append(key)
+            self._positions.append([position])
+            number = self._numbers[key] = len(self._sources)
+        elif position not in self._positions[number - 1]:
+            self._positions[number - 1].append(position)
+        return number
+
+    def numbered(self) -> list[tuple[int, Hashable, list[int]]]:
+        """``(number, source key, cited positions)`` for every cited source.
+
+        Example:
+            >>> SourceRegistry(["a"]).numbered()
+            []
+        """
+        return [
+            (number, key, list(positions))
+            for number, (key, positions) in enumerate(zip(self._sources, self._positions), start=1)
+        ]

@@ -1,0 +1,436 @@
+"""`manage_references`: the LangChain Runnable around a `ReferenceSession`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, Literal
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
+from langchain_core.documents.base import BaseMedia
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, BaseMessageChunk
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_async_callback_manager_for_config,
+    get_callback_manager_for_config,
+    patch_config,
+    set_config_context,
+)
+from langchain_core.tracers._streaming import _StreamingCallbackHandler
+from langchain_core.utils.aiter import aclosing
+from typing_extensions import override
+
+from langchain_refs._parser import BRACKET_SYNTAX, DAGGER_SYNTAX, DEFAULT_MAX_HOLDBACK, ID_SYNTAX, MarkerSyntax
+from langchain_refs._references import AnswerReferences
+from langchain_refs._session import ReferenceSession
+from langchain_refs._styles import MarkdownReferenceStyle, ReferenceStyle
+
+__all__ = ["REFERENCES_EVENT", "CitationMiddleware", "ReferencesCollector", "manage_references"]
+
+REFERENCES_EVENT: Final = "langchain_refs.references"
+"""Name of the custom callback event that carries an answer's references."""
+
+_SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
+
+SyntaxName = Literal["id", "bracket", "dagger"]
+
+
+def _documents_from(input: Any, documents_key: str) -> Sequence[BaseMedia]:
+    if not isinstance(input, Mapping):
+        msg = (
+            f"manage_references() expects a dict holding the documents under "
+            f"{documents_key!r}; got {type(input).__name__}"
+        )
+        raise ValueError(msg)
+    if documents_key not in input:
+        msg = (
+            f"the input has no {documents_key!r} key: manage_references() needs the list "
+            f"of documents (Document/BaseMedia) the model was shown under it; "
+            f"keys present: {sorted(map(str, input))}"
+        )
+        raise ValueError(msg)
+    documents = input[documents_key]
+    if not isinstance(documents, Sequence) or isinstance(documents, str):
+        msg = (
+            f"input[{documents_key!r}] must be a list of Document/BaseMedia, "
+            f"got {type(documents).__name__}"
+        )
+        raise ValueError(msg)
+    for position, document in enumerate(documents):
+        if not isinstance(document, BaseMedia):
+            msg = (
+                f"input[{documents_key!r}][{position}] is a {type(document).__name__}, "
+                f"expected a Document (langchain_core.documents.base.BaseMedia)"
+            )
+            raise ValueError(msg)
+    return documents
+
+
+def _as_chunk(message: BaseMessage) -> AIMessageChunk:
+    if isinstance(message, AIMessageChunk):
+        return message
+    if isinstance(message, AIMessage):
+        return AIMessageChunk(**message.model_dump(exclude={"type"}))
+    msg = f"manage_references() wraps runnables that produce str or AI messages; got {type(message).__name__}"
+    raise TypeError(msg)
+
+
+class _AnswerRewrite:
+    """Maps the inner runnable's chunks to rewritten chunks for one call.
+
+    Every message chunk in gives exactly one chunk out (its id, metadata,
+    usage and tool-call chunks untouched; the very same object when its text
+    needs no change), then `finish` adds one last chunk with the held tail,
+    the list of sources and the references as data.
+    """
+
+    __slots__ = ("_last_id", "_list_content", "_output", "_session", "_str_output", "_track_output")
+
+    def __init__(self, session: ReferenceSession, *, track_output: bool) -> None:
+        self._session = session
+        self._str_output: bool | None = None
+        self._last_id: str | None = None
+        self._list_content: dict[str, Any] | None = None
+        self._track_output = track_output
+        self._output: list[str] = []
+
+    def on_chunk(self, chunk: Any) -> Any:
+        """The chunk to pass on for ``chunk``, or None when there is none."""
+        if type(chunk) is str or isinstance(chunk, str):
+            self._str_output = True
+            out = self._session.feed(chunk)
+            if self._track_output:
+                self._output.append(out)
+            return out or None
+        if not isinstance(chunk, BaseMessageChunk):
+            if not isinstance(chunk, BaseMessage):
+                msg = (
+                    "manage_references() wraps runnables that produce str or AI messages; "
+                    f"got {type(chunk).__name__}"
+                )
+                raise TypeError(msg)
+            chunk = _as_chunk(chunk)
+        self._str_output = False
+        if chunk.id is not None:
+            self._last_id = chunk.id
+        content = chunk.content
+        update: dict[str, Any] = {}
+        if isinstance(content, str):
+            out = self._session.feed(content)
+            if self._track_output:
+                self._output.append(out)
+            if out is not content:
+                update["content"] = out
+        else:
+            update["content"] = self._rewrite_blocks(content)
+        if getattr(chunk, "chunk_position", None) == "last":
+            # The last chunk is the one `finish` adds.
+            update["chunk_position"] = None
+        return chunk.model_copy(update=update) if update else chunk
+
+    def _rewrite_blocks(self, blocks: list[Any]) -> list[Any]:
+        rewritten: list[Any] = []
+        for block in blocks:
+            if isinstance(block, str):
+                rewritten.append(self._session.feed(block))
+                if self._track_output:
+                    self._output.append(rewritten[-1])
+                self._list_content = {}
+            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                text = self._session.feed(block["text"])
+                if self._track_output:
+                    self._output.append(text)
+                rewritten.append({**block, "text": text})
+                self._list_content = {k: v for k, v in block.items() if k in ("type", "index")}
+            else:
+                rewritten.append(block)
+        return rewritten
+
+    def finish(self) -> Any:
+        """The last chunk: held tail, list of sources, references as data."""
+        tail = self._session.close()
+        if self._track_output:
+            self._output.append(tail)
+        if self._str_output is None:
+            return None
+        if self._str_output:
+            return tail or None
+        references = self._session.references
+        content: str | list[Any] = tail
+        if self._list_content is not None:
+            content = [{**self._list_content, "text": tail}] if self._list_content else [tail]
+        return AIMessageChunk(
+            content=content,
+            id=self._last_id,
+            response_metadata={
+                "references": references.to_dict(),
+                "citations": references.standard_citations(),
+            },
+            chunk_position="last",
+        )
+
+    def traced_output(self) -> Any:
+        """What the run reports as its output to tracers (None when untracked)."""
+        if not self._track_output:
+            return None
+        text = "".join(self._output)
+        return text if self._str_output else AIMessageChunk(content=text, id=self._last_id)
+
+
+class CitationMiddleware(Runnable[dict[str, Any], Any]):
+    """Rewrites the citation markers of a runnable's answer while it streams.
+
+    Built by `manage_references`; see there for the options. The input is a
+    dict holding the documents under ``documents_key``; it is passed on to the
+    wrapped runnable unchanged.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> from langchain_core.runnables import RunnableLambda
+        >>> from langchain_refs import TextReferenceStyle
+        >>> answer = RunnableLambda(lambda _: "Lyon[1](id=2) and Paris[2](id=1).")
+        >>> docs = [Document("...", metadata={"source": "paris.html"}),
+        ...         Document("...", metadata={"source": "lyon.html"})]
+        >>> chain = manage_references(answer, style=TextReferenceStyle())
+        >>> print(chain.invoke({"documents": docs}))
+        Lyon[1] and Paris[2].
+        <BLANKLINE>
+        - [1] lyon.html
+        - [2] paris.html
+        <BLANKLINE>
+    """
+
+    def __init__(
+        self,
+        runnable: Runnable[Any, Any],
+        *,
+        documents_key: str = "documents",
+        style: ReferenceStyle | None = None,
+        source_key: str | Callable[[BaseMedia], Any] | None = None,
+        syntaxes: Sequence[SyntaxName | MarkerSyntax] = ("id",),
+        max_holdback: int = DEFAULT_MAX_HOLDBACK,
+        name: str | None = None,
+    ) -> None:
+        self.bound = runnable
+        self.documents_key = documents_key
+        self.style = style if style is not None else MarkdownReferenceStyle()
+        self.source_key = source_key
+        resolved: list[MarkerSyntax] = []
+        for syntax in syntaxes:
+            if isinstance(syntax, MarkerSyntax):
+                resolved.append(syntax)
+            elif syntax in _SYNTAXES:
+                resolved.append(_SYNTAXES[syntax])
+            else:
+                msg = f"unknown marker syntax {syntax!r}; choose from {sorted(_SYNTAXES)} or pass a MarkerSyntax"
+                raise ValueError(msg)
+        self.syntaxes = tuple(resolved)
+        if max_holdback < 1:
+            msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
+            raise ValueError(msg)
+        self.max_holdback = max_holdback
+        self.name = name or "manage_references"
+
+    def _key_of(self, style: ReferenceStyle) -> Callable[[BaseMedia], Any]:
+        key = self.source_key
+        if key is None:
+            return style.source_of
+        if isinstance(key, str):
+            return lambda media: media.metadata.get(key)
+        return key
+
+    def start_session(self, input: Any, *, answer_id: str = "") -> ReferenceSession:
+        """A fresh session for one answer to ``input`` (checks the documents).
+
+        Example:
+            >>> from langchain_core.runnables import RunnableLambda
+            >>> session = manage_references(RunnableLambda(str)).start_session({"documents": []})
+            >>> session.feed("text")
+            'text'
+        """
+        documents = _documents_from(input, self.documents_key)
+        style = self.style.for_answer(answer_id)
+        return ReferenceSession(
+            documents,
+            source_key=self._key_of(style),
+            style=style,
+            syntaxes=self.syntaxes,
+            max_holdback=self.max_holdback,
+        )
+
+    @override
+    def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return _merge(self.stream(input, config, **kwargs))
+
+    @override
+    async def ainvoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return _merge([chunk async for chunk in self.astream(input, config, **kwargs)])
+
+    @override
+    def stream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
+        config = ensure_config(config)
+        run_manager = get_callback_manager_for_config(config).on_chain_start(
+            None, input, name=config.get("run_name") or self.get_name(), run_id=config.pop("run_id", None)
+        )
+        child_config = patch_config(config, callbacks=run_manager.get_child())
+        rewrite: _AnswerRewrite | None = None
+        try:
+            session = self.start_session(input, answer_id=run_manager.run_id.hex[-8:])
+            rewrite = _AnswerRewrite(session, track_output=bool(run_manager.handlers))
+            with set_config_context(child_config) as context:
+                chunks = _rewritten(rewrite, self.bound.stream(input, child_config, **kwargs))
+                tap = _stream_tap(run_manager.handlers)
+                if tap is not None:
+                    chunks = tap.tap_output_iter(run_manager.run_id, chunks)
+                while True:
+                    try:
+                        chunk = context.run(next, chunks)
+                    except StopIteration:
+                        break
+                    yield chunk
+            if run_manager.handlers:
+                dispatch_custom_event(REFERENCES_EVENT, session.references.to_dict(), config=child_config)
+        except BaseException as error:
+            run_manager.on_chain_error(error)
+            raise
+        run_manager.on_chain_end(rewrite.traced_output())
+
+    @override
+    async def astream(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        config = ensure_config(config)
+        run_manager = await get_async_callback_manager_for_config(config).on_chain_start(
+            None, input, name=config.get("run_name") or self.get_name(), run_id=config.pop("run_id", None)
+        )
+        child_config = patch_config(config, callbacks=run_manager.get_child())
+        rewrite: _AnswerRewrite | None = None
+        try:
+            session = self.start_session(input, answer_id=run_manager.run_id.hex[-8:])
+            rewrite = _AnswerRewrite(session, track_output=bool(run_manager.handlers))
+            with set_config_context(child_config):
+                chunks = _arewritten(rewrite, self.bound.astream(input, child_config, **kwargs))
+                tap = _stream_tap(run_manager.handlers)
+                if tap is not None:
+                    chunks = tap.tap_output_aiter(run_manager.run_id, chunks)
+                async with aclosing(chunks):
+                    async for chunk in chunks:
+                        yield chunk
+            if run_manager.handlers:
+                await adispatch_custom_event(REFERENCES_EVENT, session.references.to_dict(), config=child_config)
+        except BaseException as error:
+            await run_manager.on_chain_error(error)
+            raise
+        await run_manager.on_chain_end(rewrite.traced_output())
+
+
+def _rewritten(rewrite: _AnswerRewrite, chunks: Iterator[Any]) -> Iterator[Any]:
+    for chunk in chunks:
+        out = rewrite.on_chunk(chunk)
+        if out is not None:
+            yield out
+    last = rewrite.finish()
+    if last is not None:
+        yield last
+
+
+async def _arewritten(rewrite: _AnswerRewrite, chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for chunk in chunks:
+        out = rewrite.on_chunk(chunk)
+        if out is not None:
+            yield out
+    last = rewrite.finish()
+    if last is not None:
+        yield last
+
+
+def _stream_tap(handlers: list[BaseCallbackHandler]) -> Any:
+    """The handler behind astream_events/astream_log, which must see each chunk."""
+    return next((h for h in handlers if isinstance(h, _StreamingCallbackHandler)), None)
+
+
+def _merge(chunks: Iterator[Any] | list[Any]) -> Any:
+    """Add streamed chunks up into the value `invoke` returns."""
+    texts: list[str] = []
+    message: AIMessageChunk | None = None
+    for chunk in chunks:
+        if isinstance(chunk, str):
+            texts.append(chunk)
+        else:
+            message = chunk if message is None else message + chunk
+    if message is not None:
+        return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+    return "".join(texts)
+
+
+class ReferencesCollector(BaseCallbackHandler):
+    """A callback handler that keeps the references of every answer it sees.
+
+    Useful where the output is a ``str`` (after ``StrOutputParser``), which
+    cannot carry metadata.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> from langchain_core.runnables import RunnableLambda
+        >>> collector = ReferencesCollector()
+        >>> chain = manage_references(RunnableLambda(lambda _: "Yes[1](id=1)"))
+        >>> _ = chain.invoke({"documents": [Document("x", metadata={"source": "a.pdf"})]},
+        ...                  {"callbacks": [collector]})
+        >>> [r.source for r in collector.answers[-1].references]
+        ['a.pdf']
+    """
+
+    def __init__(self) -> None:
+        self.answers: list[AnswerReferences] = []
+
+    @override
+    def on_custom_event(self, name: str, data: Any, **kwargs: Any) -> None:
+        if name == REFERENCES_EVENT:
+            self.answers.append(AnswerReferences.from_dict(data))
+
+
+def manage_references(
+    runnable: Runnable[Any, Any],
+    *,
+    documents_key: str = "documents",
+    style: ReferenceStyle | None = None,
+    source_key: str | Callable[[BaseMedia], Any] | None = None,
+    syntaxes: Sequence[SyntaxName | MarkerSyntax] = ("id",),
+    max_holdback: int = DEFAULT_MAX_HOLDBACK,
+) -> CitationMiddleware:
+    """Wrap ``runnable`` so its ``[n](id=k)`` citations are rewritten as it streams.
+
+    Args:
+        runnable: produces the answer: a chat model, ``prompt | model``, or a
+            chain returning ``str``.
+        documents_key: the input key holding the documents shown to the model.
+        style: how citations and the list of sources are written
+            (default: `MarkdownReferenceStyle`).
+        source_key: the metadata key or callable giving a document's source;
+            documents with the same source share a number (default: the
+            style's ``source_id_key``, ``"source"``).
+        syntaxes: marker syntaxes to recognise: ``"id"`` (``[n](id=k)``),
+            ``"bracket"`` (``[k]``), ``"dagger"`` (``【k†source】``), or your own
+            `MarkerSyntax`.
+        max_holdback: the most characters held back while a marker may still
+            be completing.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> from langchain_core.runnables import RunnableLambda
+        >>> from langchain_refs import TextReferenceStyle
+        >>> chain = manage_references(RunnableLambda(lambda _: "Yes[1](id=1)."),
+        ...                           style=TextReferenceStyle())
+        >>> chain.invoke({"documents": [Document("x", metadata={"source": "a.pdf"})]})
+        'Yes[1].\\n\\n- [1] a.pdf\\n'
+    """
+    return CitationMiddleware(
+        runnable,
+        documents_key=documents_key,
+        style=style,
+        source_key=source_key,
+        syntaxes=syntaxes,
+        max_holdback=max_holdback,
+    )
+

@@ -1,0 +1,265 @@
+"""One answer being rewritten: parser + source registry + style, no I/O.
+
+The sync and async runnable paths both drive a `ReferenceSession`; all the
+logic of the middleware lives here or in the parser, none in the adapters.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+from langchain_refs._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
+from langchain_refs._references import AnswerReferences, Citation, InvalidCitation, Reference
+from langchain_refs._registry import OwnSource, SourceRegistry, resolve_source_keys
+
+__all__ = ["CitationRenderer", "ReferenceSession"]
+
+logger = logging.getLogger("langchain_refs")
+
+# The claim a citation backs is searched for in this much recent output.
+_RECENT_TEXT = 1024
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\"'\u201d\u2019)\]]*\s|\n")
+_CLAIM_LEAD = " \t\r\n,;:-\u2013\u2014"
+_CLAIM_TAIL = ".!?\u3002\uff01\uff1f \t\r\n"
+
+
+class CitationRenderer(Protocol):
+    """What a session needs from a style (any `ReferenceStyle` has it)."""
+
+    def format_reference(self, ref: int, media: Any) -> str | None: ...  # noqa: D102
+
+    def format_all_references(self, refs: list[tuple[int, Any]]) -> str: ...  # noqa: D102
+
+
+class ReferenceSession:
+    """Rewrites the citations of one streamed answer.
+
+    Args:
+        documents: the documents the model was shown, in prompt order.
+        source_key: gives a document's source key (None when it has none).
+        style: renders each citation and the final list of sources.
+        syntaxes: the marker syntaxes to recognise.
+        max_holdback: the most characters held back for a partial marker.
+
+    Example:
+        >>> from types import SimpleNamespace as Doc
+        >>> docs = [Doc(metadata={"source": "a"}, id=None), Doc(metadata={"source": "b"}, id=None)]
+        >>> class Plain:
+        ...     def format_reference(self, ref, media): return f"[{ref}]"
+        ...     def format_all_references(self, refs):
+        ...         return "".join(f"\\n{n}. {m.metadata['source']}" for n, m in refs)
+        >>> session = ReferenceSession(docs, source_key=lambda d: d.metadata.get("source"),
+        ...                            style=Plain())
+        >>> session.feed("B[1](id=2), A[2](") + session.feed("id=1).") + session.close()
+        'B[1], A[2].\\n1. b\\n2. a'
+    """
+
+    __slots__ = (
+        "_citations",
+        "_claim_floor",
+        "_documents",
+        "_group",
+        "_invalid",
+        "_output_length",
+        "_parser",
+        "_recent",
+        "_registry",
+        "_style",
+    )
+
+    def __init__(
+        self,
+        documents: Sequence[Any],
+        *,
+        source_key: Callable[[Any], Any],
+        style: CitationRenderer,
+        syntaxes: tuple[MarkerSyntax, ...] = (ID_SYNTAX,),
+        max_holdback: int = DEFAULT_MAX_HOLDBACK,
+    ) -> None:
+        self._documents = documents
+        self._registry = SourceRegistry(resolve_source_keys(documents, source_key))
+        self._style = style
+        self._parser = CitationParser(syntaxes, max_holdback=max_holdback)
+        self._output_length = 0
+        self._recent = ""
+        self._claim_floor = 0
+        self._citations: list[Citation] = []
+        self._invalid: list[InvalidCitation] = []
+        # Citations rendered since the last text, by number: a source cited
+        # again right beside itself is rendered once.
+        self._group: dict[int, int] = {}
+
+    @property
+    def held(self) -> str:
+        """The text held back because it may still become a marker.
+
+        Example:
+            >>> ReferenceSession([], source_key=str, style=None).held
+            ''
+        """
+        return self._parser.held
+
+    @property
+    def output_length(self) -> int:
+        """How many characters the session has produced so far.
+
+        Example:
+            >>> ReferenceSession([], source_key=str, style=None).output_length
+            0
+        """
+        return self._output_length
+
+    def feed(self, text: str) -> str:
+        """Take the next chunk of the answer; return the text ready to stream.
+
+        When nothing in the chunk needs rewriting, the very same ``str`` object
+        is returned, so callers can pass their chunk on untouched.
+
+        Example:
+            >>> ReferenceSession([], source_key=str, style=None).feed("plain")
+            'plain'
+        """
+        events = self._parser.feed(text)
+        if len(events) == 1 and type(events[0]) is Text:
+            out = events[0].text
+            self._note_output(out)
+            return out
+        return self._render(events)
+
+    def close(self) -> str:
+        """End the answer: return the held tail and the list of cited sources.
+
+        Example:
+            >>> ReferenceSession([], source_key=str, style=None).feed("a [") == "a "
+            True
+        """
+        tail = self._render(self._parser.close())
+        refs = [(number, self._documents[positions[0] - 1]) for number, _, positions in self._registry.numbered()]
+        listing = self._style.format_all_references(refs) if refs else ""
+        self._output_length += len(listing)
+        return tail + listing
+
+    @property
+    def references(self) -> AnswerReferences:
+        """The references of the answer so far, as data.
+
+        Example:
+            >>> ReferenceSession([], source_key=str, style=None).references
+            AnswerReferences(references=(), citations=(), invalid_citations=())
+        """
+        references = []
+        for number, key, positions in self._registry.numbered():
+            metadata = getattr(self._documents[positions[0] - 1], "metadata", None) or {}
+            title = metadata.get("title")
+            references.append(
+                Reference(
+                    number=number,
+                    source=None if isinstance(key, OwnSource) else str(key),
+                    title=None if title is None else str(title),
+                    document_positions=tuple(positions),
+                )
+            )
+        return AnswerReferences(
+            references=tuple(references),
+            citations=tuple(self._citations),
+            invalid_citations=tuple(self._invalid),
+        )
+
+    # -- internals ---------------------------------------------------------
+
+    def _note_output(self, text: str) -> None:
+        if not text:
+            return
+        self._output_length += len(text)
+        self._group.clear()
+        recent = self._recent + text
+        self._recent = recent[-_RECENT_TEXT:] if len(recent) > 2 * _RECENT_TEXT else recent
+
+    def _render(self, events: list[Text | Marker]) -> str:
+        pieces: list[str] = []
+        for event in events:
+            if type(event) is Text:
+                self._note_output(event.text)
+                pieces.append(event.text)
+            else:
+                rendered = self._render_marker(event)  # type: ignore[arg-type]
+                if rendered:
+                    pieces.append(rendered)
+        return "".join(pieces)
+
+    def _invalid_item(self, marker: Marker, item: str, reason: str) -> None:
+        logger.warning("dropped citation %r in %r: %s", item, marker.raw, reason)
+        self._invalid.append(
+            InvalidCitation(marker=marker.raw, item=item, reason=reason, offset=self._output_length)
+        )
+
+    def _render_marker(self, marker: Marker) -> str:
+        for item in marker.malformed:
+            self._invalid_item(marker, item, "not a document id")
+        count = len(self._registry)
+        text_start, text_end, claim = self._claim_span() if not self._group else self._group_claim()
+        pieces: list[str] = []
+        for doc_id in marker.ids:
+            if not 1 <= doc_id <= count:
+                self._invalid_item(marker, str(doc_id), f"no document {doc_id} ({count} given)")
+                continue
+            number = self._registry.number_if_cited(doc_id)
+            if number is not None and number in self._group:
+                index = self._group[number]
+                cited = self._citations[index]
+                if doc_id not in cited.document_positions:
+                    positions = (*cited.document_positions, doc_id)
+                    self._citations[index] = replace(cited, document_positions=positions)
+                continue
+            rendered = self._style.format_reference(
+                self._registry.next_number() if number is None else number,
+                self._documents[doc_id - 1],
+            )
+            if rendered is None:
+                # Hidden by the style: no number is used up.
+                continue
+            number = self._registry.cite(doc_id)
+            start = self._output_length
+            self._output_length += len(rendered)
+            self._group[number] = len(self._citations)
+            self._citations.append(
+                Citation(
+                    number=number,
+                    document_positions=(doc_id,),
+                    start=start,
+                    end=self._output_length,
+                    text_start=text_start,
+                    text_end=text_end,
+                    text=claim,
+                    marker=marker.raw,
+                )
+            )
+            pieces.append(rendered)
+        rendered_text = "".join(pieces)
+        if rendered_text:
+            recent = self._recent + rendered_text
+            self._recent = recent[-_RECENT_TEXT:] if len(recent) > 2 * _RECENT_TEXT else recent
+        self._claim_floor = self._output_length
+        return rendered_text
+
+    def _group_claim(self) -> tuple[int, int, str]:
+        first = self._citations[next(iter(self._group.values()))]
+        return first.text_start, first.text_end, first.text
+
+    def _claim_span(self) -> tuple[int, int, str]:
+        """The clause the next citation backs, as output offsets."""
+        base = self._output_length - len(self._recent)
+        floor = max(self._claim_floor, base)
+        text = self._recent[floor - base :]
+        end = len(text.rstrip())
+        search_end = len(text[:end].rstrip(_CLAIM_TAIL))
+        start = 0
+        for boundary in _SENTENCE_END.finditer(text, 0, search_end):
+            start = boundary.end()
+        while start < end and text[start] in _CLAIM_LEAD:
+            start += 1
+        return floor + start, floor + end, text[start:end]
