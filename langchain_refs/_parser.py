@@ -21,7 +21,9 @@ The parser is in exactly one of three modes:
     * a match that runs into the end of the buffered text *could* still become
       a marker, so that tail is held back -- but never more than
       ``max_holdback`` characters; past the bound the opener is released as
-      text and scanning resumes one character later;
+      text and scanning resumes one character later. A marker longer than the
+      bound is therefore text even when it arrives whole, so the result never
+      depends on the chunking;
     * no match: the opener is plain text.
 
 ``INLINE_CODE``
@@ -464,6 +466,9 @@ class CitationParser:
             if match.partial or (syntax.needs_next_char and at_end and not final):
                 if len(buf) - start <= self._max_holdback:
                     may_complete = True
+                continue
+            if match.end() - start > self._max_holdback:
+                # Longer than could ever be held: text, whatever the chunking.
                 continue
             ids, malformed = parse_ids(match["ids"])
             return Marker(raw=match[0], ids=ids, malformed=malformed, syntax=syntax.name)

@@ -195,7 +195,8 @@ class TemplateReferenceStyle(ReferenceStyle):
     The template defines two macros: ``citation(c)`` for one citation and
     ``references(refs)`` for the list; each ``c`` / item of ``refs`` has
     ``number``, ``source``, ``url`` (None unless safe to link), ``title``,
-    ``label`` (title, source or "document N"), ``document`` and ``answer_id``.
+    ``label`` (title, source or "untitled document"), ``document`` and
+    ``answer_id``.
     Give exactly one of ``template`` (the text), ``path`` (a file) or
     ``name`` (a built-in from ``styles/``: text, markdown, html, empty).
 
@@ -264,7 +265,7 @@ class TemplateReferenceStyle(ReferenceStyle):
             source=source_text,
             url=safe_url(source_text),
             title=title_text,
-            label=title_text or source_text or f"document {number}",
+            label=title_text or source_text or "untitled document",
             document=media,
             answer_id=self.answer_id,
         )
