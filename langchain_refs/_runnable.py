@@ -85,12 +85,12 @@ class _AnswerRewrite:
     the list of sources and the references as data.
     """
 
-    __slots__ = ("_last_id", "_list_content", "_output", "_session", "_str_output", "_track_output")
+    __slots__ = ("_message_id", "_list_content", "_output", "_session", "_str_output", "_track_output")
 
     def __init__(self, session: ReferenceSession, *, track_output: bool) -> None:
         self._session = session
         self._str_output: bool | None = None
-        self._last_id: str | None = None
+        self._message_id: str | None = None
         self._list_content: dict[str, Any] | None = None
         self._track_output = track_output
         self._output: list[str] = []
@@ -112,8 +112,9 @@ class _AnswerRewrite:
                 raise TypeError(msg)
             chunk = _as_chunk(chunk)
         self._str_output = False
-        if chunk.id is not None:
-            self._last_id = chunk.id
+        if chunk.id is not None and (self._message_id is None or self._message_id.startswith("lc_")):
+            # Prefer the provider's id over the ones LangChain makes up.
+            self._message_id = chunk.id
         content = chunk.content
         update: dict[str, Any] = {}
         if isinstance(content, str):
@@ -162,7 +163,7 @@ class _AnswerRewrite:
             content = [{**self._list_content, "text": tail}] if self._list_content else [tail]
         return AIMessageChunk(
             content=content,
-            id=self._last_id,
+            id=self._message_id,
             response_metadata={
                 "references": references.to_dict(),
                 "citations": references.standard_citations(),
@@ -175,7 +176,7 @@ class _AnswerRewrite:
         if not self._track_output:
             return None
         text = "".join(self._output)
-        return text if self._str_output else AIMessageChunk(content=text, id=self._last_id)
+        return text if self._str_output else AIMessageChunk(content=text, id=self._message_id)
 
 
 class CitationMiddleware(Runnable[dict[str, Any], Any]):
@@ -232,14 +233,6 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         self.max_holdback = max_holdback
         self.name = name or "manage_references"
 
-    def _key_of(self, style: ReferenceStyle) -> Callable[[BaseMedia], Any]:
-        key = self.source_key
-        if key is None:
-            return style.source_of
-        if isinstance(key, str):
-            return lambda media: media.metadata.get(key)
-        return key
-
     def start_session(self, input: Any, *, answer_id: str = "") -> ReferenceSession:
         """A fresh session for one answer to ``input`` (checks the documents).
 
@@ -251,9 +244,12 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         """
         documents = _documents_from(input, self.documents_key)
         style = self.style.for_answer(answer_id)
+        if self.source_key is not None:
+            # The per-answer copy shows the same source it numbers by.
+            style.source_id_key = self.source_key
         return ReferenceSession(
             documents,
-            source_key=self._key_of(style),
+            source_key=style.source_of,
             style=style,
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,

@@ -209,6 +209,7 @@ class ReferenceSession:
                 continue
             number = self._registry.number_if_cited(doc_id)
             if number is not None and number in self._group:
+                self._registry.cite(doc_id)
                 index = self._group[number]
                 cited = self._citations[index]
                 if doc_id not in cited.document_positions:

@@ -1,0 +1,354 @@
+"""manage_references as a Runnable: every call style, message fields, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages.content import Citation as StandardCitation
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda
+
+from langchain_refs import (
+    REFERENCES_EVENT,
+    AnswerReferences,
+    ReferencesCollector,
+    TextReferenceStyle,
+    manage_references,
+)
+from tests.unit_tests.cases import CASE_IDS, CASES, Case
+from tests.unit_tests.fakes import (
+    AsyncOnlyRunnable,
+    ChunkExactChatModel,
+    message_chunks,
+    sample_documents,
+    str_chunks,
+    whole_message,
+)
+from tests.unit_tests.strategies import per_char, random_splits, whole
+
+
+PROMPT = ChatPromptTemplate.from_template("{question}")
+
+
+def text_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    content = value.content
+    if isinstance(content, str):
+        return content
+    return "".join(b if isinstance(b, str) else b.get("text", "") for b in content)
+
+
+def middleware(chunks: list[str], *, as_str: bool = False) -> Any:
+    inner = str_chunks(chunks) if as_str else PROMPT | ChunkExactChatModel(chunks=chunks or [""])
+    return manage_references(inner, style=TextReferenceStyle())
+
+
+def inputs() -> dict[str, Any]:
+    return {"documents": sample_documents(), "question": "q"}
+
+
+CALL_STYLES = ["invoke", "batch", "stream", "ainvoke", "abatch", "astream"]
+
+
+async def call(chain: Any, how: str) -> str:
+    if how == "invoke":
+        return text_of(chain.invoke(inputs()))
+    if how == "batch":
+        return text_of(chain.batch([inputs()])[0])
+    if how == "stream":
+        return "".join(text_of(c) for c in chain.stream(inputs()))
+    if how == "ainvoke":
+        return text_of(await chain.ainvoke(inputs()))
+    if how == "abatch":
+        return text_of((await chain.abatch([inputs()]))[0])
+    return "".join([text_of(c) async for c in chain.astream(inputs())])
+
+
+@pytest.mark.parametrize("how", CALL_STYLES)
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+async def test_every_case_every_call_style(case: Case, how: str) -> None:
+    """Each case gives the same text through every call style, whole and per character."""
+    for chunks in (whole(case.answer), per_char(case.answer)):
+        assert await call(middleware(chunks), how) == case.expected
+        assert await call(middleware(chunks, as_str=True), how) == case.expected
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_splits_through_stream(case: Case, data: st.DataObject) -> None:
+    """Random chunkings give the same text through `stream`."""
+    chunks = data.draw(random_splits(case.answer))
+    assert "".join(text_of(c) for c in middleware(chunks).stream(inputs())) == case.expected
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+@settings(max_examples=5, deadline=None)
+@given(data=st.data())
+def test_random_splits_through_astream(case: Case, data: st.DataObject) -> None:
+    """Random chunkings give the same text through `astream`."""
+    chunks = data.draw(random_splits(case.answer))
+
+    async def collect() -> str:
+        return "".join([text_of(c) async for c in middleware(chunks).astream(inputs())])
+
+    assert asyncio.run(collect()) == case.expected
+
+
+def test_message_fields_survive() -> None:
+    """Id, response metadata and usage of the model's chunks survive."""
+    model = ChunkExactChatModel(chunks=["Yes", "[1](", "id=3", ") done"])
+    chunks = list(manage_references(PROMPT | model, style=TextReferenceStyle()).stream(inputs()))
+    assert all(isinstance(c, AIMessageChunk) for c in chunks)
+    assert {c.id for c in chunks if not c.id.startswith("lc_")} == {"run-fake-1"}
+    assert chunks[-1].id == "run-fake-1"
+    merged = chunks[0]
+    for chunk in chunks[1:]:
+        merged = merged + chunk
+    inner = model.invoke("x")
+    assert merged.usage_metadata == inner.usage_metadata
+    assert merged.response_metadata["model_name"] == "fake"
+    assert merged.content == "Yes[1] done\n\n- [1] b.pdf\n"
+
+
+def test_unchanged_chunks_pass_through_untouched() -> None:
+    """A chunk whose text needs no change is passed on as the same object."""
+    originals = [AIMessageChunk(content="plain "), AIMessageChunk(content="text")]
+    out = list(manage_references(message_chunks(originals)).stream(inputs()))
+    assert out[0] is originals[0]
+    assert out[1] is originals[1]
+
+
+def test_tool_call_chunks_survive() -> None:
+    """Tool-call chunks reach the output unchanged."""
+    call_chunk = tool_call_chunk(name="search", args='{"q": 1}', id="call-1", index=0)
+    chunks = [AIMessageChunk(content="See[1](id=3)"), AIMessageChunk(content="", tool_call_chunks=[call_chunk])]
+    result = manage_references(message_chunks(chunks)).invoke(inputs())
+    assert isinstance(result, AIMessage)
+    assert result.tool_calls[0]["name"] == "search"
+    assert result.tool_calls[0]["args"] == {"q": 1}
+
+
+def test_invoke_returns_message_with_references() -> None:
+    """invoke gives an AIMessage whose metadata holds the references as data."""
+    model = ChunkExactChatModel(chunks=["Paris is big[1](id=8). Lyon", " too[2](id=3)[3](id=4)."])
+    result = manage_references(PROMPT | model, style=TextReferenceStyle()).invoke(inputs())
+    assert isinstance(result, AIMessage)
+    refs = AnswerReferences.from_dict(result.response_metadata["references"])
+    assert [(r.number, r.source, r.title, r.document_positions) for r in refs.references] == [
+        (1, "https://e.org/x", "E & co", (8,)),
+        (2, "b.pdf", None, (3, 4)),
+    ]
+    text = result.content
+    assert isinstance(text, str)
+    for citation in refs.citations:
+        assert text[citation.start : citation.end] == f"[{citation.number}]"
+        assert text[citation.text_start : citation.text_end] == citation.text
+    assert [c.text for c in refs.citations] == ["Paris is big", "Lyon too"]
+    assert refs.citations[1].document_positions == (3, 4)
+
+
+def test_standard_citation_annotations() -> None:
+    """The citations are offered as LangChain's standard Citation annotations."""
+    result = manage_references(PROMPT | ChunkExactChatModel(chunks=["Paris is big[1](id=8)."])).invoke(inputs())
+    annotations = result.response_metadata["citations"]
+    allowed = set(StandardCitation.__annotations__)
+    assert annotations[0]["type"] == "citation"
+    assert set(annotations[0]) <= allowed
+    assert annotations[0]["url"] == "https://e.org/x"
+    assert annotations[0]["title"] == "E & co"
+    text = result.content
+    assert text[annotations[0]["start_index"] : annotations[0]["end_index"]] == annotations[0]["cited_text"]
+
+
+def test_str_output_stays_str() -> None:
+    """A chain returning str gives str chunks and a str result."""
+    chain = manage_references(str_chunks(["Yes[1](", "id=3)"]), style=TextReferenceStyle())
+    assert all(type(c) is str for c in chain.stream(inputs()))
+    assert chain.invoke(inputs()) == "Yes[1]\n\n- [1] b.pdf\n"
+
+
+def test_list_content_text_blocks() -> None:
+    """List content is handled: text blocks rewritten, other blocks untouched."""
+    chunks = [
+        AIMessageChunk(content=[{"type": "text", "text": "Yes[1](id", "index": 0}]),
+        AIMessageChunk(content=[{"type": "text", "text": "=3) ok", "index": 0}]),
+        AIMessageChunk(content=[{"type": "image", "url": "https://x.org/i.png", "index": 1}]),
+    ]
+    result = manage_references(message_chunks(chunks), style=TextReferenceStyle()).invoke(inputs())
+    assert text_of(result) == "Yes[1] ok\n\n- [1] b.pdf\n"
+    assert any(isinstance(b, dict) and b.get("type") == "image" for b in result.content)
+
+
+@pytest.mark.parametrize("how", ["invoke", "stream"])
+def test_non_streaming_whole_message(how: str) -> None:
+    """A runnable that returns one whole AIMessage works, its fields kept."""
+    message = AIMessage(content="Yes[1](id=3).", id="msg-9", response_metadata={"model_name": "m"})
+    chain = manage_references(whole_message(message), style=TextReferenceStyle())
+    result = chain.invoke(inputs()) if how == "invoke" else sum(chain.stream(inputs()), AIMessageChunk(content=""))
+    assert text_of(result) == "Yes[1].\n\n- [1] b.pdf\n"
+    assert result.id == "msg-9"
+    assert result.response_metadata["model_name"] == "m"
+
+
+async def test_async_only_inner_runnable() -> None:
+    """An async-only inner runnable works through ainvoke and astream."""
+    chain = manage_references(AsyncOnlyRunnable(["Yes[1]", "(id=3)"]), style=TextReferenceStyle())
+    assert await chain.ainvoke(inputs()) == "Yes[1]\n\n- [1] b.pdf\n"
+    assert "".join([c async for c in chain.astream(inputs())]) == "Yes[1]\n\n- [1] b.pdf\n"
+
+
+async def test_astream_does_not_block_the_event_loop() -> None:
+    """Other tasks run between chunks of astream."""
+    ticks = 0
+    done = False
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    chain = manage_references(PROMPT | ChunkExactChatModel(chunks=list("Yes[1](id=3) and more text")))
+    ticks_seen = []
+    async for _ in chain.astream(inputs()):
+        ticks_seen.append(ticks)
+    done = True
+    await task
+    assert ticks_seen[-1] > ticks_seen[0]
+
+
+def test_batched_calls_keep_their_own_numbering() -> None:
+    """Batched calls with different documents never mix numbering."""
+    chain = manage_references(str_chunks(["A[1](id=1) B[2](id=2)"]), style=TextReferenceStyle())
+    first = {"documents": [Document("x", metadata={"source": "p"}), Document("y", metadata={"source": "q"})]}
+    second = {"documents": [Document("x", metadata={"source": "r"}), Document("y", metadata={"source": "r"})]}
+    results = chain.batch([first, second, first])
+    assert results == [
+        "A[1] B[2]\n\n- [1] p\n- [2] q\n",
+        "A[1] B[1]\n\n- [1] r\n",
+        "A[1] B[2]\n\n- [1] p\n- [2] q\n",
+    ]
+
+
+async def test_concurrent_astreams_keep_their_own_numbering() -> None:
+    """Interleaved concurrent astreams never mix numbering."""
+    chain = manage_references(PROMPT | ChunkExactChatModel(chunks=list("A[1](id=2) B[2](id=1)")), style=TextReferenceStyle())
+
+    async def run(docs: list[Document]) -> str:
+        return "".join([text_of(c) async for c in chain.astream({"documents": docs, "question": "q"})])
+
+    one = [Document("x", metadata={"source": "p"}), Document("y", metadata={"source": "q"})]
+    two = [Document("x", metadata={"source": "s"}), Document("y", metadata={"source": "s"})]
+    results = await asyncio.gather(run(one), run(two), run(one))
+    assert results == ["A[1] B[2]\n\n- [1] q\n- [2] p\n", "A[1] B[1]\n\n- [1] s\n", "A[1] B[2]\n\n- [1] q\n- [2] p\n"]
+
+
+async def test_astream_events() -> None:
+    """astream_events shows the rewritten stream and a references event."""
+    chain = manage_references(PROMPT | ChunkExactChatModel(chunks=["Yes[1](", "id=3)"]), style=TextReferenceStyle())
+    streamed = []
+    references = []
+    async for event in chain.astream_events(inputs(), version="v2"):
+        if event["event"] == "on_chain_stream" and event["name"] == "manage_references":
+            streamed.append(text_of(event["data"]["chunk"]))
+        if event["event"] == "on_custom_event" and event["name"] == REFERENCES_EVENT:
+            references.append(AnswerReferences.from_dict(event["data"]))
+    assert "".join(streamed) == "Yes[1]\n\n- [1] b.pdf\n"
+    assert [r.source for r in references[0].references] == ["b.pdf"]
+
+
+def test_references_collector_for_str_chains() -> None:
+    """A str chain's references are reachable through a callback handler."""
+    collector = ReferencesCollector()
+    chain = manage_references(PROMPT | ChunkExactChatModel(chunks=["Yes[1](id=5)"])) | StrOutputParser()
+    chain.invoke(inputs(), {"callbacks": [collector]})
+    assert [r.source for r in collector.answers[0].references] == ["c.pdf"]
+
+
+def test_invalid_ids_are_logged_and_reported(caplog: pytest.LogCaptureFixture) -> None:
+    """Unresolvable ids are dropped from the text, logged, and reported as data."""
+    chain = manage_references(PROMPT | ChunkExactChatModel(chunks=["A[1](id=0, 3) B[2](id=9)."]), style=TextReferenceStyle())
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        result = chain.invoke(inputs())
+    assert result.content == "A[1] B.\n\n- [1] b.pdf\n"
+    invalid = AnswerReferences.from_dict(result.response_metadata["references"]).invalid_citations
+    assert [(i.item, i.marker) for i in invalid] == [("0", "[1](id=0, 3)"), ("9", "[2](id=9)")]
+    assert "no document 9 (8 given)" in invalid[1].reason
+    assert invalid[1].offset == len("A[1] B")
+    assert "dropped citation '9'" in caplog.text
+
+
+def test_missing_documents_key() -> None:
+    """A missing documents key is a ValueError naming the key."""
+    chain = manage_references(str_chunks(["x"]), documents_key="docs")
+    with pytest.raises(ValueError, match=r"no 'docs' key.*Document/BaseMedia.*\['documents', 'question'\]"):
+        chain.invoke(inputs())
+
+
+def test_non_document_entry() -> None:
+    """A non-document entry is a ValueError naming its position and type."""
+    chain = manage_references(str_chunks(["x"]))
+    with pytest.raises(ValueError, match=r"input\['documents'\]\[1\] is a str, expected a Document"):
+        chain.invoke({"documents": [Document("a"), "b"]})
+
+
+def test_non_dict_input() -> None:
+    """A non-dict input is a ValueError naming what was expected."""
+    with pytest.raises(ValueError, match="expects a dict"):
+        manage_references(str_chunks(["x"])).invoke("just a question")  # type: ignore[arg-type]
+
+
+def test_unsupported_output_type() -> None:
+    """An inner runnable producing something else is a TypeError naming the type."""
+    with pytest.raises(TypeError, match="got dict"):
+        manage_references(RunnableLambda(lambda _: {"a": 1})).invoke(inputs())
+
+
+def test_unknown_syntax_is_refused() -> None:
+    """An unknown syntax name is a ValueError listing the known ones."""
+    with pytest.raises(ValueError, match="unknown marker syntax 'xml'"):
+        manage_references(str_chunks(["x"]), syntaxes=["xml"])  # type: ignore[list-item]
+
+
+def test_source_key_option() -> None:
+    """source_key as a metadata key or a callable decides what is merged."""
+    docs = [Document("a", metadata={"source": "s1", "url": "u"}), Document("b", metadata={"source": "s2", "url": "u"})]
+    by_url = manage_references(str_chunks(["A[1](id=1) B[2](id=2)"]), style=TextReferenceStyle(), source_key="url")
+    assert by_url.invoke({"documents": docs}) == "A[1] B[1]\n\n- [1] u\n"
+    by_fn = manage_references(
+        str_chunks(["A[1](id=1) B[2](id=2)"]), style=TextReferenceStyle(), source_key=lambda d: d.page_content
+    )
+    assert by_fn.invoke({"documents": docs}).startswith("A[1] B[2]")
+
+
+def test_documents_without_source_are_never_merged() -> None:
+    """Documents with no source key are each a source of their own."""
+    docs = [Document("a"), Document("b"), Document("c", id="doc-c"), Document("d", id="doc-c")]
+    chain = manage_references(str_chunks(["A[1](id=1) B[2](id=2) C[3](id=3) D[4](id=4)"]), style=TextReferenceStyle())
+    assert chain.invoke({"documents": docs}).startswith("A[1] B[2] C[3] D[3]")
+
+
+def test_other_syntaxes_can_be_switched_on() -> None:
+    """The dagger and bracket syntaxes work through the runnable when enabled."""
+    chain = manage_references(
+        str_chunks(["A【3†source】 B [5]"]), style=TextReferenceStyle(), syntaxes=["id", "dagger", "bracket"]
+    )
+    assert chain.invoke(inputs()) == "A[1] B [2]\n\n- [1] b.pdf\n- [2] c.pdf\n"
+
+
+def test_max_holdback_option() -> None:
+    """A smaller bound makes longer markers plain text."""
+    chain = manage_references(str_chunks(["A[1](id=3)"]), style=TextReferenceStyle(), max_holdback=5)
+    assert chain.invoke(inputs()) == "A[1](id=3)"
