@@ -1,0 +1,324 @@
+"""Styles: golden outputs, escaping, well-formed HTML, langchain-references subclasses."""
+
+from __future__ import annotations
+
+import html.parser
+import os
+import re
+import uuid
+from pathlib import Path
+
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.documents.base import BaseMedia
+
+from langchain_refs import (
+    EmptyReferenceStyle,
+    HTMLReferenceStyle,
+    MarkdownReferenceStyle,
+    ReferenceStyle,
+    TemplateReferenceStyle,
+    TextReferenceStyle,
+    manage_references,
+    safe_url,
+)
+from tests.unit_tests.fakes import CLASSIC_ANSWER, classic_documents, str_chunks
+
+GOLDEN = Path(__file__).parent / "golden"
+RUN_ID = uuid.UUID("00000000-0000-4000-8000-0000c1a55c00")  # answer id "0c1a55c0"... last 8 hex
+
+STYLES = {
+    "text": TextReferenceStyle,
+    "markdown": MarkdownReferenceStyle,
+    "html": HTMLReferenceStyle,
+    "empty": EmptyReferenceStyle,
+}
+
+
+def render(style: ReferenceStyle, answer: str, documents: list[Document]) -> str:
+    chain = manage_references(str_chunks(list(answer)), style=style)
+    result: str = chain.invoke({"documents": documents}, {"run_id": RUN_ID})
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(STYLES))
+def test_golden_classic_example(name: str) -> None:
+    """Each built-in style renders the classic example exactly as its golden file."""
+    output = render(STYLES[name](), CLASSIC_ANSWER, classic_documents())
+    golden = GOLDEN / f"classic.{name}.txt"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(output, encoding="utf-8")
+    assert output == golden.read_text(encoding="utf-8")
+
+
+def test_text_style_classic_numbers_and_order() -> None:
+    """The Text style numbers by source and lists exactly the cited sources in order."""
+    output = render(TextReferenceStyle(), CLASSIC_ANSWER, classic_documents())
+    body, listing = output.split("\n\n", 1)
+    assert body == "Yes[1], certainly[2], no[1], yes[3], yes[4]"
+    assert re.findall(r"- \[\d\] (\S+)", listing) == ["b.pdf", "a.html#chap2", "a.html#chap1", "c.pdf"]
+    assert "d.csv" not in output
+
+
+HOSTILE = [
+    Document(
+        "x",
+        metadata={"source": "javascript:alert(1)", "title": '<script>alert("t")</script>'},
+    ),
+    Document("y", metadata={"source": 'https://ok.org/a?b=1&c="2"', "title": "A & B <i>"}),
+    Document("z", metadata={"source": " JaVa\tScRiPt:alert(2)", "title": "tab trick"}),
+    Document("w", metadata={"source": "data:text/html,<b>x</b>", "title": "data]( link"}),
+    Document("v", metadata={"source": "docs/page (2).html", "title": "[x](javascript:alert(3))"}),
+]
+HOSTILE_ANSWER = "One[1](id=1) two[2](id=2) three[3](id=3) four[4](id=4) five[5](id=5)."
+
+
+class _WellFormed(html.parser.HTMLParser):
+    VOID = frozenset({"br", "hr", "img", "meta", "link", "input"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.ids: list[str] = []
+        self.hrefs: list[str] = []
+        self.scripts = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "script":
+            self.scripts += 1
+        if tag not in self.VOID:
+            self.stack.append(tag)
+        for key, value in attrs:
+            if key == "id" and value:
+                self.ids.append(value)
+            if key == "href" and value is not None:
+                self.hrefs.append(value)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack, f"</{tag}> closes nothing"
+        assert self.stack.pop() == tag, f"</{tag}> closes the wrong tag"
+
+
+def parse_html(text: str) -> _WellFormed:
+    parser = _WellFormed()
+    parser.feed(text)
+    parser.close()
+    assert parser.stack == [], f"unclosed tags: {parser.stack}"
+    return parser
+
+
+def test_html_is_escaped_and_well_formed() -> None:
+    """Hostile titles and sources are escaped; the HTML parses with every tag closed."""
+    output = render(HTMLReferenceStyle(), HOSTILE_ANSWER, HOSTILE)
+    parsed = parse_html(output)
+    assert parsed.scripts == 0
+    assert "&lt;script&gt;" in output
+    assert "A &amp; B &lt;i&gt;" in output
+    for href in parsed.hrefs:
+        assert href.startswith(("#ref-", "https://ok.org", "docs/")), href
+    assert not any("javascript" in h.lower() or h.startswith("data:") for h in parsed.hrefs)
+    assert len(parsed.ids) == len(set(parsed.ids))
+
+
+def test_html_ids_unique_across_answers() -> None:
+    """Two answers on one page never share an id."""
+    first = manage_references(str_chunks([CLASSIC_ANSWER]), style=HTMLReferenceStyle())
+    page = first.invoke({"documents": classic_documents()}) + first.invoke({"documents": classic_documents()})
+    ids = parse_html(page).ids
+    assert len(ids) == 8
+    assert len(ids) == len(set(ids))
+
+
+def test_html_footnotes_point_at_their_entries() -> None:
+    """Every citation link targets an entry of the list of sources."""
+    parsed = parse_html(render(HTMLReferenceStyle(), CLASSIC_ANSWER, classic_documents()))
+    anchors = {h[1:] for h in parsed.hrefs if h.startswith("#")}
+    assert anchors == set(parsed.ids)
+
+
+def test_markdown_escapes_link_syntax() -> None:
+    """Markdown output cannot be broken out of by titles or URLs, nor link javascript."""
+    output = render(MarkdownReferenceStyle(), HOSTILE_ANSWER, HOSTILE)
+    destinations = re.findall(r"(?<!\\)\]\(([^)]*)\)", output) + re.findall(r"<([^<>]*:[^<>]*)>", output)
+    assert destinations == ["https://ok.org/a?b=1&c=%222%22", "docs/page%20%282%29.html"] * 2
+    assert "](data:" not in output
+    assert r"\[x\]\(javascript:alert\(3\)\)" in output
+    assert "(docs/page%20%282%29.html)" in output
+    assert "<script>" not in output
+    assert "&lt;script&gt;" in output
+
+
+def test_text_style_writes_no_markup_escapes() -> None:
+    """The Text style prints titles as they are (a terminal has nothing to escape)."""
+    output = render(TextReferenceStyle(), "One[1](id=2).", HOSTILE)
+    assert output == 'One[1].\n\n- [1] A & B <i> (https://ok.org/a?b=1&c="2")\n'
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://a.org", "https://a.org"),
+        ("http://a.org", "http://a.org"),
+        ("mailto:x@a.org", "mailto:x@a.org"),
+        ("docs/a.html#x", "docs/a.html#x"),
+        ("/abs/path", "/abs/path"),
+        ("#frag", "#frag"),
+        ("javascript:alert(1)", None),
+        ("JAVASCRIPT:alert(1)", None),
+        ("java\nscript:alert(1)", None),
+        (" javascript:x", None),
+        ("vbscript:x", None),
+        ("data:text/html;base64,xx", None),
+        ("file:///etc/passwd", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_safe_url(url: str | None, expected: str | None) -> None:
+    """Only http, https, mailto and relative URLs become links."""
+    assert safe_url(url) == expected
+
+
+# -- langchain-references 0.2.x compatibility ---------------------------------
+
+
+def my_source_id(media: BaseMedia) -> str:
+    return f'{media.metadata["source"]}#row={media.metadata["row"]}'
+
+
+class MyReferenceStyle(ReferenceStyle):
+    """The custom style of the langchain-references README, unchanged."""
+
+    source_id_key = my_source_id  # type: ignore[assignment]
+
+    def format_reference(self, ref: int, media: BaseMedia) -> str:
+        return f"[{media.metadata['title']}]"
+
+    def format_all_references(self, refs: list[tuple[int, BaseMedia]]) -> str:
+        if not refs:
+            return ""
+        result = []
+        for ref, media in refs:
+            source = self.source_id_key.__func__(media)  # type: ignore[attr-defined]
+            result.append(f"- [{ref}] {source}\n")
+        if not result:
+            return ""
+        return "\n\n" + "".join(result)
+
+
+CSV_ROWS = [
+    Document("r0", metadata={"source": "d.csv", "row": 0, "title": "Row 0"}),
+    Document("r1", metadata={"source": "d.csv", "row": 1, "title": "Row 1"}),
+    Document("r0 again", metadata={"source": "d.csv", "row": 0, "title": "Row 0 bis"}),
+]
+
+
+def test_langchain_references_readme_style_subclass() -> None:
+    """The README's MyReferenceStyle (class-level source_id_key function) works unchanged."""
+    output = render(MyReferenceStyle(), "A[1](id=2) B[2](id=1) C[3](id=3)", CSV_ROWS)
+    assert output == "A[Row 1] B[Row 0] C[Row 0 bis]\n\n- [1] d.csv#row=1\n- [2] d.csv#row=0\n"
+
+
+def test_source_id_key_set_on_an_instance() -> None:
+    """A plain function set on an instance is called with the document."""
+    style = TextReferenceStyle()
+    style.source_id_key = lambda media: media.metadata["title"]
+    output = render(style, "A[1](id=1) B[2](id=3)", CSV_ROWS)
+    assert output == "A[1] B[2]\n\n- [1] Row 0 (Row 0)\n- [2] Row 0 bis (Row 0 bis)\n"
+
+
+def test_source_id_key_metadata_key_on_subclass() -> None:
+    """A subclass may name another metadata key."""
+
+    class ByTitle(TextReferenceStyle):
+        source_id_key = "title"
+
+    assert render(ByTitle(), "A[1](id=2)", CSV_ROWS) == "A[1]\n\n- [1] Row 1 (Row 1)\n"
+
+
+class HideCsv(TextReferenceStyle):
+    """Hides citations of CSV rows."""
+
+    def format_reference(self, ref: int, media: BaseMedia) -> str | None:
+        if str(media.metadata["source"]).endswith(".csv"):
+            return None
+        return super().format_reference(ref, media)
+
+
+def test_hidden_citation_keeps_numbering() -> None:
+    """A citation hidden by returning None uses no number and is not listed."""
+    output = render(HideCsv(), "A[1](id=6) B[2](id=3) C[3](id=6) D[4](id=5) E[5](id=3)", classic_documents())
+    assert output == "A B[1] C D[2] E[1]\n\n- [1] b.pdf\n- [2] c.pdf\n"
+
+
+def test_subclass_of_markdown_style_overrides_list() -> None:
+    """A subclass can keep the built-in citations and write its own list."""
+
+    class Footnotes(MarkdownReferenceStyle):
+        def format_all_references(self, refs: list[tuple[int, BaseMedia]]) -> str:
+            return "".join(f"\n[^{ref}]: {media.metadata['source']}" for ref, media in refs)
+
+    output = render(Footnotes(), "A[1](id=3)", classic_documents())
+    assert output == "A<sup>[[1](b.pdf)]</sup>\n[^1]: b.pdf"
+
+
+# -- template styles -------------------------------------------------------------
+
+
+def test_user_template_from_a_string() -> None:
+    """A template string with the two macros is a style."""
+    style = TemplateReferenceStyle(
+        "{% macro citation(c) %}^{{ c.number }}{% endmacro %}"
+        "{% macro references(refs) %}{% for r in refs %}\n^{{ r.number }} {{ r.label }}{% endfor %}{% endmacro %}"
+    )
+    assert render(style, "A[1](id=3) B[2](id=1)", classic_documents()) == "A^1 B^2\n^1 b.pdf\n^2 a.html#chap1"
+
+
+def test_user_template_from_a_file(tmp_path: Path) -> None:
+    """A template file is a style; autoescape can be asked for."""
+    path = tmp_path / "mine.jinja"
+    path.write_text(
+        "{% macro citation(c) %}<{{ c.title }}>{% endmacro %}{% macro references(refs) %}{% endmacro %}",
+        encoding="utf-8",
+    )
+    docs = [Document("x", metadata={"source": "s", "title": "<b>"})]
+    assert render(TemplateReferenceStyle(path=path, autoescape=True), "A[1](id=1)", docs) == "A<&lt;b&gt;>"
+    assert render(TemplateReferenceStyle(path=path), "A[1](id=1)", docs) == "A<<b>>"
+
+
+def test_builtin_template_by_name() -> None:
+    """A built-in template can be chosen by name."""
+    assert render(TemplateReferenceStyle(name="text"), "A[1](id=3)", classic_documents()) == "A[1]\n\n- [1] b.pdf\n"
+
+
+def test_template_errors_are_clear(tmp_path: Path) -> None:
+    """Unknown names, missing macros and ambiguous arguments get clear errors."""
+    with pytest.raises(ValueError, match="no built-in style named 'fancy'; known styles: empty, html"):
+        TemplateReferenceStyle(name="fancy")
+    with pytest.raises(ValueError, match=r"no references\(\) macro"):
+        TemplateReferenceStyle("{% macro citation(c) %}{% endmacro %}")
+    with pytest.raises(ValueError, match="only one of"):
+        TemplateReferenceStyle("x", name="text")
+
+
+def test_template_sees_documents() -> None:
+    """A template can read any metadata of the cited document."""
+    style = TemplateReferenceStyle(
+        "{% macro citation(c) %}[p.{{ c.document.metadata.page }}]{% endmacro %}"
+        "{% macro references(refs) %}{% endmacro %}"
+    )
+    docs = [Document("x", metadata={"source": "s.pdf", "page": 12})]
+    assert render(style, "A[1](id=1)", docs) == "A[p.12]"
+
+
+def test_template_renders_each_style_file() -> None:
+    """Every template in styles/ loads and renders."""
+    from langchain_refs import styles_directory
+
+    names = sorted(p.stem for p in styles_directory().glob("*.jinja"))
+    assert names == ["empty", "html", "markdown", "text"]
+    for name in names:
+        render(TemplateReferenceStyle(name=name), CLASSIC_ANSWER, classic_documents())
+
+
