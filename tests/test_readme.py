@@ -1,0 +1,43 @@
+"""The README's code runs, its printed samples are true, and CI runs its test command."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def blocks() -> list[tuple[str, str]]:
+    return [(m[1], m[2]) for m in BLOCK.finditer((ROOT / "README.md").read_text(encoding="utf-8"))]
+
+
+def test_readme_python_blocks_print_what_the_readme_shows() -> None:
+    """Each python block runs (in order, sharing names); a text block after it is its output."""
+    namespace: dict[str, object] = {"__name__": "readme"}
+    found = blocks()
+    ran = 0
+    for index, (language, code) in enumerate(found):
+        if language != "python":
+            continue
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"README block {index}", "exec"), namespace)
+        ran += 1
+        following = found[index + 1] if index + 1 < len(found) else None
+        if following and following[0] == "text":
+            assert out.getvalue().rstrip("\n") == following[1].rstrip("\n"), f"README block {index}"
+    assert ran >= 4
+
+
+def test_ci_runs_the_readme_commands() -> None:
+    """.ci/run runs the set-up and test commands the README shows."""
+    bash = [code for language, code in blocks() if language == "bash"][0].strip().splitlines()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    test_command = bash[-1]
+    assert test_command in ci
+    assert 'pip install -e ".[test]"' in bash[0]
+    assert 'pip install -e ".[test]"' in ci
