@@ -136,9 +136,7 @@ _SP = r"[ \t]*"
 ID_SYNTAX: Final = MarkerSyntax(
     name="id",
     opener="[",
-    pattern=regex.compile(
-        rf"\[{_SP}(?:[-+]?\d+|NUMBER){_SP}\]\({_SP}id{_SP}={_SP}(?P<ids>[-\d, \t]*)\)"
-    ),
+    pattern=regex.compile(rf"\[{_SP}(?:[-+]?\d+|NUMBER){_SP}\]\({_SP}id{_SP}={_SP}(?P<ids>[-\d, \t]*)\)"),
 )
 """``[n](id=k)``: the default, as asked for by `FORMAT_REFERENCES`."""
 
@@ -215,17 +213,17 @@ class CitationParser:
     """
 
     __slots__ = (
+        "_closed",
+        "_code_delimiter",
         "_held",
         "_last_char",
         "_line_spaces",
         "_max_holdback",
         "_mode",
-        "_closed",
-        "_code_delimiter",
         "_openers",
+        "_run_at_line_start",
         "_run_char",
         "_run_length",
-        "_run_at_line_start",
         "_special",
         "_syntaxes",
     )
@@ -297,12 +295,7 @@ class CitationParser:
         if self._closed:
             msg = "feed() called after close(): the parser has already seen the end of the stream"
             raise RuntimeError(msg)
-        if (
-            not self._held
-            and not self._run_char
-            and self._mode is _Mode.PROSE
-            and self._special.search(text) is None
-        ):
+        if not self._held and not self._run_char and self._mode is _Mode.PROSE and self._special.search(text) is None:
             # Fast path: ordinary prose passes straight through.
             if text:
                 self._note_text(text)
@@ -414,16 +407,10 @@ class CitationParser:
         elif self._mode is _Mode.INLINE_CODE:
             if char == "`" and length == len(self._code_delimiter):
                 self._mode = _Mode.PROSE
-        elif (
-            at_line_start
-            and char == self._code_delimiter[0]
-            and length >= len(self._code_delimiter)
-        ):
+        elif at_line_start and char == self._code_delimiter[0] and length >= len(self._code_delimiter):
             self._mode = _Mode.PROSE
 
-    def _scan_prose(
-        self, buf: str, pos: int, pieces: list[str], events: list[Event], *, final: bool
-    ) -> int:
+    def _scan_prose(self, buf: str, pos: int, pieces: list[str], events: list[Event], *, final: bool) -> int:
         found = self._special.search(buf, pos)
         if found is None:
             self._release(buf[pos:], pieces)

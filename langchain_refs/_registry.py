@@ -24,9 +24,7 @@ class OwnSource:
     label: str
 
 
-def resolve_source_keys(
-    documents: Sequence[Any], key_of: Callable[[Any], Any]
-) -> list[Hashable]:
+def resolve_source_keys(documents: Sequence[Any], key_of: Callable[[Any], Any]) -> list[Hashable]:
     """The source key of each document; `OwnSource` where a key is missing.
 
     Example:
@@ -127,5 +125,5 @@ class SourceRegistry:
         """
         return [
             (number, key, list(positions))
-            for number, (key, positions) in enumerate(zip(self._sources, self._positions), start=1)
+            for number, (key, positions) in enumerate(zip(self._sources, self._positions, strict=False), start=1)
         ]

@@ -52,10 +52,7 @@ def _documents_from(input: Any, documents_key: str) -> Sequence[BaseMedia]:
         raise ValueError(msg)
     documents = input[documents_key]
     if not isinstance(documents, Sequence) or isinstance(documents, str):
-        msg = (
-            f"input[{documents_key!r}] must be a list of Document/BaseMedia, "
-            f"got {type(documents).__name__}"
-        )
+        msg = f"input[{documents_key!r}] must be a list of Document/BaseMedia, got {type(documents).__name__}"
         raise ValueError(msg)
     for position, document in enumerate(documents):
         if not isinstance(document, BaseMedia):
@@ -85,7 +82,7 @@ class _AnswerRewrite:
     the list of sources and the references as data.
     """
 
-    __slots__ = ("_message_id", "_list_content", "_output", "_session", "_str_output", "_track_output")
+    __slots__ = ("_list_content", "_message_id", "_output", "_session", "_str_output", "_track_output")
 
     def __init__(self, session: ReferenceSession, *, track_output: bool) -> None:
         self._session = session
@@ -105,10 +102,7 @@ class _AnswerRewrite:
             return out or None
         if not isinstance(chunk, BaseMessageChunk):
             if not isinstance(chunk, BaseMessage):
-                msg = (
-                    "manage_references() wraps runnables that produce str or AI messages; "
-                    f"got {type(chunk).__name__}"
-                )
+                msg = f"manage_references() wraps runnables that produce str or AI messages; got {type(chunk).__name__}"
                 raise TypeError(msg)
             chunk = _as_chunk(chunk)
         self._str_output = False
@@ -429,4 +423,3 @@ def manage_references(
         syntaxes=syntaxes,
         max_holdback=max_holdback,
     )
-

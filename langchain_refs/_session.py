@@ -30,9 +30,9 @@ _CLAIM_TAIL = ".!?\u3002\uff01\uff1f \t\r\n"
 class CitationRenderer(Protocol):
     """What a session needs from a style (any `ReferenceStyle` has it)."""
 
-    def format_reference(self, ref: int, media: Any) -> str | None: ...  # noqa: D102
+    def format_reference(self, ref: int, media: Any) -> str | None: ...
 
-    def format_all_references(self, refs: list[tuple[int, Any]]) -> str: ...  # noqa: D102
+    def format_all_references(self, refs: list[tuple[int, Any]]) -> str: ...
 
 
 class ReferenceSession:
@@ -193,9 +193,7 @@ class ReferenceSession:
 
     def _invalid_item(self, marker: Marker, item: str, reason: str) -> None:
         logger.warning("dropped citation %r in %r: %s", item, marker.raw, reason)
-        self._invalid.append(
-            InvalidCitation(marker=marker.raw, item=item, reason=reason, offset=self._output_length)
-        )
+        self._invalid.append(InvalidCitation(marker=marker.raw, item=item, reason=reason, offset=self._output_length))
 
     def _render_marker(self, marker: Marker) -> str:
         for item in marker.malformed:

@@ -64,8 +64,7 @@ def _md_text(value: Any) -> str:
 
 def _md_url(value: Any) -> str:
     """Percent-encode what would end a Markdown link destination early."""
-    return urllib.parse.quote(str(value), safe="/:?#[]@!$&'*+,;=%~-._")\
-        .replace("(", "%28").replace(")", "%29")
+    return urllib.parse.quote(str(value), safe="/:?#[]@!$&'*+,;=%~-._").replace("(", "%28").replace(")", "%29")
 
 
 def styles_directory() -> Path:

@@ -35,7 +35,7 @@ def test_readme_python_blocks_print_what_the_readme_shows() -> None:
 
 def test_ci_runs_the_readme_commands() -> None:
     """.ci/run runs the set-up and test commands the README shows."""
-    bash = [code for language, code in blocks() if language == "bash"][0].strip().splitlines()
+    bash = next(code for language, code in blocks() if language == "bash").strip().splitlines()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     test_command = bash[-1]
     assert test_command in ci

@@ -32,8 +32,7 @@ CASES = [
     Case(
         "classic",
         CLASSIC_ANSWER,
-        "Yes[1], certainly[2], no[1], yes[3], yes[4]"
-        + listing("b.pdf", "a.html#chap2", "a.html#chap1", "c.pdf"),
+        "Yes[1], certainly[2], no[1], yes[3], yes[4]" + listing("b.pdf", "a.html#chap2", "a.html#chap1", "c.pdf"),
     ),
     Case("number placeholder", "Paris is big[NUMBER](id=5).", "Paris is big[1]." + listing("c.pdf")),
     Case("any integer", "A[42](id=1) B[-3](id=2)", "A[1] B[2]" + listing("a.html#chap1", "a.html#chap2")),

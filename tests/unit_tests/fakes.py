@@ -139,9 +139,7 @@ class AsyncOnlyRunnable(Runnable[Any, str]):
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> str:
         return "".join(self.chunks)
 
-    async def astream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[str]:
+    async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[str]:
         for chunk in self.chunks:
             await asyncio.sleep(0)
             yield chunk

@@ -89,7 +89,18 @@ def test_parser_and_registry_import_no_langchain_nor_jinja() -> None:
 def test_wheel_carries_the_templates(tmp_path: Path) -> None:
     """A built wheel, installed in a fresh venv, renders every style from its own copy."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
         check=True,
     )
     (wheel,) = tmp_path.glob("langchain_refs-*.whl")
@@ -101,7 +112,9 @@ def test_wheel_carries_the_templates(tmp_path: Path) -> None:
     )
     venv_site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     # Dependencies come from this environment; the package itself only from the wheel.
     (Path(venv_site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
@@ -124,6 +137,6 @@ def test_wheel_carries_the_templates(tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     assert lines[0] == "TextReferenceStyle 'A[1]\\n\\n- [1] b.pdf\\n'"
     assert lines[1].startswith("MarkdownReferenceStyle 'A<sup>[[1](b.pdf)]</sup>")
-    assert lines[2].startswith("HTMLReferenceStyle 'A<sup class=\"citation\">")
+    assert lines[2].startswith('HTMLReferenceStyle \'A<sup class="citation">')
     assert lines[3] == "EmptyReferenceStyle 'A'"
     assert lines[5] == "0.1.0"

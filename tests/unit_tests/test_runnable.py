@@ -35,7 +35,6 @@ from tests.unit_tests.fakes import (
 )
 from tests.unit_tests.strategies import per_char, random_splits, whole
 
-
 PROMPT = ChatPromptTemplate.from_template("{question}")
 
 
@@ -244,7 +243,9 @@ def test_batched_calls_keep_their_own_numbering() -> None:
 
 async def test_concurrent_astreams_keep_their_own_numbering() -> None:
     """Interleaved concurrent astreams never mix numbering."""
-    chain = manage_references(PROMPT | ChunkExactChatModel(chunks=list("A[1](id=2) B[2](id=1)")), style=TextReferenceStyle())
+    chain = manage_references(
+        PROMPT | ChunkExactChatModel(chunks=list("A[1](id=2) B[2](id=1)")), style=TextReferenceStyle()
+    )
 
     async def run(docs: list[Document]) -> str:
         return "".join([text_of(c) async for c in chain.astream({"documents": docs, "question": "q"})])
@@ -279,7 +280,9 @@ def test_references_collector_for_str_chains() -> None:
 
 def test_invalid_ids_are_logged_and_reported(caplog: pytest.LogCaptureFixture) -> None:
     """Unresolvable ids are dropped from the text, logged, and reported as data."""
-    chain = manage_references(PROMPT | ChunkExactChatModel(chunks=["A[1](id=0, 3) B[2](id=9)."]), style=TextReferenceStyle())
+    chain = manage_references(
+        PROMPT | ChunkExactChatModel(chunks=["A[1](id=0, 3) B[2](id=9)."]), style=TextReferenceStyle()
+    )
     with caplog.at_level(logging.WARNING, logger="langchain_refs"):
         result = chain.invoke(inputs())
     assert result.content == "A[1] B.\n\n- [1] b.pdf\n"

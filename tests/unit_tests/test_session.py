@@ -76,9 +76,7 @@ def test_only_a_possible_marker_is_held() -> None:
 def test_holdback_never_exceeds_bound(bound: int) -> None:
     """However the text goes on, no more than the bound is ever held back."""
     style = TextReferenceStyle()
-    session = ReferenceSession(
-        sample_documents(), source_key=style.source_of, style=style, max_holdback=bound
-    )
+    session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style, max_holdback=bound)
     text = "x [1](id=" + "1," * 60 + "3) [NUMBER](id=3) [[[[ ["
     out = []
     for char in text:

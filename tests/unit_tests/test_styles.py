@@ -8,7 +8,6 @@ import re
 import uuid
 from pathlib import Path
 
-
 import pytest
 from langchain_core.documents import Document
 from langchain_core.documents.base import BaseMedia
@@ -184,7 +183,7 @@ def test_safe_url(url: str | None, expected: str | None) -> None:
 
 
 def my_source_id(media: BaseMedia) -> str:
-    return f'{media.metadata["source"]}#row={media.metadata["row"]}'
+    return f"{media.metadata['source']}#row={media.metadata['row']}"
 
 
 class MyReferenceStyle(ReferenceStyle):
@@ -320,5 +319,3 @@ def test_template_renders_each_style_file() -> None:
     assert names == ["empty", "html", "markdown", "text"]
     for name in names:
         render(TemplateReferenceStyle(name=name), CLASSIC_ANSWER, classic_documents())
-
-
