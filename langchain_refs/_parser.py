@@ -179,6 +179,8 @@ def parse_ids(id_list: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
         >>> parse_ids("3, 5-6,, x")
         ((3, 5, 6), ('', 'x'))
     """
+    if id_list.isdigit():
+        return (int(id_list),), ()
     ids: list[int] = []
     malformed: list[str] = []
     for item in id_list.split(","):
@@ -215,7 +217,9 @@ class CitationParser:
     __slots__ = (
         "_closed",
         "_code_delimiter",
+        "_full_patterns",
         "_held",
+        "_idle",
         "_last_char",
         "_line_spaces",
         "_max_holdback",
@@ -241,6 +245,9 @@ class CitationParser:
             msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
             raise ValueError(msg)
         self._syntaxes = syntaxes
+        # The stdlib engine settles full matches fastest; the `regex` engine is
+        # asked only whether a tail at the end of the text may still complete.
+        self._full_patterns = tuple(re.compile(s.pattern.pattern) for s in syntaxes)
         self._openers = frozenset(s.opener for s in syntaxes)
         specials = "".join(sorted(self._openers | {"`", "~"}))
         # The stdlib engine is the faster one for a plain character class.
@@ -260,6 +267,9 @@ class CitationParser:
         self._run_char = ""
         self._run_length = 0
         self._run_at_line_start = False
+        # True while no text is held, no run is open and the mode is prose:
+        # then text without a special character passes straight through.
+        self._idle = True
 
     @property
     def held(self) -> str:
@@ -295,16 +305,30 @@ class CitationParser:
         if self._closed:
             msg = "feed() called after close(): the parser has already seen the end of the stream"
             raise RuntimeError(msg)
-        if not self._held and not self._run_char and self._mode is _Mode.PROSE and self._special.search(text) is None:
-            # Fast path: ordinary prose passes straight through.
-            if text:
-                self._note_text(text)
-                return [Text(text=text)]
-            return []
+        if self.pass_through(text):
+            return [Text(text=text)] if text else []
         events: list[Event] = []
         buf, self._held = self._held + text, ""
         self._process(buf, events, final=False)
         return events
+
+    def pass_through(self, text: str) -> bool:
+        """Take ``text`` as plain text if none of it can matter; say whether it did.
+
+        The fast path for callers that want no event objects: when it returns
+        True the text counts as released, unchanged; when False nothing was
+        taken and the text must go to `feed`.
+
+        Example:
+            >>> parser = CitationParser()
+            >>> parser.pass_through("plain words"), parser.pass_through("a [1](id=2)")
+            (True, False)
+        """
+        if not self._idle or self._closed or self._special.search(text) is not None:
+            return False
+        if text:
+            self._note_text(text)
+        return True
 
     def close(self) -> list[Event]:
         """Say the stream is over; release or complete whatever is held.
@@ -324,6 +348,7 @@ class CitationParser:
             self._process(held, events, final=True)
         self._closed = True
         self._run_char = ""
+        self._idle = False
         return events
 
     # -- internals ---------------------------------------------------------
@@ -331,13 +356,12 @@ class CitationParser:
     def _note_text(self, text: str) -> None:
         """Track line starts (for fences) and the last character released."""
         newline = text.rfind("\n")
-        tail = text if newline == -1 else text[newline + 1 :]
-        if tail.strip(" \t"):
-            self._line_spaces = None
-        elif newline != -1:
-            self._line_spaces = len(tail)
-        elif self._line_spaces is not None:
-            self._line_spaces += len(tail)
+        if newline == -1:
+            if self._line_spaces is not None:
+                self._line_spaces = None if text.strip(" \t") else self._line_spaces + len(text)
+        else:
+            tail = text[newline + 1 :]
+            self._line_spaces = None if tail.strip(" \t") else len(tail)
         self._last_char = text[-1]
 
     def _process(self, buf: str, events: list[Event], *, final: bool) -> None:
@@ -355,6 +379,7 @@ class CitationParser:
                 pos = self._scan_fence(buf, pos, pieces)
         if pieces:
             events.append(Text(text="".join(pieces)))
+        self._idle = not self._held and not self._run_char and self._mode is _Mode.PROSE
 
     def _release(self, text: str, pieces: list[str]) -> None:
         if text:
@@ -441,24 +466,26 @@ class CitationParser:
     def _match_marker(self, buf: str, start: int, *, final: bool) -> Marker | _MayComplete | None:
         """The `Marker` at ``start``; `_MAY_COMPLETE` if one may still complete."""
         may_complete = False
-        for syntax in self._syntaxes:
+        near_end = not final and len(buf) - start <= self._max_holdback
+        for syntax, full_pattern in zip(self._syntaxes, self._full_patterns, strict=True):
             if buf[start] != syntax.opener:
                 continue
             if not syntax.after_word_char and self._last_char.isalnum():
                 continue
-            match = syntax.pattern.match(buf, start, partial=not final)
-            if match is None:
-                continue
-            at_end = match.end() == len(buf)
-            if match.partial or (syntax.needs_next_char and at_end and not final):
-                if len(buf) - start <= self._max_holdback:
-                    may_complete = True
-                continue
-            if match.end() - start > self._max_holdback:
-                # Longer than could ever be held: text, whatever the chunking.
-                continue
-            ids, malformed = parse_ids(match["ids"])
-            return Marker(raw=match[0], ids=ids, malformed=malformed, syntax=syntax.name)
+            match = full_pattern.match(buf, start)
+            if match is not None:
+                end = match.end()
+                if syntax.needs_next_char and end == len(buf) and not final:
+                    may_complete = may_complete or near_end
+                    continue
+                if end - start > self._max_holdback:
+                    # Longer than could ever be held: text, whatever the chunking.
+                    continue
+                ids, malformed = parse_ids(match["ids"])
+                return Marker(raw=match[0], ids=ids, malformed=malformed, syntax=syntax.name)
+            if near_end and not may_complete:
+                partial = syntax.pattern.match(buf, start, partial=True)
+                may_complete = partial is not None and partial.partial
         return _MAY_COMPLETE if may_complete else None
 
     def _scan_inline_code(self, buf: str, pos: int, pieces: list[str]) -> int:

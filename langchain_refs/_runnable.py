@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents.base import BaseMedia
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, BaseMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import (
     ensure_config,
@@ -64,13 +64,17 @@ def _documents_from(input: Any, documents_key: str) -> Sequence[BaseMedia]:
     return documents
 
 
-def _as_chunk(message: BaseMessage) -> AIMessageChunk:
+def _as_chunk(message: Any) -> AIMessageChunk:
     if isinstance(message, AIMessageChunk):
         return message
     if isinstance(message, AIMessage):
         return AIMessageChunk(**message.model_dump(exclude={"type"}))
     msg = f"manage_references() wraps runnables that produce str or AI messages; got {type(message).__name__}"
     raise TypeError(msg)
+
+
+# langchain-core < 1.0 has no chunk_position.
+_HAS_CHUNK_POSITION: Final = "chunk_position" in AIMessageChunk.model_fields
 
 
 class _AnswerRewrite:
@@ -82,47 +86,47 @@ class _AnswerRewrite:
     the list of sources and the references as data.
     """
 
-    __slots__ = ("_list_content", "_message_id", "_output", "_session", "_str_output", "_track_output")
+    __slots__ = ("_list_content", "_message_id", "_output", "_session", "_str_output", "_track_output", "_wants_id")
 
     def __init__(self, session: ReferenceSession, *, track_output: bool) -> None:
         self._session = session
         self._str_output: bool | None = None
         self._message_id: str | None = None
+        self._wants_id = True
         self._list_content: dict[str, Any] | None = None
         self._track_output = track_output
         self._output: list[str] = []
 
     def on_chunk(self, chunk: Any) -> Any:
         """The chunk to pass on for ``chunk``, or None when there is none."""
-        if type(chunk) is str or isinstance(chunk, str):
+        kind = type(chunk)
+        if kind is str or isinstance(chunk, str):
             self._str_output = True
             out = self._session.feed(chunk)
             if self._track_output:
                 self._output.append(out)
             return out or None
-        if not isinstance(chunk, BaseMessageChunk):
-            if not isinstance(chunk, BaseMessage):
-                msg = f"manage_references() wraps runnables that produce str or AI messages; got {type(chunk).__name__}"
-                raise TypeError(msg)
+        if kind is not AIMessageChunk:
             chunk = _as_chunk(chunk)
         self._str_output = False
-        if chunk.id is not None and (self._message_id is None or self._message_id.startswith("lc_")):
-            # Prefer the provider's id over the ones LangChain makes up.
+        if self._wants_id and chunk.id is not None:
             self._message_id = chunk.id
+            # Prefer the provider's id over the ones LangChain makes up.
+            self._wants_id = chunk.id.startswith("lc_")
         content = chunk.content
-        update: dict[str, Any] = {}
-        if isinstance(content, str):
+        update: dict[str, Any] | None = None
+        if type(content) is str:
             out = self._session.feed(content)
             if self._track_output:
                 self._output.append(out)
             if out is not content:
-                update["content"] = out
+                update = {"content": out}
         else:
-            update["content"] = self._rewrite_blocks(content)
-        if getattr(chunk, "chunk_position", None) == "last":
+            update = {"content": self._rewrite_blocks(content)}
+        if _HAS_CHUNK_POSITION and chunk.chunk_position == "last":
             # The last chunk is the one `finish` adds.
-            update["chunk_position"] = None
-        return chunk.model_copy(update=update) if update else chunk
+            update = {**(update or {}), "chunk_position": None}
+        return chunk if update is None else chunk.model_copy(update=update)
 
     def _rewrite_blocks(self, blocks: list[Any]) -> list[Any]:
         rewritten: list[Any] = []
@@ -155,15 +159,17 @@ class _AnswerRewrite:
         content: str | list[Any] = tail
         if self._list_content is not None:
             content = [{**self._list_content, "text": tail}] if self._list_content else [tail]
-        return AIMessageChunk(
+        last = AIMessageChunk(
             content=content,
             id=self._message_id,
             response_metadata={
                 "references": references.to_dict(),
                 "citations": references.standard_citations(),
             },
-            chunk_position="last",
         )
+        if _HAS_CHUNK_POSITION:
+            last.chunk_position = "last"
+        return last
 
     def traced_output(self) -> Any:
         """What the run reports as its output to tracers (None when untracked)."""

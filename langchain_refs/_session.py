@@ -21,7 +21,7 @@ __all__ = ["CitationRenderer", "ReferenceSession"]
 logger = logging.getLogger("langchain_refs")
 
 # The claim a citation backs is searched for in this much recent output.
-_RECENT_TEXT = 1024
+_RECENT_TEXT = 512
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\"'\u201d\u2019)\]]*\s|\n")
 _CLAIM_LEAD = " \t\r\n,;:-\u2013\u2014"
 _CLAIM_TAIL = ".!?\u3002\uff01\uff1f \t\r\n"
@@ -123,12 +123,11 @@ class ReferenceSession:
             >>> ReferenceSession([], source_key=str, style=None).feed("plain")
             'plain'
         """
-        events = self._parser.feed(text)
-        if len(events) == 1 and type(events[0]) is Text:
-            out = events[0].text
-            self._note_output(out)
-            return out
-        return self._render(events)
+        if self._parser.pass_through(text):
+            if text:
+                self._note_output(text)
+            return text
+        return self._render(self._parser.feed(text))
 
     def close(self) -> str:
         """End the answer: return the held tail and the list of cited sources.
@@ -172,10 +171,9 @@ class ReferenceSession:
     # -- internals ---------------------------------------------------------
 
     def _note_output(self, text: str) -> None:
-        if not text:
-            return
         self._output_length += len(text)
-        self._group.clear()
+        if self._group:
+            self._group = {}
         recent = self._recent + text
         self._recent = recent[-_RECENT_TEXT:] if len(recent) > 2 * _RECENT_TEXT else recent
 
@@ -183,7 +181,8 @@ class ReferenceSession:
         pieces: list[str] = []
         for event in events:
             if type(event) is Text:
-                self._note_output(event.text)
+                if event.text:
+                    self._note_output(event.text)
                 pieces.append(event.text)
             else:
                 rendered = self._render_marker(event)  # type: ignore[arg-type]

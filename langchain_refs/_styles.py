@@ -251,6 +251,9 @@ class TemplateReferenceStyle(ReferenceStyle):
             if not callable(getattr(module, macro, None)):
                 msg = f"the style template defines no {macro}() macro"
                 raise ValueError(msg)
+        # Per-answer render cache (see for_answer); None on a style not bound
+        # to an answer, whose documents may be gone and their ids reused.
+        self._rendered: dict[tuple[int, int], str] | None = None
         self._citation_macro = module.citation  # type: ignore[attr-defined]
         self._references_macro = module.references  # type: ignore[attr-defined]
 
@@ -270,8 +273,22 @@ class TemplateReferenceStyle(ReferenceStyle):
         )
 
     @override
+    def for_answer(self, answer_id: str) -> Self:
+        bound = super().for_answer(answer_id)
+        bound._rendered = {}
+        return bound
+
+    @override
     def format_reference(self, ref: int, media: BaseMedia) -> str | None:
-        return str(self._citation_macro(self._view(ref, media)))
+        # A citation of the same document under the same number renders the
+        # same way within one answer: render it once.
+        if self._rendered is None:
+            return str(self._citation_macro(self._view(ref, media)))
+        key = (ref, id(media))
+        rendered = self._rendered.get(key)
+        if rendered is None:
+            rendered = self._rendered[key] = str(self._citation_macro(self._view(ref, media)))
+        return rendered
 
     @override
     def format_all_references(self, refs: list[tuple[int, BaseMedia]]) -> str:
