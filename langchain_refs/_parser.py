@@ -181,9 +181,12 @@ def parse_ids(id_list: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """
     if id_list.isdigit():
         return (int(id_list),), ()
+    items = id_list.split(",")
+    if all(item.strip(" \t").isdigit() for item in items):
+        return tuple(int(item) for item in items), ()
     ids: list[int] = []
     malformed: list[str] = []
-    for item in id_list.split(","):
+    for item in items:
         match = _ID_ITEM.fullmatch(item)
         if match is None:
             malformed.append(item.strip())
@@ -441,19 +444,28 @@ class CitationParser:
             self._release(buf[pos:], pieces)
             return len(buf)
         start = found.start()
-        self._release(buf[pos:start], pieces)
         char = buf[start]
-        if char == "`" or (char == "~" and self._line_spaces is not None and self._line_spaces <= 3):
-            return self._start_run(buf, start, pieces)
         if char not in self._openers:
+            self._release(buf[pos:start], pieces)
+            if char == "`" or (self._line_spaces is not None and self._line_spaces <= 3):
+                return self._start_run(buf, start, pieces)
             self._release(char, pieces)
             return start + 1
+        if start > pos:
+            # Text before an opener: whatever the opener becomes, the line
+            # then has content, so the line state needs no update here.
+            pieces.append(buf[pos:start])
+            self._last_char = buf[start - 1]
         marker = self._match_marker(buf, start, final=final)
         if marker is _MAY_COMPLETE:
+            if start > pos:
+                self._note_text(pieces[-1])
             self._held = buf[start:]
             return len(buf)
         if marker is None:
-            self._release(char, pieces)
+            pieces.append(char)
+            self._line_spaces = None
+            self._last_char = char
             return start + 1
         if pieces:
             events.append(Text(text="".join(pieces)))

@@ -211,6 +211,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         source_key: str | Callable[[BaseMedia], Any] | None = None,
         syntaxes: Sequence[SyntaxName | MarkerSyntax] = ("id",),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
+        keep_citations: bool = True,
         name: str | None = None,
     ) -> None:
         self.bound = runnable
@@ -231,6 +232,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
             raise ValueError(msg)
         self.max_holdback = max_holdback
+        self.keep_citations = keep_citations
         self.name = name or "manage_references"
 
     def start_session(self, input: Any, *, answer_id: str = "") -> ReferenceSession:
@@ -253,6 +255,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             style=style,
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,
+            keep_citations=self.keep_citations,
         )
 
     @override
@@ -394,6 +397,7 @@ def manage_references(
     source_key: str | Callable[[BaseMedia], Any] | None = None,
     syntaxes: Sequence[SyntaxName | MarkerSyntax] = ("id",),
     max_holdback: int = DEFAULT_MAX_HOLDBACK,
+    keep_citations: bool = True,
 ) -> CitationMiddleware:
     """Wrap ``runnable`` so its ``[n](id=k)`` citations are rewritten as it streams.
 
@@ -411,6 +415,9 @@ def manage_references(
             `MarkerSyntax`.
         max_holdback: the most characters held back while a marker may still
             be completing.
+        keep_citations: keep every citation with its offsets in the
+            references data (the default); off, only the numbered sources are
+            kept, so memory stays flat however long the stream.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -428,4 +435,5 @@ def manage_references(
         source_key=source_key,
         syntaxes=syntaxes,
         max_holdback=max_holdback,
+        keep_citations=keep_citations,
     )

@@ -44,6 +44,9 @@ class ReferenceSession:
         style: renders each citation and the final list of sources.
         syntaxes: the marker syntaxes to recognise.
         max_holdback: the most characters held back for a partial marker.
+        keep_citations: record every citation (with its offsets) for
+            `references`; turn off for endless streams, whose memory then stays
+            flat (the numbered sources are kept either way).
 
     Example:
         >>> from types import SimpleNamespace as Doc
@@ -64,6 +67,7 @@ class ReferenceSession:
         "_documents",
         "_group",
         "_invalid",
+        "_keep_citations",
         "_output_length",
         "_parser",
         "_recent",
@@ -79,8 +83,10 @@ class ReferenceSession:
         style: CitationRenderer,
         syntaxes: tuple[MarkerSyntax, ...] = (ID_SYNTAX,),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
+        keep_citations: bool = True,
     ) -> None:
         self._documents = documents
+        self._keep_citations = keep_citations
         self._registry = SourceRegistry(resolve_source_keys(documents, source_key))
         self._style = style
         self._parser = CitationParser(syntaxes, max_holdback=max_holdback)
@@ -91,7 +97,7 @@ class ReferenceSession:
         self._invalid: list[InvalidCitation] = []
         # Citations rendered since the last text, by number: a source cited
         # again right beside itself is rendered once.
-        self._group: dict[int, int] = {}
+        self._group: dict[int, Citation] = {}
 
     @property
     def held(self) -> str:
@@ -164,7 +170,7 @@ class ReferenceSession:
             )
         return AnswerReferences(
             references=tuple(references),
-            citations=tuple(self._citations),
+            citations=(*self._citations, *self._group.values()) if self._keep_citations else (),
             invalid_citations=tuple(self._invalid),
         )
 
@@ -173,9 +179,14 @@ class ReferenceSession:
     def _note_output(self, text: str) -> None:
         self._output_length += len(text)
         if self._group:
-            self._group = {}
+            self._end_group()
         recent = self._recent + text
         self._recent = recent[-_RECENT_TEXT:] if len(recent) > 2 * _RECENT_TEXT else recent
+
+    def _end_group(self) -> None:
+        if self._keep_citations:
+            self._citations.extend(self._group.values())
+        self._group = {}
 
     def _render(self, events: list[Text | Marker]) -> str:
         pieces: list[str] = []
@@ -207,11 +218,10 @@ class ReferenceSession:
             number = self._registry.number_if_cited(doc_id)
             if number is not None and number in self._group:
                 self._registry.cite(doc_id)
-                index = self._group[number]
-                cited = self._citations[index]
+                cited = self._group[number]
                 if doc_id not in cited.document_positions:
                     positions = (*cited.document_positions, doc_id)
-                    self._citations[index] = replace(cited, document_positions=positions)
+                    self._group[number] = replace(cited, document_positions=positions)
                 continue
             rendered = self._style.format_reference(
                 self._registry.next_number() if number is None else number,
@@ -223,18 +233,15 @@ class ReferenceSession:
             number = self._registry.cite(doc_id)
             start = self._output_length
             self._output_length += len(rendered)
-            self._group[number] = len(self._citations)
-            self._citations.append(
-                Citation(
-                    number=number,
-                    document_positions=(doc_id,),
-                    start=start,
-                    end=self._output_length,
-                    text_start=text_start,
-                    text_end=text_end,
-                    text=claim,
-                    marker=marker.raw,
-                )
+            self._group[number] = Citation(
+                number=number,
+                document_positions=(doc_id,),
+                start=start,
+                end=self._output_length,
+                text_start=text_start,
+                text_end=text_end,
+                text=claim,
+                marker=marker.raw,
             )
             pieces.append(rendered)
         rendered_text = "".join(pieces)
@@ -245,7 +252,7 @@ class ReferenceSession:
         return rendered_text
 
     def _group_claim(self) -> tuple[int, int, str]:
-        first = self._citations[next(iter(self._group.values()))]
+        first = next(iter(self._group.values()))
         return first.text_start, first.text_end, first.text
 
     def _claim_span(self) -> tuple[int, int, str]:

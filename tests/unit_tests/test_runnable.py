@@ -355,3 +355,17 @@ def test_max_holdback_option() -> None:
     """A smaller bound makes longer markers plain text."""
     chain = manage_references(str_chunks(["A[1](id=3)"]), style=TextReferenceStyle(), max_holdback=5)
     assert chain.invoke(inputs()) == "A[1](id=3)"
+
+
+def test_keep_citations_off_keeps_sources_only() -> None:
+    """With keep_citations=False the sources are still numbered and listed, citations not kept."""
+    chain = manage_references(
+        PROMPT | ChunkExactChatModel(chunks=["A[1](id=3)[2](id=4) B[3](id=5)."]),
+        style=TextReferenceStyle(),
+        keep_citations=False,
+    )
+    result = chain.invoke(inputs())
+    assert result.content == "A[1] B[2].\n\n- [1] b.pdf\n- [2] c.pdf\n"
+    refs = AnswerReferences.from_dict(result.response_metadata["references"])
+    assert [(r.source, r.document_positions) for r in refs.references] == [("b.pdf", (3, 4)), ("c.pdf", (5,))]
+    assert refs.citations == ()
