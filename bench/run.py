@@ -90,7 +90,11 @@ def end_to_end(chunk_size: int, kind: str, length: int, repeats: int) -> dict[st
 def parser_throughput(repeats: int) -> list[dict[str, Any]]:
     size = 2_000_000
     rows = []
-    for name, text in [("prose", prose(size)), ("citation-dense", citation_dense(size)), ("bracket storm", bracket_storm(size))]:
+    for name, text in [
+        ("prose", prose(size)),
+        ("citation-dense", citation_dense(size)),
+        ("bracket storm", bracket_storm(size)),
+    ]:
         for chunk_size in (4, 4096):
             chunks = chunked(text, chunk_size)
 
@@ -112,7 +116,11 @@ def holdback(chunk_size: int = 4) -> list[dict[str, Any]]:
     inputs = {"documents": documents()}
     middleware = manage_references(message_stream([]))
     rows = []
-    for name, text in [("answer", answer(200_000)), ("prose", prose(200_000)), ("bracket storm", bracket_storm(200_000))]:
+    for name, text in [
+        ("answer", answer(200_000)),
+        ("prose", prose(200_000)),
+        ("bracket storm", bracket_storm(200_000)),
+    ]:
         session = middleware.start_session(inputs)
         held_max = 0
         held_chunks = 0
@@ -196,7 +204,9 @@ def table(results: dict[str, Any]) -> str:
                 cells.append(f"{row['medians_s'][name]:.3f} s ({row['ratios'][name]:.2f}x)")
             else:
                 cells.append("not installed")
-        label = f"{row['chunk_size']}-char {row['kind']}" + ("" if row["length"] == 200_000 else f", {row['length']:,} chars")
+        label = f"{row['chunk_size']}-char {row['kind']}" + (
+            "" if row["length"] == 200_000 else f", {row['length']:,} chars"
+        )
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += [
         "",

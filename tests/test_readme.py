@@ -7,6 +7,8 @@ import io
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
@@ -34,10 +36,20 @@ def test_readme_python_blocks_print_what_the_readme_shows() -> None:
 
 
 def test_ci_runs_the_readme_commands() -> None:
-    """.ci/run runs the set-up and test commands the README shows."""
-    bash = next(code for language, code in blocks() if language == "bash").strip().splitlines()
+    """The README shows a demo command and a test command; .ci/run runs the test command."""
+    demo_line, test_line = next(code for language, code in blocks() if language == "bash").strip().splitlines()
+    assert "langchain-refs demo" in demo_line
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    test_command = bash[-1]
-    assert test_command in ci
-    assert 'pip install -e ".[test]"' in bash[0]
-    assert 'pip install -e ".[test]"' in ci
+    for command in test_line.split(" && "):
+        assert command in ci, command
+
+
+def test_readme_demo_sample_is_what_the_demo_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """The sample terminal output in the README is what `langchain-refs demo` prints."""
+    from langchain_refs.__main__ import main
+
+    sample = next(code for language, code in blocks() if language == "text" and code.startswith("$ langchain-refs"))
+    command, expected = sample.split("\n", 1)
+    question = command.split('"')[1]
+    main(["demo", "--delay", "0", question])
+    assert capsys.readouterr().out.rstrip("\n") == expected.rstrip("\n")
