@@ -95,16 +95,17 @@ def test_chat_ui_streams_cited_answer(browser_page: Any) -> None:
     """A typed question streams an answer whose footnotes link to the listed sources."""
     page = browser_page
     for url in _serve(None):
-        ask(page, url, "Which URLs become links?")
+        ask(page, url, "How are sources numbered?")
         answer = page.inner_text("#answer")
-        assert answer.startswith("Only http, https, mailto and relative URLs become links")
+        assert answer.startswith("Chunks that come from the same source share one citation number")
         footnotes = page.eval_on_selector_all("#answer sup.citation a", "els => els.map(e => e.getAttribute('href'))")
         entries = page.eval_on_selector_all("#sources li", "els => els.map(e => e.id)")
         links = page.eval_on_selector_all("#sources li a", "els => els.map(e => e.getAttribute('href'))")
         assert footnotes
         assert {href[1:] for href in footnotes} <= set(entries)
-        assert links[0] == "https://langchain-refs.dev/docs/security"
-        assert page.inner_text("#sources li") == "Safe links"
+        assert len(entries) == len(links) == 3
+        assert links[0] == "https://langchain-refs.dev/docs/numbering"
+        assert page.inner_text("#sources li") == "Renumbering by source"
         # A footnote click scrolls to its entry.
         page.click("#answer sup.citation a")
         assert page.evaluate("location.hash") == footnotes[0]
