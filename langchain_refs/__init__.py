@@ -11,6 +11,7 @@ Example:
 
 from importlib import metadata
 
+from langchain_refs._grounding import PredictedReference, ReferencePredictor, needs_reference, verify_citations
 from langchain_refs._parser import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
@@ -25,6 +26,14 @@ from langchain_refs._prompt import FORMAT_REFERENCES, format_documents
 from langchain_refs._references import AnswerReferences, Citation, InvalidCitation, Reference
 from langchain_refs._registry import SourceRegistry
 from langchain_refs._runnable import REFERENCES_EVENT, CitationMiddleware, ReferencesCollector, manage_references
+from langchain_refs._scoring import (
+    CrossEncoderScorer,
+    EmbeddingScorer,
+    HybridScorer,
+    LexicalScorer,
+    LLMJudgeScorer,
+)
+from langchain_refs._sentences import SentenceSplitter, Span, split_sentences
 from langchain_refs._session import ReferenceSession
 from langchain_refs._styles import (
     EmptyReferenceStyle,
@@ -53,23 +62,35 @@ __all__ = [
     "Citation",
     "CitationMiddleware",
     "CitationParser",
+    "CrossEncoderScorer",
+    "EmbeddingScorer",
     "EmptyReferenceStyle",
     "HTMLReferenceStyle",
+    "HybridScorer",
     "InvalidCitation",
+    "LLMJudgeScorer",
+    "LexicalScorer",
     "MarkdownReferenceStyle",
     "Marker",
     "MarkerSyntax",
+    "PredictedReference",
     "Reference",
+    "ReferencePredictor",
     "ReferenceSession",
     "ReferenceStyle",
     "ReferencesCollector",
+    "SentenceSplitter",
     "SourceRegistry",
+    "Span",
     "TemplateReferenceStyle",
     "Text",
     "TextReferenceStyle",
     "__version__",
     "format_documents",
     "manage_references",
+    "needs_reference",
     "safe_url",
+    "split_sentences",
     "styles_directory",
+    "verify_citations",
 ]

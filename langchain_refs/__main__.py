@@ -118,7 +118,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         0
     """
     args = build_parser().parse_args(argv)
-    result: int = args.run(args)
+    try:
+        result: int = args.run(args)
+    except BrokenPipeError:  # the reader left (e.g. `| head`): not an error
+        sys.stderr.close()
+        return 0
     return result
 
 

@@ -35,7 +35,8 @@ class Citation:
     ``start``/``end`` delimit the rendered citation in the text the middleware
     produced (``output[start:end]``); ``text_start``/``text_end`` delimit the
     words it backs (the clause before it), and ``text`` holds those words.
-    ``marker`` is what the model wrote.
+    ``marker`` is what the model wrote. ``support`` (a score in [0, 1]) and
+    ``supported`` are filled in when a verifier checked the citation.
 
     Example:
         >>> out = "Paris is in France[1]."
@@ -53,6 +54,8 @@ class Citation:
     text_end: int
     text: str
     marker: str
+    support: float | None = None
+    supported: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

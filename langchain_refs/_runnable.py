@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
+from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents.base import BaseMedia
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -23,7 +25,7 @@ from typing_extensions import override
 
 from langchain_refs._parser import BRACKET_SYNTAX, DAGGER_SYNTAX, DEFAULT_MAX_HOLDBACK, ID_SYNTAX, MarkerSyntax
 from langchain_refs._references import AnswerReferences
-from langchain_refs._session import ReferenceSession
+from langchain_refs._session import ReferenceSession, Verifier
 from langchain_refs._styles import MarkdownReferenceStyle, ReferenceStyle
 
 __all__ = ["REFERENCES_EVENT", "CitationMiddleware", "ReferencesCollector", "manage_references"]
@@ -86,10 +88,20 @@ class _AnswerRewrite:
     the list of sources and the references as data.
     """
 
-    __slots__ = ("_list_content", "_message_id", "_output", "_session", "_str_output", "_track_output", "_wants_id")
+    __slots__ = (
+        "_list_content",
+        "_message_id",
+        "_output",
+        "_session",
+        "_str_output",
+        "_track_output",
+        "_verify",
+        "_wants_id",
+    )
 
-    def __init__(self, session: ReferenceSession, *, track_output: bool) -> None:
+    def __init__(self, session: ReferenceSession, *, track_output: bool, verify: Verifier | None = None) -> None:
         self._session = session
+        self._verify = verify
         self._str_output: bool | None = None
         self._message_id: str | None = None
         self._wants_id = True
@@ -148,7 +160,7 @@ class _AnswerRewrite:
 
     def finish(self) -> Any:
         """The last chunk: held tail, list of sources, references as data."""
-        tail = self._session.close()
+        tail = self._session.close(self._verify)
         if self._track_output:
             self._output.append(tail)
         if self._str_output is None:
@@ -170,6 +182,11 @@ class _AnswerRewrite:
         if _HAS_CHUNK_POSITION:
             last.chunk_position = "last"
         return last
+
+    @property
+    def verifies(self) -> bool:
+        """Whether `finish` runs a verifier (and may take a while)."""
+        return self._verify is not None
 
     def traced_output(self) -> Any:
         """What the run reports as its output to tracers (None when untracked)."""
@@ -212,6 +229,8 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         syntaxes: Sequence[SyntaxName | MarkerSyntax] = ("id",),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         keep_citations: bool = True,
+        verifier: BaseCrossEncoder | None = None,
+        support_threshold: float = 0.5,
         name: str | None = None,
     ) -> None:
         self.bound = runnable
@@ -233,7 +252,18 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             raise ValueError(msg)
         self.max_holdback = max_holdback
         self.keep_citations = keep_citations
+        self.verifier = verifier
+        self.support_threshold = support_threshold
         self.name = name or "manage_references"
+
+    def _verifier_for(self, input: Any) -> Verifier | None:
+        if self.verifier is None:
+            return None
+        from langchain_refs._grounding import verify_citations
+
+        documents = _documents_from(input, self.documents_key)
+        scorer, threshold = self.verifier, self.support_threshold
+        return lambda references: verify_citations(references, documents, scorer, threshold=threshold)
 
     def start_session(self, input: Any, *, answer_id: str = "") -> ReferenceSession:
         """A fresh session for one answer to ``input`` (checks the documents).
@@ -276,7 +306,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         rewrite: _AnswerRewrite | None = None
         try:
             session = self.start_session(input, answer_id=run_manager.run_id.hex[-8:])
-            rewrite = _AnswerRewrite(session, track_output=bool(run_manager.handlers))
+            rewrite = _AnswerRewrite(session, track_output=bool(run_manager.handlers), verify=self._verifier_for(input))
             with set_config_context(child_config) as context:
                 chunks = _rewritten(rewrite, self.bound.stream(input, child_config, **kwargs))
                 tap = _stream_tap(run_manager.handlers)
@@ -307,7 +337,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         rewrite: _AnswerRewrite | None = None
         try:
             session = self.start_session(input, answer_id=run_manager.run_id.hex[-8:])
-            rewrite = _AnswerRewrite(session, track_output=bool(run_manager.handlers))
+            rewrite = _AnswerRewrite(session, track_output=bool(run_manager.handlers), verify=self._verifier_for(input))
             with set_config_context(child_config):
                 chunks = _arewritten(rewrite, self.bound.astream(input, child_config, **kwargs))
                 tap = _stream_tap(run_manager.handlers)
@@ -339,7 +369,8 @@ async def _arewritten(rewrite: _AnswerRewrite, chunks: AsyncIterator[Any]) -> As
         out = rewrite.on_chunk(chunk)
         if out is not None:
             yield out
-    last = rewrite.finish()
+    # A verifier may call a model: keep it off the event loop.
+    last = await asyncio.to_thread(rewrite.finish) if rewrite.verifies else rewrite.finish()
     if last is not None:
         yield last
 
@@ -398,6 +429,8 @@ def manage_references(
     syntaxes: Sequence[SyntaxName | MarkerSyntax] = ("id",),
     max_holdback: int = DEFAULT_MAX_HOLDBACK,
     keep_citations: bool = True,
+    verifier: BaseCrossEncoder | None = None,
+    support_threshold: float = 0.5,
 ) -> CitationMiddleware:
     """Wrap ``runnable`` so its ``[n](id=k)`` citations are rewritten as it streams.
 
@@ -418,6 +451,13 @@ def manage_references(
         keep_citations: keep every citation with its offsets in the
             references data (the default); off, only the numbered sources are
             kept, so memory stays flat however long the stream.
+        verifier: a scorer (e.g. `LexicalScorer`, `LLMJudgeScorer`, any
+            ``BaseCrossEncoder``) that checks, once the answer is complete, each
+            citation's words against the documents it cites; the references
+            data then carry ``support`` and ``supported``, and the built-in
+            styles mark unsupported sources in the final list. Off by default;
+            the text still streams with no added delay.
+        support_threshold: the support a citation needs to count as supported.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -436,4 +476,6 @@ def manage_references(
         syntaxes=syntaxes,
         max_holdback=max_holdback,
         keep_citations=keep_citations,
+        verifier=verifier,
+        support_threshold=support_threshold,
     )

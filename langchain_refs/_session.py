@@ -16,7 +16,7 @@ from langchain_refs._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationPars
 from langchain_refs._references import AnswerReferences, Citation, InvalidCitation, Reference
 from langchain_refs._registry import OwnSource, SourceRegistry, resolve_source_keys
 
-__all__ = ["CitationRenderer", "ReferenceSession"]
+__all__ = ["CitationRenderer", "ReferenceSession", "Verifier"]
 
 logger = logging.getLogger("langchain_refs")
 
@@ -33,6 +33,10 @@ class CitationRenderer(Protocol):
     def format_reference(self, ref: int, media: Any) -> str | None: ...
 
     def format_all_references(self, refs: list[tuple[int, Any]]) -> str: ...
+
+
+Verifier = Callable[[AnswerReferences], AnswerReferences]
+"""Fills in each citation's support once an answer is complete."""
 
 
 class ReferenceSession:
@@ -73,6 +77,7 @@ class ReferenceSession:
         "_recent",
         "_registry",
         "_style",
+        "_verified",
     )
 
     def __init__(
@@ -98,6 +103,7 @@ class ReferenceSession:
         # Citations rendered since the last text, by number: a source cited
         # again right beside itself is rendered once.
         self._group: dict[int, Citation] = {}
+        self._verified: AnswerReferences | None = None
 
     @property
     def held(self) -> str:
@@ -135,14 +141,28 @@ class ReferenceSession:
             return text
         return self._render(self._parser.feed(text))
 
-    def close(self) -> str:
+    def close(self, verify: Verifier | None = None) -> str:
         """End the answer: return the held tail and the list of cited sources.
+
+        ``verify``, when given, receives the references once the text is
+        complete and returns them with each citation's support filled in; the
+        list of sources is rendered after it (a style with a ``note_support``
+        method is told which numbers are supported).
 
         Example:
             >>> ReferenceSession([], source_key=str, style=None).feed("a [") == "a "
             True
         """
         tail = self._render(self._parser.close())
+        if verify is not None:
+            self._verified = verify(self.references)
+            note_support = getattr(self._style, "note_support", None)
+            if callable(note_support):
+                supported: dict[int, bool] = {}
+                for citation in self._verified.citations:
+                    if citation.supported is not None:
+                        supported[citation.number] = supported.get(citation.number, True) and citation.supported
+                note_support(supported)
         refs = [(number, self._documents[positions[0] - 1]) for number, _, positions in self._registry.numbered()]
         listing = self._style.format_all_references(refs) if refs else ""
         self._output_length += len(listing)
@@ -156,6 +176,8 @@ class ReferenceSession:
             >>> ReferenceSession([], source_key=str, style=None).references
             AnswerReferences(references=(), citations=(), invalid_citations=())
         """
+        if self._verified is not None:
+            return self._verified
         references = []
         for number, key, positions in self._registry.numbered():
             metadata = getattr(self._documents[positions[0] - 1], "metadata", None) or {}

@@ -114,6 +114,7 @@ class SourceView:
     label: str
     document: Any
     answer_id: str
+    supported: bool | None = None
 
 
 class ReferenceStyle:
@@ -137,6 +138,7 @@ class ReferenceStyle:
 
     source_id_key: SourceKey = "source"
     answer_id: str = ""
+    support: dict[int, bool] | None = None
 
     def source_of(self, media: BaseMedia) -> Any:
         """The source key of a document (None when it has none).
@@ -168,6 +170,17 @@ class ReferenceStyle:
         bound.answer_id = answer_id
         return bound
 
+    def note_support(self, support: dict[int, bool]) -> None:
+        """Learn which numbers a verifier found supported, before the list is written.
+
+        Example:
+            >>> style = TextReferenceStyle().for_answer("a")
+            >>> style.note_support({1: False})
+            >>> style.support
+            {1: False}
+        """
+        self.support = support
+
     def format_reference(self, ref: int, media: BaseMedia) -> str | None:
         """The citation written in the text; None hides it.
 
@@ -194,8 +207,8 @@ class TemplateReferenceStyle(ReferenceStyle):
     The template defines two macros: ``citation(c)`` for one citation and
     ``references(refs)`` for the list; each ``c`` / item of ``refs`` has
     ``number``, ``source``, ``url`` (None unless safe to link), ``title``,
-    ``label`` (title, source or "untitled document"), ``document`` and
-    ``answer_id``.
+    ``label`` (title, source or "untitled document"), ``document``,
+    ``answer_id`` and ``supported`` (None unless a verifier ran).
     Give exactly one of ``template`` (the text), ``path`` (a file) or
     ``name`` (a built-in from ``styles/``: text, markdown, html, empty).
 
@@ -270,6 +283,7 @@ class TemplateReferenceStyle(ReferenceStyle):
             label=title_text or source_text or "untitled document",
             document=media,
             answer_id=self.answer_id,
+            supported=None if self.support is None else self.support.get(number),
         )
 
     @override

@@ -39,6 +39,7 @@ from typing_extensions import override
 from langchain_refs._prompt import FORMAT_REFERENCES, format_documents
 from langchain_refs._runnable import manage_references
 from langchain_refs._styles import ReferenceStyle, TextReferenceStyle
+from langchain_refs._text import content_words
 
 __all__ = [
     "NOT_FOUND",
@@ -52,33 +53,19 @@ __all__ = [
 
 NOT_FOUND = "I could not find the answer to this question in the documents."
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
-_STOP_WORDS = frozenset(
-    """a an and are as at be by can do does for from how i if in into is it its me my of on or so that the
-    their them then there these this to too was what when where which who why will with without you your
-    tell about should would could please any all each""".split()
-)
 _DOCUMENT = re.compile(r"<document id=(\d+)>\n(.*?)\n</document>", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(\"'])")
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def terms(text: str) -> list[str]:
     """Content words of ``text``, lower-cased and lightly stemmed.
 
     Example:
-        >>> terms("How are the citations renumbered? Migrate, migrating!")
-        ['citation', 'renumber', 'migrat', 'migrat']
+        >>> terms("How are the citations renumbered?")
+        ['citation', 'renumber']
     """
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP_WORDS]
+    return content_words(text)
 
 
 @cache

@@ -1,0 +1,335 @@
+"""Grounding: references predicted for answers without markers, and citation support.
+
+`ReferencePredictor` splits an answer and its documents into sentence windows,
+scores every (answer window, document window) pair with a scorer, and attaches
+to the answer the best-supported document spans, with exact character offsets
+on both sides. `verify_citations` scores the citations a model did write
+against the documents they cite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from langchain_core.cross_encoders import BaseCrossEncoder
+from langchain_core.documents.base import BaseMedia
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from typing_extensions import override
+
+from langchain_refs._references import AnswerReferences
+from langchain_refs._scoring import LexicalScorer
+from langchain_refs._sentences import SentenceSplitter, Span
+
+__all__ = ["PredictedReference", "ReferencePredictor", "needs_reference", "verify_citations"]
+
+DEFAULT_LABEL_THRESHOLDS = {"grounded": 0.6, "partially_grounded": 0.35}
+
+_NO_CLAIM = re.compile(
+    r"^\s*(?:#{1,6}\s|(?:hi|hello|hey|thanks|thank you|you're welcome|sure|of course|great question)\b"
+    r"|(?:i|we)\s+(?:could not|couldn't|cannot|can't|did not|didn't|do not|don't)\s+(?:find|know|see|locate)\b"
+    r"|(?:the|these|those)\s+documents?\s+(?:do|does)\s+not\b|(?:let me know|i hope this helps|feel free)\b)",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"\w+")
+
+
+def needs_reference(sentence: str) -> bool:
+    """Whether a sentence makes a claim a source should back (rule-based).
+
+    Greetings, headings, "I could not find this in the documents", closing
+    pleasantries and fragments of fewer than four words need none.
+
+    Example:
+        >>> [needs_reference(s) for s in ["Hello!", "# Summary", "I could not find it.",
+        ...                               "Paris is the capital of France."]]
+        [False, False, False, True]
+    """
+    if _NO_CLAIM.match(sentence):
+        return False
+    return len(_WORDS.findall(sentence)) >= 4
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PredictedReference:
+    """A span of a document that supports a span of the answer.
+
+    ``answer[answer_start_idx:answer_end_idx]`` and
+    ``_text_of(document)[document_start_idx:document_end_idx]`` are the two
+    spans; ``document_position`` is 1-based in the documents given.
+
+    Example:
+        >>> ref = PredictedReference(document_start_idx=0, document_end_idx=5, answer_start_idx=0,
+        ...     answer_end_idx=5, score=0.9, document_id="d1", document_position=1, label="grounded")
+        >>> PredictedReference.from_dict(ref.to_dict()) == ref
+        True
+    """
+
+    document_start_idx: int
+    document_end_idx: int
+    answer_start_idx: int
+    answer_end_idx: int
+    score: float
+    document_id: str | None
+    document_position: int
+    label: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data.
+
+        Example:
+            >>> PredictedReference(document_start_idx=0, document_end_idx=1, answer_start_idx=0,
+            ...     answer_end_idx=1, score=1.0, document_id=None, document_position=1,
+            ...     label="grounded").to_dict()["label"]
+            'grounded'
+        """
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PredictedReference:
+        """Rebuild the value written by `to_dict`.
+
+        Example:
+            >>> PredictedReference.from_dict({"document_start_idx": 0, "document_end_idx": 1,
+            ...     "answer_start_idx": 0, "answer_end_idx": 1, "score": 0.5, "document_id": None,
+            ...     "document_position": 2, "label": "partially_grounded"}).document_position
+            2
+        """
+        return cls(**data)
+
+
+def _windows(spans: Sequence[Span], size: int, stride: int) -> list[tuple[int, int]]:
+    """(start, end) character offsets of windows of ``size`` spans every ``stride``."""
+    if not spans:
+        return []
+    last_start = max(len(spans) - size, 0)
+    starts = list(range(0, last_start + 1, stride))
+    if starts[-1] != last_start:
+        starts.append(last_start)
+    return [(spans[i].start, spans[min(i + size, len(spans)) - 1].end) for i in starts]
+
+
+def _text_of(document: BaseMedia) -> str:
+    """The text of a document (a `Blob` without text has none)."""
+    text = getattr(document, "page_content", None)
+    return text if isinstance(text, str) else ""
+
+
+def _document_id(document: BaseMedia, position: int) -> str | None:
+    if document.id:
+        return str(document.id)
+    for key in ("id", "source"):
+        if document.metadata.get(key):
+            return str(document.metadata[key])
+    return None
+
+
+class ReferencePredictor(Runnable[dict[str, Any], Any]):
+    """Predicts the document spans that back each sentence of an answer.
+
+    Input: a dict with the answer(s) under ``answer_key`` (a ``str``, an
+    ``AIMessage`` or a list of them) and the documents under
+    ``documents_key``. Output: the answer(s) as ``AIMessage`` with
+    ``response_metadata["references"]``, a list of `PredictedReference` dicts.
+
+    Args:
+        scorer: any ``BaseCrossEncoder`` giving scores in [0, 1] (default
+            `LexicalScorer`, no model).
+        splitter: the sentence splitter (default `SentenceSplitter`).
+        answer_window_size / answer_window_stride: sentences per answer window.
+        document_window_size / document_window_stride: sentences per document window.
+        threshold: keep every document window scoring at least this; None
+            keeps the single best match of each answer window.
+        label_thresholds: label -> minimum score, checked from the highest.
+        default_class: the label below every threshold.
+        batch_size: pairs per scorer call.
+        verifiability: decides which answer windows need a reference
+            (default `needs_reference`; None scores every window).
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> docs = [Document("Lyon is known for food. Paris is the capital of France.", id="d1")]
+        >>> answer = ReferencePredictor().invoke(
+        ...     {"answer": "Hello! Paris is the capital of France.", "documents": docs})
+        >>> ref = answer.response_metadata["references"][0]
+        >>> answer.content[ref["answer_start_idx"]:ref["answer_end_idx"]]
+        'Paris is the capital of France.'
+        >>> docs[0].page_content[ref["document_start_idx"]:ref["document_end_idx"]], ref["label"]
+        ('Paris is the capital of France.', 'grounded')
+    """
+
+    def __init__(
+        self,
+        *,
+        scorer: BaseCrossEncoder | None = None,
+        splitter: SentenceSplitter | None = None,
+        answer_key: str = "answer",
+        documents_key: str = "documents",
+        answer_window_size: int = 1,
+        answer_window_stride: int = 1,
+        document_window_size: int = 1,
+        document_window_stride: int = 1,
+        threshold: float | None = None,
+        label_thresholds: dict[str, float] | None = None,
+        default_class: str = "not_grounded",
+        batch_size: int = 256,
+        verifiability: Callable[[str], bool] | None = needs_reference,
+    ) -> None:
+        for name, value in [
+            ("answer_window_size", answer_window_size),
+            ("answer_window_stride", answer_window_stride),
+            ("document_window_size", document_window_size),
+            ("document_window_stride", document_window_stride),
+            ("batch_size", batch_size),
+        ]:
+            if value < 1:
+                msg = f"{name} must be at least 1, got {value}"
+                raise ValueError(msg)
+        self.scorer = scorer or LexicalScorer()
+        self.splitter = splitter or SentenceSplitter()
+        self.answer_key = answer_key
+        self.documents_key = documents_key
+        self.answer_window = (answer_window_size, answer_window_stride)
+        self.document_window = (document_window_size, document_window_stride)
+        self.threshold = threshold
+        self.label_thresholds = sorted(
+            (label_thresholds or DEFAULT_LABEL_THRESHOLDS).items(), key=lambda item: -item[1]
+        )
+        self.default_class = default_class
+        self.batch_size = batch_size
+        self.verifiability = verifiability
+
+    def label(self, score: float) -> str:
+        """The label of a score.
+
+        Example:
+            >>> [ReferencePredictor().label(s) for s in (0.9, 0.4, 0.1)]
+            ['grounded', 'partially_grounded', 'not_grounded']
+        """
+        for name, minimum in self.label_thresholds:
+            if score >= minimum:
+                return name
+        return self.default_class
+
+    def predict(self, answer: str, documents: Sequence[BaseMedia]) -> list[PredictedReference]:
+        """The references of one answer text.
+
+        Example:
+            >>> from langchain_core.documents import Document
+            >>> ReferencePredictor().predict("I could not find this in the documents.", [Document("x")])
+            []
+        """
+        answer_windows = [
+            (start, end)
+            for start, end in _windows(self.splitter.split(answer), *self.answer_window)
+            if self.verifiability is None or self.verifiability(answer[start:end])
+        ]
+        document_windows = [
+            (position, start, end)
+            for position, document in enumerate(documents, start=1)
+            for start, end in _windows(self.splitter.split(_text_of(document)), *self.document_window)
+        ]
+        if not answer_windows or not document_windows:
+            return []
+        references = []
+        for answer_start, answer_end in answer_windows:
+            claim = answer[answer_start:answer_end]
+            evidence = [_text_of(documents[p - 1])[s:e] for p, s, e in document_windows]
+            scores: list[float] = []
+            for i in range(0, len(evidence), self.batch_size):
+                scores.extend(self.scorer.score([(claim, text) for text in evidence[i : i + self.batch_size]]))
+            if self.threshold is None:
+                chosen = [max(range(len(scores)), key=scores.__getitem__)]
+            else:
+                chosen = sorted((i for i, s in enumerate(scores) if s >= self.threshold), key=lambda i: -scores[i])
+            for i in chosen:
+                position, start, end = document_windows[i]
+                references.append(
+                    PredictedReference(
+                        document_start_idx=start,
+                        document_end_idx=end,
+                        answer_start_idx=answer_start,
+                        answer_end_idx=answer_end,
+                        score=round(float(scores[i]), 6),
+                        document_id=_document_id(documents[position - 1], position),
+                        document_position=position,
+                        label=self.label(scores[i]),
+                    )
+                )
+        return references
+
+    def _annotate(self, answer: Any, documents: Sequence[BaseMedia]) -> AIMessage:
+        if isinstance(answer, str):
+            message = AIMessage(content=answer)
+        elif isinstance(answer, BaseMessage):
+            message = AIMessage(**answer.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+        else:
+            msg = f"ReferencePredictor answers must be str or AIMessage, got {type(answer).__name__}"
+            raise TypeError(msg)
+        text = message.text if isinstance(message.text, str) else str(message.content)
+        references = [r.to_dict() for r in self.predict(text, documents)]
+        message.response_metadata = {**message.response_metadata, "references": references}
+        return message
+
+    @override
+    def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self._call_with_config(self._run, input, config)
+
+    def _run(self, input: dict[str, Any]) -> Any:
+        from langchain_refs._runnable import _documents_from
+
+        if not isinstance(input, dict) or self.answer_key not in input:
+            msg = f"ReferencePredictor expects a dict with the answer under {self.answer_key!r}"
+            raise ValueError(msg)
+        documents = _documents_from(input, self.documents_key)
+        answers = input[self.answer_key]
+        if isinstance(answers, list):
+            return [self._annotate(answer, documents) for answer in answers]
+        return self._annotate(answers, documents)
+
+
+def verify_citations(
+    references: AnswerReferences,
+    documents: Sequence[BaseMedia],
+    scorer: BaseCrossEncoder,
+    *,
+    threshold: float = 0.5,
+    splitter: SentenceSplitter | None = None,
+    window: int = 2,
+) -> AnswerReferences:
+    """Score each citation's words against the documents it cites.
+
+    Each citation's ``support`` is its best score over windows of ``window``
+    sentences of the cited documents; ``supported`` says whether it reaches
+    ``threshold``.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> from langchain_refs import Citation, Reference
+        >>> refs = AnswerReferences(
+        ...     references=(Reference(number=1, source="a", title=None, document_positions=(1,)),),
+        ...     citations=(Citation(number=1, document_positions=(1,), start=5, end=8, text_start=0,
+        ...                         text_end=5, text="Paris is in France", marker="[1](id=1)"),))
+        >>> checked = verify_citations(refs, [Document("Paris is a city in France.")], LexicalScorer())
+        >>> checked.citations[0].supported
+        True
+    """
+    from dataclasses import replace
+
+    splitter = splitter or SentenceSplitter()
+    windows: dict[int, list[str]] = {}
+    for citation in references.citations:
+        for position in citation.document_positions:
+            if position not in windows:
+                text = _text_of(documents[position - 1])
+                windows[position] = [text[s:e] for s, e in _windows(splitter.split(text), window, 1)] or [text]
+    checked = []
+    for citation in references.citations:
+        evidence = [w for p in citation.document_positions for w in windows[p]]
+        scores = scorer.score([(citation.text, text) for text in evidence]) if evidence and citation.text else [0.0]
+        support = round(max(scores), 6)
+        checked.append(replace(citation, support=support, supported=support >= threshold))
+    return replace(references, citations=tuple(checked))

@@ -1,0 +1,327 @@
+"""Scorers: how well a piece of evidence supports a claim, in [0, 1].
+
+Every scorer is a ``langchain_core.cross_encoders.BaseCrossEncoder``: a batch of
+``(claim, evidence)`` pairs in, one score per pair out. So any cross-encoder a
+user already has plugs in here (wrap it in `CrossEncoderScorer` to squash its
+logits into [0, 1]), and ours plug into LangChain's rerankers
+(``CrossEncoderReranker(model=LexicalScorer())``).
+
+Offline there is no entailment model: no PyPI package ships a cross-encoder or
+an NLI model. `LexicalScorer` (the default) measures how much of the claim the
+evidence covers; `EmbeddingScorer` measures semantic closeness with any
+LangChain ``Embeddings``. Neither understands negation or contradiction; for
+that, use `LLMJudgeScorer` with a chat model or a real cross-encoder.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.cross_encoders import BaseCrossEncoder
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+from typing_extensions import override
+
+from langchain_refs._sentences import split_sentences
+from langchain_refs._text import STOP_WORDS, fold, stem
+
+__all__ = [
+    "CrossEncoderScorer",
+    "EmbeddingScorer",
+    "HybridScorer",
+    "LLMJudgeScorer",
+    "LexicalScorer",
+]
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
+
+
+def _words(text: str) -> list[str]:
+    return [stem(w) for w in _TOKEN.findall(fold(text)) if w not in STOP_WORDS]
+
+
+class LexicalScorer(BaseCrossEncoder):
+    """Weighted coverage of the claim's content words and phrases by the evidence.
+
+    A claim word counts fully when the evidence has it (after light stemming),
+    partly when the evidence has a word sharing its first five letters; numbers
+    and names weigh more than common words, and pairs of adjacent claim words
+    found together in the evidence add a phrase bonus. Long evidence is read as
+    windows of ``window`` sentences: the score is the best window's, blended
+    with the whole evidence's. Numbers in the claim missing from the evidence
+    pull the score down. No model, no download.
+
+    Example:
+        >>> scorer = LexicalScorer()
+        >>> supported, unsupported = scorer.score([
+        ...     ("Paris is the capital of France.", "Paris has been the capital of France since 987."),
+        ...     ("Paris is the capital of France.", "Lyon is known for its food."),
+        ... ])
+        >>> supported > 0.8 > 0.2 > unsupported
+        True
+    """
+
+    def __init__(
+        self,
+        *,
+        window: int = 2,
+        phrase_weight: float = 0.25,
+        whole_weight: float = 0.5,
+        number_penalty: float = 0.7,
+        precision_weight: float = 0.0,
+        rarity_weight: float = 1.0,
+        min_batch_for_rarity: int = 5,
+    ) -> None:
+        self.rarity_weight = rarity_weight
+        self.min_batch_for_rarity = min_batch_for_rarity
+        self.window = window
+        self.phrase_weight = phrase_weight
+        self.whole_weight = whole_weight
+        self.number_penalty = number_penalty
+        self.precision_weight = precision_weight
+
+    @override
+    def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+        rarity = self._rarity({evidence for _, evidence in text_pairs})
+        return [self._score(claim, evidence, rarity) for claim, evidence in text_pairs]
+
+    def _rarity(self, evidence_texts: set[str]) -> dict[str, float]:
+        """Inverse document frequency over the batch's evidence, when it is large enough.
+
+        Scoring many candidates at once (as a reranker does) lets words that
+        every candidate shares count for less than the ones that tell them apart.
+        """
+        if len(evidence_texts) < self.min_batch_for_rarity:
+            return {}
+        frequency: dict[str, int] = {}
+        for text in evidence_texts:
+            for word in set(_words(text)):
+                frequency[word] = frequency.get(word, 0) + 1
+        count = len(evidence_texts)
+        return {word: math.log((count + 1) / (n + 0.5)) for word, n in frequency.items()}
+
+    def _claim_weights(self, claim: str, rarity: dict[str, float] | None = None) -> tuple[list[str], list[float]]:
+        names = {stem(w) for w in _TOKEN.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
+        words = _words(claim)
+        weights = []
+        for word in words:
+            weight = 1.0 + min(len(word), 10) / 10
+            if word.isdigit():
+                weight = 2.0
+            elif word in names:
+                weight += 0.5
+            if rarity:
+                weight *= self.rarity_weight * rarity.get(word, self._unseen(rarity)) + (1 - self.rarity_weight)
+            weights.append(weight)
+        return words, weights
+
+    @staticmethod
+    def _unseen(rarity: dict[str, float]) -> float:
+        return max(rarity.values())
+
+    def _coverage(self, words: list[str], weights: list[float], evidence: str) -> float:
+        if not words:
+            return 0.0
+        found = _words(evidence)
+        present = set(found)
+        prefixes = {w[:5] for w in found if len(w) >= 5}
+        total = sum(weights)
+        covered = 0.0
+        for word, weight in zip(words, weights, strict=True):
+            if word in present:
+                covered += weight
+            elif len(word) >= 5 and word[:5] in prefixes:
+                covered += 0.7 * weight
+        unigram = covered / total
+        claim_pairs = set(itertools.pairwise(words))
+        if claim_pairs:
+            near = set(itertools.pairwise(found)) | set(zip(found, found[2:], strict=False))
+            phrase = len(claim_pairs & near) / len(claim_pairs)
+            unigram = (1 - self.phrase_weight) * unigram + self.phrase_weight * phrase
+        if self.precision_weight and found:
+            claim_set = set(words)
+            precision = sum(w in claim_set for w in found) / len(found)
+            unigram = (1 - self.precision_weight) * unigram + self.precision_weight * precision
+        return unigram
+
+    def _score(self, claim: str, evidence: str, rarity: dict[str, float]) -> float:
+        words, weights = self._claim_weights(claim, rarity)
+        whole = self._coverage(words, weights, evidence)
+        sentences = [s.text for s in split_sentences(evidence)]
+        if len(sentences) > self.window:
+            windows = (" ".join(sentences[i : i + self.window]) for i in range(len(sentences) - self.window + 1))
+            best = max(self._coverage(words, weights, w) for w in windows)
+            score = self.whole_weight * whole + (1 - self.whole_weight) * best
+        else:
+            score = whole
+        evidence_numbers = set(_NUMBER.findall(evidence))
+        missing = [n for n in _NUMBER.findall(claim) if n not in evidence_numbers]
+        if missing:
+            score *= self.number_penalty
+        return max(0.0, min(1.0, score))
+
+
+class EmbeddingScorer(BaseCrossEncoder):
+    """Cosine similarity of claim and evidence embeddings, mapped to [0, 1].
+
+    Works with any LangChain ``Embeddings``. ``floor`` and ``ceiling`` are the
+    cosine values mapped to 0 and 1 (unrelated sentences rarely fall below
+    0.1 with sentence-transformer models).
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> scorer = EmbeddingScorer(DeterministicFakeEmbedding(size=8))
+        >>> scorer.score([("same text", "same text")])
+        [1.0]
+    """
+
+    def __init__(self, embeddings: Embeddings, *, floor: float = 0.1, ceiling: float = 0.9) -> None:
+        self.embeddings = embeddings
+        self.floor = floor
+        self.ceiling = ceiling
+
+    @override
+    def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+        texts = sorted({t for pair in text_pairs for t in pair})
+        vectors = dict(zip(texts, self.embeddings.embed_documents(texts), strict=True))
+        scores = []
+        for claim, evidence in text_pairs:
+            a, b = vectors[claim], vectors[evidence]
+            norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+            cosine = sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+            scores.append(max(0.0, min(1.0, (cosine - self.floor) / (self.ceiling - self.floor))))
+        return scores
+
+
+class CrossEncoderScorer(BaseCrossEncoder):
+    """Any LangChain cross-encoder, its scores squashed into [0, 1].
+
+    For a local model, e.g. ``HuggingFaceCrossEncoder(model_name="/path/to/model")``
+    from langchain-community. Scores already in [0, 1] pass unchanged; others
+    (logits) go through a logistic function.
+
+    Example:
+        >>> class Logits(BaseCrossEncoder):
+        ...     def score(self, text_pairs): return [4.0 for _ in text_pairs]
+        >>> round(CrossEncoderScorer(Logits()).score([("a", "b")])[0], 3)
+        0.982
+    """
+
+    def __init__(self, cross_encoder: BaseCrossEncoder) -> None:
+        self.cross_encoder = cross_encoder
+
+    @override
+    def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+        raw = [float(s) for s in self.cross_encoder.score(list(text_pairs))]
+        if all(0.0 <= s <= 1.0 for s in raw):
+            return raw
+        return [1.0 / (1.0 + math.exp(-s)) for s in raw]
+
+
+class _Judgement(BaseModel):
+    """How well the evidence supports the claim."""
+
+    score: float = Field(description="0 = not supported at all, 1 = fully supported by the evidence alone")
+
+
+_JUDGE_PROMPT = (
+    "You check citations. Given a CLAIM and EVIDENCE, answer how well the evidence alone supports the "
+    'claim, as JSON {"score": x} with x from 0 (not supported or contradicted) to 1 (fully supported).'
+)
+
+
+class LLMJudgeScorer(BaseCrossEncoder):
+    """A chat model judges each pair; structured output where the model has it.
+
+    A reply that cannot be read as a score counts as ``default`` (and is
+    logged), so one bad reply never stops a batch.
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> judge = LLMJudgeScorer(FakeListChatModel(responses=['{"score": 0.9}', 'no idea']))
+        >>> judge.score([("a", "b"), ("c", "d")])
+        [0.9, 0.0]
+    """
+
+    def __init__(self, model: BaseChatModel, *, default: float = 0.0, max_concurrency: int = 4) -> None:
+        self.model = model
+        self.default = default
+        self.max_concurrency = max_concurrency
+
+    def _runnable(self) -> Any:
+        try:
+            return self.model.with_structured_output(_Judgement)
+        except (NotImplementedError, AttributeError):
+            return self.model
+
+    @override
+    def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+        runnable = self._runnable()
+        prompts = [
+            [SystemMessage(_JUDGE_PROMPT), HumanMessage(f"CLAIM: {claim}\n\nEVIDENCE: {evidence}")]
+            for claim, evidence in text_pairs
+        ]
+        replies = runnable.batch(prompts, {"max_concurrency": self.max_concurrency}, return_exceptions=True)
+        return [self._read(reply) for reply in replies]
+
+    def _read(self, reply: Any) -> float:
+        value: Any = None
+        if isinstance(reply, _Judgement):
+            value = reply.score
+        elif isinstance(reply, dict):
+            value = reply.get("score")
+        elif hasattr(reply, "content"):
+            text = str(reply.content)
+            match = re.search(r"\{.*\}", text, re.DOTALL)
+            try:
+                value = json.loads(match[0]).get("score") if match else float(text.strip())
+            except (ValueError, AttributeError):
+                value = None
+        try:
+            return max(0.0, min(1.0, float(value)))
+        except (TypeError, ValueError):
+            import logging
+
+            logging.getLogger("langchain_refs").warning("unreadable judge reply %r; scored %s", reply, self.default)
+            return self.default
+
+
+class HybridScorer(BaseCrossEncoder):
+    """A weighted mean of several scorers.
+
+    Example:
+        >>> class Const(BaseCrossEncoder):
+        ...     def __init__(self, v): self.v = v
+        ...     def score(self, text_pairs): return [self.v] * len(text_pairs)
+        >>> HybridScorer([(Const(1.0), 0.5), (Const(0.0), 0.5)]).score([("a", "b")])
+        [0.5]
+    """
+
+    def __init__(self, scorers: Sequence[tuple[BaseCrossEncoder, float]]) -> None:
+        if not scorers or any(weight < 0 for _, weight in scorers):
+            msg = "HybridScorer needs at least one (scorer, weight) pair with a non-negative weight"
+            raise ValueError(msg)
+        self.scorers = list(scorers)
+
+    @override
+    def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+        pairs = list(text_pairs)
+        total = sum(weight for _, weight in self.scorers)
+        combined = [0.0] * len(pairs)
+        for scorer, weight in self.scorers:
+            for i, value in enumerate(scorer.score(pairs)):
+                combined[i] += weight * value / total
+        return combined
+
+
+Scorer = BaseCrossEncoder
+ScoreFunction = Callable[[Sequence[tuple[str, str]]], list[float]]

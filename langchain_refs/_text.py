@@ -1,0 +1,56 @@
+"""Word-level text normalisation shared by the retriever, the scorers and the demo."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+__all__ = ["STOP_WORDS", "content_words", "stem"]
+
+STOP_WORDS: Final = frozenset(
+    """a an and are as at be been being but by can could did do does doing for from had has have having he her
+    here hers him his how i if in into is it its itself just me more most my no nor not of off on once only or
+    other our ours out over own same she should so some such than that the their theirs them then there these
+    they this those through to too under until up very was we were what when where which while who whom why
+    will with would you your yours also about any all each both few further again against because before
+    after above below between during s t tell please""".split()
+)
+"""Function words that carry no claim on their own."""
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem: plurals, -ing, -ed and a final -e.
+
+    Example:
+        >>> [stem(w) for w in ["sources", "numbered", "migrating", "migrate", "is"]]
+        ['sourc', 'number', 'migrat', 'migrat', 'is']
+    """
+    for suffix in ("ies", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def fold(text: str) -> str:
+    """Lower case without accents.
+
+    Example:
+        >>> fold("Café Ünïcode")
+        'cafe unicode'
+    """
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def content_words(text: str) -> list[str]:
+    """The stemmed content words of ``text``, in order.
+
+    Example:
+        >>> content_words("How are the citations renumbered? Migrate, migrating!")
+        ['citation', 'renumber', 'migrat', 'migrat']
+    """
+    return [stem(w) for w in _WORD.findall(fold(text)) if w not in STOP_WORDS]
