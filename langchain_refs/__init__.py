@@ -33,7 +33,7 @@ from langchain_refs._scoring import (
     LexicalScorer,
     LLMJudgeScorer,
 )
-from langchain_refs._sentences import SentenceSplitter, Span, split_sentences
+from langchain_refs._sentences import EXTENDED_ABBREVIATIONS, SentenceSplitter, Span, split_sentences
 from langchain_refs._session import ReferenceSession
 from langchain_refs._styles import (
     EmptyReferenceStyle,
@@ -55,6 +55,7 @@ __all__ = [
     "BRACKET_SYNTAX",
     "DAGGER_SYNTAX",
     "DEFAULT_MAX_HOLDBACK",
+    "EXTENDED_ABBREVIATIONS",
     "FORMAT_REFERENCES",
     "ID_SYNTAX",
     "REFERENCES_EVENT",

@@ -15,11 +15,13 @@ that, use `LLMJudgeScorer` with a chat model or a real cross-encoder.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.cross_encoders import BaseCrossEncoder
@@ -91,27 +93,38 @@ class LexicalScorer(BaseCrossEncoder):
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
-        rarity = self._rarity({evidence for _, evidence in text_pairs})
-        return [self._score(claim, evidence, rarity) for claim, evidence in text_pairs]
+        evidence = {text: self._evidence(text) for _, text in text_pairs}
+        rarity = self._rarity([e.whole for e in evidence.values()])
+        claims: dict[str, tuple[list[str], list[float], frozenset[str]]] = {}
+        scores = []
+        for claim, text in text_pairs:
+            if claim not in claims:
+                claims[claim] = (*self._claim_weights(claim, rarity), frozenset(_NUMBER.findall(claim)))
+            scores.append(self._score(claims[claim], evidence[text]))
+        return scores
 
-    def _rarity(self, evidence_texts: set[str]) -> dict[str, float]:
+    def _evidence(self, text: str) -> _Evidence:
+        return _evidence(text, self.window)
+
+    def _rarity(self, evidence: list[_Words]) -> dict[str, float]:
         """Inverse document frequency over the batch's evidence, when it is large enough.
 
         Scoring many candidates at once (as a reranker does) lets words that
         every candidate shares count for less than the ones that tell them apart.
         """
-        if len(evidence_texts) < self.min_batch_for_rarity:
+        if len(evidence) < self.min_batch_for_rarity:
             return {}
         frequency: dict[str, int] = {}
-        for text in evidence_texts:
-            for word in set(_words(text)):
+        for words in evidence:
+            for word in words.present:
                 frequency[word] = frequency.get(word, 0) + 1
-        count = len(evidence_texts)
+        count = len(evidence)
         return {word: math.log((count + 1) / (n + 0.5)) for word, n in frequency.items()}
 
     def _claim_weights(self, claim: str, rarity: dict[str, float] | None = None) -> tuple[list[str], list[float]]:
         names = {stem(w) for w in _TOKEN.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
         words = _words(claim)
+        unseen = max(rarity.values()) if rarity else 0.0
         weights = []
         for word in words:
             weight = 1.0 + min(len(word), 10) / 10
@@ -120,20 +133,14 @@ class LexicalScorer(BaseCrossEncoder):
             elif word in names:
                 weight += 0.5
             if rarity:
-                weight *= self.rarity_weight * rarity.get(word, self._unseen(rarity)) + (1 - self.rarity_weight)
+                weight *= self.rarity_weight * rarity.get(word, unseen) + (1 - self.rarity_weight)
             weights.append(weight)
         return words, weights
 
-    @staticmethod
-    def _unseen(rarity: dict[str, float]) -> float:
-        return max(rarity.values())
-
-    def _coverage(self, words: list[str], weights: list[float], evidence: str) -> float:
+    def _coverage(self, words: list[str], weights: list[float], evidence: _Words) -> float:
         if not words:
             return 0.0
-        found = _words(evidence)
-        present = set(found)
-        prefixes = {w[:5] for w in found if len(w) >= 5}
+        present, prefixes = evidence.present, evidence.prefixes
         total = sum(weights)
         covered = 0.0
         for word, weight in zip(words, weights, strict=True):
@@ -144,30 +151,60 @@ class LexicalScorer(BaseCrossEncoder):
         unigram = covered / total
         claim_pairs = set(itertools.pairwise(words))
         if claim_pairs:
-            near = set(itertools.pairwise(found)) | set(zip(found, found[2:], strict=False))
-            phrase = len(claim_pairs & near) / len(claim_pairs)
+            phrase = len(claim_pairs & evidence.near) / len(claim_pairs)
             unigram = (1 - self.phrase_weight) * unigram + self.phrase_weight * phrase
-        if self.precision_weight and found:
+        if self.precision_weight and evidence.words:
             claim_set = set(words)
-            precision = sum(w in claim_set for w in found) / len(found)
+            precision = sum(w in claim_set for w in evidence.words) / len(evidence.words)
             unigram = (1 - self.precision_weight) * unigram + self.precision_weight * precision
         return unigram
 
-    def _score(self, claim: str, evidence: str, rarity: dict[str, float]) -> float:
-        words, weights = self._claim_weights(claim, rarity)
-        whole = self._coverage(words, weights, evidence)
-        sentences = [s.text for s in split_sentences(evidence)]
-        if len(sentences) > self.window:
-            windows = (" ".join(sentences[i : i + self.window]) for i in range(len(sentences) - self.window + 1))
-            best = max(self._coverage(words, weights, w) for w in windows)
-            score = self.whole_weight * whole + (1 - self.whole_weight) * best
-        else:
-            score = whole
-        evidence_numbers = set(_NUMBER.findall(evidence))
-        missing = [n for n in _NUMBER.findall(claim) if n not in evidence_numbers]
-        if missing:
+    def _score(self, claim: tuple[list[str], list[float], frozenset[str]], evidence: _Evidence) -> float:
+        words, weights, numbers = claim
+        score = self._coverage(words, weights, evidence.whole)
+        if evidence.windows:
+            best = max(self._coverage(words, weights, w) for w in evidence.windows)
+            score = self.whole_weight * score + (1 - self.whole_weight) * best
+        if numbers - evidence.numbers:
             score *= self.number_penalty
         return max(0.0, min(1.0, score))
+
+
+@dataclass(frozen=True, slots=True)
+class _Words:
+    words: tuple[str, ...]
+    present: frozenset[str]
+    prefixes: frozenset[str]
+    near: frozenset[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Evidence:
+    whole: _Words
+    windows: tuple[_Words, ...]
+    numbers: frozenset[str]
+
+
+@functools.lru_cache(maxsize=4096)
+def _evidence(text: str, window: int) -> _Evidence:
+    """A text read whole and as windows of ``window`` sentences (cached: evidence repeats)."""
+    sentences = [s.text for s in split_sentences(text)]
+    windows: tuple[_Words, ...] = ()
+    if len(sentences) > window:
+        windows = tuple(_analyse(" ".join(sentences[i : i + window])) for i in range(len(sentences) - window + 1))
+    return _Evidence(whole=_analyse(text), windows=windows, numbers=frozenset(_NUMBER.findall(text)))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _analyse(text: str) -> _Words:
+    """The content words of a text and what coverage needs of them (cached: evidence repeats)."""
+    found = _words(text)
+    return _Words(
+        words=tuple(found),
+        present=frozenset(found),
+        prefixes=frozenset(w[:5] for w in found if len(w) >= 5),
+        near=frozenset(itertools.pairwise(found)) | frozenset(zip(found, found[2:], strict=False)),
+    )
 
 
 class EmbeddingScorer(BaseCrossEncoder):

@@ -60,7 +60,6 @@ _NEXT_START = re.compile(r"[\"'\u201c\u2018(\[\u00ab*_#>-]*[A-Z0-9\u00c0-\u024f\
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+]\s|\d{1,3}[.)]\s|#{1,6}\s|>\s))")
 _HEADING_LINE = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
 _WORD_BEFORE = re.compile(r"([\w.\-]+)$")
-_SPACE = " \t\r\n\f\v"
 
 
 class SentenceSplitter:
@@ -100,9 +99,9 @@ class SentenceSplitter:
         spans = []
         ordered = sorted(cuts)
         for start, stop in itertools.pairwise(ordered):
-            while start < stop and text[start] in _SPACE:
+            while start < stop and text[start].isspace():
                 start += 1
-            while stop > start and text[stop - 1] in _SPACE:
+            while stop > start and text[stop - 1].isspace():
                 stop -= 1
             if start < stop:
                 spans.append(Span(start=start, end=stop, text=text[start:stop]))
