@@ -21,6 +21,7 @@ def test_public_names() -> None:
         "BRACKET_SYNTAX",
         "DAGGER_SYNTAX",
         "DEFAULT_MAX_HOLDBACK",
+        "EXTENDED_ABBREVIATIONS",
         "FORMAT_REFERENCES",
         "ID_SYNTAX",
         "REFERENCES_EVENT",
