@@ -11,6 +11,17 @@ Example:
 
 from importlib import metadata
 
+from langchain_refs._claims import (
+    Claim,
+    ClaimCheck,
+    EvidenceSpan,
+    LLMClaimChecker,
+    LLMClaimExtractor,
+    RuleBasedClaimExtractor,
+    ScorerClaimChecker,
+    aggregate,
+)
+from langchain_refs._filters import LLMReferenceFilter, SimilarityReferenceFilter, format_reference_list
 from langchain_refs._grounding import PredictedReference, ReferencePredictor, needs_reference, verify_citations
 from langchain_refs._parser import (
     BRACKET_SYNTAX,
@@ -63,13 +74,19 @@ __all__ = [
     "Citation",
     "CitationMiddleware",
     "CitationParser",
+    "Claim",
+    "ClaimCheck",
     "CrossEncoderScorer",
     "EmbeddingScorer",
     "EmptyReferenceStyle",
+    "EvidenceSpan",
     "HTMLReferenceStyle",
     "HybridScorer",
     "InvalidCitation",
+    "LLMClaimChecker",
+    "LLMClaimExtractor",
     "LLMJudgeScorer",
+    "LLMReferenceFilter",
     "LexicalScorer",
     "MarkdownReferenceStyle",
     "Marker",
@@ -80,14 +97,19 @@ __all__ = [
     "ReferenceSession",
     "ReferenceStyle",
     "ReferencesCollector",
+    "RuleBasedClaimExtractor",
+    "ScorerClaimChecker",
     "SentenceSplitter",
+    "SimilarityReferenceFilter",
     "SourceRegistry",
     "Span",
     "TemplateReferenceStyle",
     "Text",
     "TextReferenceStyle",
     "__version__",
+    "aggregate",
     "format_documents",
+    "format_reference_list",
     "manage_references",
     "needs_reference",
     "safe_url",

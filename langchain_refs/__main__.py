@@ -1,4 +1,4 @@
-"""The ``langchain-refs`` command line: ``demo`` and ``serve``.
+"""The ``langchain-refs`` command line: ``demo``, ``serve`` and ``check``.
 
 Example:
     >>> build_parser().parse_args(["demo", "--style", "markdown", "How are sources numbered?"]).style
@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--model", help="a real chat model as provider:name")
     serve.set_defaults(run=run_serve)
+
+    from langchain_refs._check_cli import add_check_command
+
+    add_check_command(commands)
     return parser
 
 

@@ -1,0 +1,269 @@
+"""Claim extraction, checking, aggregation, filters and the `check` command line."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.runnables import RunnableLambda
+
+from langchain_refs import (
+    Claim,
+    LLMClaimChecker,
+    LLMClaimExtractor,
+    LLMReferenceFilter,
+    RuleBasedClaimExtractor,
+    ScorerClaimChecker,
+    SimilarityReferenceFilter,
+    aggregate,
+    manage_references,
+)
+from langchain_refs.__main__ import main
+from tests.unit_tests.fakes import str_chunks
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "check_input.json"
+
+
+def test_rule_based_extractor_offsets() -> None:
+    """Sub-sentence claims carry offsets that slice the response; non-claims are skipped."""
+    response = "Hi! The tower opened in 1889, and it is 330 metres tall; it is painted brown."
+    claims = RuleBasedClaimExtractor().extract(response)
+    assert [c.text for c in claims] == ["The tower opened in 1889", "it is 330 metres tall", "it is painted brown."]
+    for claim in claims:
+        assert claim.start is not None
+        assert response[claim.start : claim.end] == claim.text
+
+
+def test_llm_extractor_triplets_subsentences_and_bad_replies(caplog: pytest.LogCaptureFixture) -> None:
+    """The LLM extractor reads triplets or sub-sentences, in batches; malformed replies give no claims."""
+    model = FakeListChatModel(
+        responses=[
+            'Here you go:\n```json\n{"claims": [["Paris", "is capital of", "France"]]}\n```',
+            "I cannot do that.",
+            '{"claims": [["only two", "items"]]}',
+        ]
+    )
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        claims = LLMClaimExtractor(model, max_concurrency=1).extract_batch(
+            ["Paris is the capital of France.", "x", "y"]
+        )
+    assert claims[0] == [Claim(text="Paris is capital of France", triplet=("Paris", "is capital of", "France"))]
+    assert claims[1] == []
+    assert claims[2] == []
+    assert caplog.text.count("could not read the claims") == 2
+    sub = LLMClaimExtractor(FakeListChatModel(responses=['{"claims": ["Paris is big."]}']), claim_format="subsentence")
+    located = sub.extract("Yes. Paris is big.")[0]
+    assert (located.start, located.end) == (5, 18)
+    with pytest.raises(ValueError, match="claim_format"):
+        LLMClaimExtractor(model, claim_format="prose")  # type: ignore[arg-type]
+
+
+def test_scorer_checker_labels_and_evidence() -> None:
+    """Entailment on support, Contradiction only on disagreeing numbers or negation, else Neutral."""
+    references = ["The Eiffel Tower opened in 1889. It is 330 metres tall.", "The tower is not painted red."]
+    checker = ScorerClaimChecker()
+    results = checker.check_batch(
+        [
+            Claim(text="The Eiffel Tower opened in 1889."),
+            Claim(text="The Eiffel Tower opened in 1901."),
+            Claim(text="The tower is painted red."),
+            Claim(text="The tower has a restaurant."),
+        ],
+        references,
+    )
+    assert [r.label for r in results] == ["Entailment", "Contradiction", "Contradiction", "Neutral"]
+    span = results[0].evidence[0]
+    assert references[span.reference][span.start : span.end] == "The Eiffel Tower opened in 1889."
+
+
+def test_llm_checker_reads_labels_and_survives_bad_replies(caplog: pytest.LogCaptureFixture) -> None:
+    """The LLM checker reads JSON or a bare label; garbage counts as Neutral and is logged."""
+    model = FakeListChatModel(
+        responses=['{"label": "Entailment"}', "It is a Contradiction.", "no idea", '{"label": 3}']
+    )
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        labels = [c.label for c in LLMClaimChecker(model, max_concurrency=1).check_batch([Claim(text="c")] * 4, ["r"])]
+    assert labels == ["Entailment", "Contradiction", "Neutral", "Neutral"]
+    assert caplog.text.count("unreadable checker reply") == 2
+
+
+@pytest.mark.parametrize(
+    ("labels", "strict", "major", "soft"),
+    [
+        ([], "Abstain", "Abstain", {"Abstain": 1.0}),
+        (["Entailment"] * 3, "Entailment", "Entailment", {"Entailment": 1.0, "Neutral": 0.0, "Contradiction": 0.0}),
+        (["Entailment", "Neutral", "Entailment"], "Neutral", "Entailment", None),
+        (["Entailment", "Contradiction", "Neutral"], "Contradiction", "Contradiction", None),
+        (["Neutral", "Neutral", "Contradiction", "Contradiction"], "Contradiction", "Contradiction", None),
+    ],
+)
+def test_aggregation(labels: list[str], strict: str, major: str, soft: dict[str, float] | None) -> None:
+    """strict, major and soft as RefChecker defines them; Abstain for no claims."""
+    assert aggregate(labels, "strict") == strict
+    assert aggregate(labels, "major") == major
+    if soft is not None:
+        assert aggregate(labels, "soft") == soft
+    with pytest.raises(ValueError, match="strict, soft or major"):
+        aggregate(labels, "mean")  # type: ignore[arg-type]
+
+
+DOCS = [
+    Document("Paris is the capital of France.", metadata={"source": "paris.html", "title": "Paris"}),
+    Document("Bananas are rich in potassium.", metadata={"source": "banana.html"}),
+    Document("France borders Spain and Italy.", metadata={"source": "france.html"}),
+]
+
+
+def test_similarity_filter_list_and_string() -> None:
+    """Only the supporting documents are kept, in order; as a string on request."""
+    response = "Paris is the capital of France. France borders Spain."
+    kept = SimilarityReferenceFilter().invoke({"response": response, "documents": DOCS})
+    assert [d.metadata["source"] for d in kept] == ["paris.html", "france.html"]
+    text = SimilarityReferenceFilter(as_string=True).invoke({"response": response, "documents": DOCS})
+    assert text == "[1] Paris (paris.html)\n[2] france.html"
+    assert SimilarityReferenceFilter(threshold=1.01).invoke({"response": response, "documents": DOCS}) == []
+
+
+def test_similarity_filter_with_embeddings() -> None:
+    """Embeddings can replace the lexical scorer."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    flt = SimilarityReferenceFilter(embeddings=DeterministicFakeEmbedding(size=16), threshold=0.99)
+    assert flt.invoke({"response": "Bananas are rich in potassium.", "documents": DOCS}) == [DOCS[1]]
+
+
+def test_llm_filter_structured_json_and_malformed(caplog: pytest.LogCaptureFixture) -> None:
+    """The LLM filter reads structured output or JSON; bad replies are reported, never raised."""
+
+    class Structured(FakeListChatModel):
+        def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            return RunnableLambda(lambda _: schema(relevant=[3, 1]))
+
+    structured = LLMReferenceFilter(Structured(responses=["unused"]))
+    assert structured.invoke({"response": "r", "documents": DOCS}) == [DOCS[0], DOCS[2]]
+    plain = LLMReferenceFilter(FakeListChatModel(responses=['Sure! {"relevant": [2, 9]}']))
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        assert plain.invoke({"response": "r", "documents": DOCS}) == [DOCS[1]]
+        broken = LLMReferenceFilter(FakeListChatModel(responses=["I think chunk two"]))
+        assert broken.invoke({"response": "r", "documents": DOCS}) == []
+    assert "do not exist: [9]" in caplog.text
+    assert "unreadable reply" in caplog.text
+
+
+def test_filter_in_front_of_manage_references() -> None:
+    """A filter can choose the documents manage_references numbers."""
+    from langchain_core.runnables import RunnablePassthrough
+
+    from langchain_refs import TextReferenceStyle
+
+    chain = RunnablePassthrough.assign(
+        documents=lambda x: SimilarityReferenceFilter().invoke({"response": x["draft"], "documents": x["documents"]})
+    ) | manage_references(
+        str_chunks(["Paris is the capital[1](id=1). France borders Spain[2](id=2)."]), style=TextReferenceStyle()
+    )
+    out = chain.invoke({"draft": "Paris is the capital of France. France borders Spain.", "documents": DOCS})
+    assert out.endswith("- [1] Paris (paris.html)\n- [2] france.html\n")
+
+
+def test_filter_errors() -> None:
+    """Missing response or bad documents are clear errors."""
+    with pytest.raises(ValueError, match="response under 'response'"):
+        SimilarityReferenceFilter().invoke({"documents": DOCS})
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from langchain_refs import LexicalScorer
+
+    with pytest.raises(ValueError, match="scorer or embeddings, not both"):
+        SimilarityReferenceFilter(scorer=LexicalScorer(), embeddings=DeterministicFakeEmbedding(size=4))
+
+
+# -- command line -------------------------------------------------------------------
+
+
+def run_cli(*args: str) -> int:
+    return main(["check", *args, "--no-progress"])
+
+
+def test_cli_extract_check_on_the_example(tmp_path: Path) -> None:
+    """extract-check writes claims, ys and Y in RefChecker's shape."""
+    out = tmp_path / "out.json"
+    assert run_cli("extract-check", "--input", str(EXAMPLE), "--output", str(out), "--aggregator", "soft") == 0
+    results = json.loads(out.read_text())
+    assert [r["Y"] for r in results][1:] == [
+        {"Entailment": 0.0, "Neutral": 0.0, "Contradiction": 1.0},
+        {"Entailment": 0.5, "Neutral": 0.5, "Contradiction": 0.0},
+        {"Abstain": 1.0},
+    ]
+    assert results[0]["ys"] == ["Entailment"] * 3
+    assert results[0]["question"].startswith("When did")
+    assert not (tmp_path / "out.json.partial.jsonl").exists()
+
+
+def test_cli_extract_then_check(tmp_path: Path) -> None:
+    """extract then check gives what extract-check gives."""
+    claims, checked, both = tmp_path / "claims.json", tmp_path / "checked.json", tmp_path / "both.json"
+    run_cli("extract", "--input", str(EXAMPLE), "--output", str(claims))
+    assert "Y" not in json.loads(claims.read_text())[0]
+    run_cli("check", "--input", str(claims), "--output", str(checked), "--aggregator", "major")
+    run_cli("extract-check", "--input", str(EXAMPLE), "--output", str(both), "--aggregator", "major")
+    assert json.loads(checked.read_text()) == json.loads(both.read_text())
+
+
+def test_cli_malformed_lines_are_named_and_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bad line is reported with its number; the rest is processed."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        '{"response": "Water boils at 100 degrees.", "reference": "Water boils at 100 degrees."}\n'
+        "{not json\n"
+        '{"response": "No reference here at all."}\n'
+        '["a list"]\n'
+        '{"response": "Ice melts at 0 degrees.", "reference": ["Ice melts at 0 degrees."]}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    assert run_cli("extract-check", "--input", str(source), "--output", str(out)) == 1
+    err = capsys.readouterr().err
+    assert "line 2: not valid JSON" in err
+    assert "line 3: no 'reference' to check against" in err
+    assert "line 4: a line must be a JSON object" in err
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r.get("Y") for r in results] == ["Entailment", None, None, None, "Entailment"]
+    assert results[1] == {"error": results[1]["error"], "line": 2}
+
+
+def test_cli_resumes_after_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Items checked before a crash are kept and not checked again."""
+    from langchain_refs import _check_cli
+
+    out = tmp_path / "out.json"
+    calls: list[str] = []
+    real = _check_cli._process
+
+    def crash_on_third(item: dict[str, Any], *args: Any) -> dict[str, Any]:
+        calls.append(item["response"])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(item, *args)
+
+    monkeypatch.setattr(_check_cli, "_process", crash_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        run_cli("extract-check", "--input", str(EXAMPLE), "--output", str(out))
+    assert len((tmp_path / "out.json.partial.jsonl").read_text().splitlines()) == 2
+    calls.clear()
+    monkeypatch.setattr(_check_cli, "_process", real)
+    seen: list[str] = []
+    monkeypatch.setattr(_check_cli, "_process", lambda item, *a: (seen.append(item["response"]), real(item, *a))[1])
+    assert run_cli("extract-check", "--input", str(EXAMPLE), "--output", str(out)) == 0
+    assert len(seen) == 2
+    assert len(json.loads(out.read_text())) == 4
+
+
+def test_cli_progress_bar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--progress draws a bar on stderr."""
+    main(["check", "extract", "--input", str(EXAMPLE), "--output", str(tmp_path / "o.json"), "--progress"])
+    assert "] 4/4" in capsys.readouterr().err
