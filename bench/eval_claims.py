@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 from collections import Counter
@@ -25,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_grounding import EVAL, auroc  # noqa: E402
+from bench.readme import replace_section  # noqa: E402
 from langchain_refs.__main__ import main as cli  # noqa: E402
 
 LABELS = ["Entailment", "Neutral", "Contradiction", "Abstain"]
@@ -62,12 +62,7 @@ def main() -> None:
     table = "\n".join(lines)
     print(table)
     if args.write_readme:
-        readme = ROOT / "README.md"
-        content = readme.read_text(encoding="utf-8")
-        pattern = re.compile(r"(<!-- claims:start -->\n).*?(<!-- claims:end -->)", re.DOTALL)
-        if not pattern.search(content):
-            raise SystemExit("README.md has no <!-- claims:start --> ... <!-- claims:end --> section")
-        readme.write_text(pattern.sub(lambda m: m[1] + table + "\n" + m[2], content), encoding="utf-8")
+        replace_section("claims", table)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from langchain_core.cross_encoders import BaseCrossEncoder  # noqa: E402
 
+from bench.readme import replace_section  # noqa: E402
 from langchain_refs import LexicalScorer  # noqa: E402
 
 EVAL = Path(os.environ.get("LANGCHAIN_REFS_EVAL", ROOT.parent / "shared" / "eval"))
@@ -95,11 +95,15 @@ def scorers(names: list[str]) -> dict[str, BaseCrossEncoder]:
         if name == "lexical":
             chosen["lexical (default, no model)"] = LexicalScorer()
         elif name == "embedding":
-            print(
-                "embedding scorer skipped: no offline embedding model is wired in yet; pass any LangChain "
-                "Embeddings to EmbeddingScorer to evaluate one",
-                file=sys.stderr,
-            )
+            try:
+                from langchain_refs import EmbeddingScorer, HybridScorer, MiniLMEmbeddings
+
+                embedding = EmbeddingScorer(MiniLMEmbeddings(threads=1))
+            except ImportError as error:
+                print(f"embedding scorers skipped: {error}", file=sys.stderr)
+                continue
+            chosen["embedding (MiniLM int8 ONNX, embeddings extra)"] = embedding
+            chosen["hybrid 50/50 lexical + embedding"] = HybridScorer([(LexicalScorer(), 0.5), (embedding, 0.5)])
     return chosen
 
 
@@ -129,12 +133,7 @@ def main() -> None:
     table = "\n".join(lines)
     print(table)
     if args.write_readme:
-        readme = ROOT / "README.md"
-        content = readme.read_text(encoding="utf-8")
-        pattern = re.compile(r"(<!-- eval:start -->\n).*?(<!-- eval:end -->)", re.DOTALL)
-        if not pattern.search(content):
-            raise SystemExit("README.md has no <!-- eval:start --> ... <!-- eval:end --> section")
-        readme.write_text(pattern.sub(lambda m: m[1] + table + "\n" + m[2], content), encoding="utf-8")
+        replace_section("eval", table)
 
 
 if __name__ == "__main__":

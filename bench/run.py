@@ -15,7 +15,6 @@ import gc
 import json
 import os
 import platform
-import re
 import statistics
 import sys
 import time
@@ -27,6 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.readme import replace_section  # noqa: E402
 from bench.workloads import (  # noqa: E402
     answer,
     bracket_storm,
@@ -277,15 +277,6 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_readme(text: str) -> None:
-    readme = ROOT / "README.md"
-    content = readme.read_text(encoding="utf-8")
-    pattern = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.DOTALL)
-    if not pattern.search(content):
-        raise SystemExit("README.md has no <!-- bench:start --> ... <!-- bench:end --> section")
-    readme.write_text(pattern.sub(lambda m: m[1] + text + "\n" + m[2], content), encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and shorter streams")
@@ -310,7 +301,7 @@ def main() -> None:
     text = table(results)
     print(text)
     if args.write_readme:
-        write_readme(text)
+        replace_section("bench", text)
 
 
 if __name__ == "__main__":

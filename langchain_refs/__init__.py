@@ -21,6 +21,7 @@ from langchain_refs._claims import (
     ScorerClaimChecker,
     aggregate,
 )
+from langchain_refs._embeddings import MiniLMEmbeddings
 from langchain_refs._filters import LLMReferenceFilter, SimilarityReferenceFilter, format_reference_list
 from langchain_refs._grounding import PredictedReference, ReferencePredictor, needs_reference, verify_citations
 from langchain_refs._parser import (
@@ -91,6 +92,7 @@ __all__ = [
     "MarkdownReferenceStyle",
     "Marker",
     "MarkerSyntax",
+    "MiniLMEmbeddings",
     "PredictedReference",
     "Reference",
     "ReferencePredictor",

@@ -184,6 +184,11 @@ class _AnswerRewrite:
         return last
 
     @property
+    def references(self) -> AnswerReferences:
+        """The references of the answer so far."""
+        return self._session.references
+
+    @property
     def verifies(self) -> bool:
         """Whether `finish` runs a verifier (and may take a while)."""
         return self._verify is not None
@@ -288,6 +293,11 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             keep_citations=self.keep_citations,
         )
 
+    def _rewrite_for(self, input: Any, run_manager: Any) -> _AnswerRewrite:
+        """The per-call state: a session for this answer, named after the run."""
+        session = self.start_session(input, answer_id=run_manager.run_id.hex[-8:])
+        return _AnswerRewrite(session, track_output=bool(run_manager.handlers), verify=self._verifier_for(input))
+
     @override
     def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return _merge(self.stream(input, config, **kwargs))
@@ -305,8 +315,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         child_config = patch_config(config, callbacks=run_manager.get_child())
         rewrite: _AnswerRewrite | None = None
         try:
-            session = self.start_session(input, answer_id=run_manager.run_id.hex[-8:])
-            rewrite = _AnswerRewrite(session, track_output=bool(run_manager.handlers), verify=self._verifier_for(input))
+            rewrite = self._rewrite_for(input, run_manager)
             with set_config_context(child_config) as context:
                 chunks = _rewritten(rewrite, self.bound.stream(input, child_config, **kwargs))
                 tap = _stream_tap(run_manager.handlers)
@@ -319,7 +328,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
                         break
                     yield chunk
             if run_manager.handlers:
-                dispatch_custom_event(REFERENCES_EVENT, session.references.to_dict(), config=child_config)
+                dispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=child_config)
         except BaseException as error:
             run_manager.on_chain_error(error)
             raise
@@ -336,8 +345,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         child_config = patch_config(config, callbacks=run_manager.get_child())
         rewrite: _AnswerRewrite | None = None
         try:
-            session = self.start_session(input, answer_id=run_manager.run_id.hex[-8:])
-            rewrite = _AnswerRewrite(session, track_output=bool(run_manager.handlers), verify=self._verifier_for(input))
+            rewrite = self._rewrite_for(input, run_manager)
             with set_config_context(child_config):
                 chunks = _arewritten(rewrite, self.bound.astream(input, child_config, **kwargs))
                 tap = _stream_tap(run_manager.handlers)
@@ -347,7 +355,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
                     async for chunk in chunks:
                         yield chunk
             if run_manager.handlers:
-                await adispatch_custom_event(REFERENCES_EVENT, session.references.to_dict(), config=child_config)
+                await adispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=child_config)
         except BaseException as error:
             await run_manager.on_chain_error(error)
             raise

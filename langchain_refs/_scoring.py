@@ -221,15 +221,24 @@ class EmbeddingScorer(BaseCrossEncoder):
         [1.0]
     """
 
-    def __init__(self, embeddings: Embeddings, *, floor: float = 0.1, ceiling: float = 0.9) -> None:
+    def __init__(
+        self, embeddings: Embeddings, *, floor: float = 0.1, ceiling: float = 0.9, cache_size: int = 50_000
+    ) -> None:
         self.embeddings = embeddings
         self.floor = floor
         self.ceiling = ceiling
+        # Evidence is scored again and again against new claims: embed each text once.
+        self.cache_size = cache_size
+        self._vectors: dict[str, list[float]] = {}
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
-        texts = sorted({t for pair in text_pairs for t in pair})
-        vectors = dict(zip(texts, self.embeddings.embed_documents(texts), strict=True))
+        missing = sorted({t for pair in text_pairs for t in pair} - self._vectors.keys())
+        if missing:
+            if len(self._vectors) + len(missing) > self.cache_size:
+                self._vectors.clear()
+            self._vectors.update(zip(missing, self.embeddings.embed_documents(missing), strict=True))
+        vectors = self._vectors
         scores = []
         for claim, evidence in text_pairs:
             a, b = vectors[claim], vectors[evidence]

@@ -46,6 +46,7 @@ def test_public_names() -> None:
         "MarkdownReferenceStyle",
         "Marker",
         "MarkerSyntax",
+        "MiniLMEmbeddings",
         "PredictedReference",
         "Reference",
         "ReferencePredictor",
