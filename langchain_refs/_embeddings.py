@@ -58,9 +58,12 @@ class MiniLMEmbeddings(Embeddings):
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         np = self._np
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            encodings = self._tokenizer.encode_batch(list(texts[start : start + self.batch_size]))
+        # Batches of similar lengths pad least: embed in length order, answer in input order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            encodings = self._tokenizer.encode_batch([texts[i] for i in batch])
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
             feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
@@ -68,7 +71,8 @@ class MiniLMEmbeddings(Embeddings):
             weights = mask[:, :, None].astype(hidden.dtype)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            vectors.extend(pooled.tolist())
+            for index, vector in zip(batch, pooled.tolist(), strict=True):
+                vectors[index] = vector
         return vectors
 
     @override

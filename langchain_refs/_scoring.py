@@ -20,6 +20,7 @@ import itertools
 import json
 import math
 import re
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -222,14 +223,14 @@ class EmbeddingScorer(BaseCrossEncoder):
     """
 
     def __init__(
-        self, embeddings: Embeddings, *, floor: float = 0.1, ceiling: float = 0.9, cache_size: int = 50_000
+        self, embeddings: Embeddings, *, floor: float = 0.1, ceiling: float = 0.9, cache_size: int = 200_000
     ) -> None:
         self.embeddings = embeddings
         self.floor = floor
         self.ceiling = ceiling
         # Evidence is scored again and again against new claims: embed each text once.
         self.cache_size = cache_size
-        self._vectors: dict[str, list[float]] = {}
+        self._vectors: dict[str, array[float]] = {}
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
@@ -237,7 +238,9 @@ class EmbeddingScorer(BaseCrossEncoder):
         if missing:
             if len(self._vectors) + len(missing) > self.cache_size:
                 self._vectors.clear()
-            self._vectors.update(zip(missing, self.embeddings.embed_documents(missing), strict=True))
+            embedded = self.embeddings.embed_documents(missing)
+            # Compact doubles: a cache of lists of floats would take eight times the memory.
+            self._vectors.update((t, array("d", v)) for t, v in zip(missing, embedded, strict=True))
         vectors = self._vectors
         scores = []
         for claim, evidence in text_pairs:
