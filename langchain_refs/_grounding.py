@@ -118,7 +118,7 @@ def _text_of(document: BaseMedia) -> str:
     return text if isinstance(text, str) else ""
 
 
-def _document_id(document: BaseMedia, position: int) -> str | None:
+def _document_id(document: BaseMedia) -> str | None:
     if document.id:
         return str(document.id)
     for key in ("id", "source"):
@@ -254,7 +254,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
                         answer_start_idx=answer_start,
                         answer_end_idx=answer_end,
                         score=round(float(scores[i]), 6),
-                        document_id=_document_id(documents[position - 1], position),
+                        document_id=_document_id(documents[position - 1]),
                         document_position=position,
                         label=self.label(scores[i]),
                     )

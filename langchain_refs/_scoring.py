@@ -21,7 +21,7 @@ import json
 import math
 import re
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,7 +80,6 @@ class LexicalScorer(BaseCrossEncoder):
         phrase_weight: float = 0.25,
         whole_weight: float = 0.5,
         number_penalty: float = 0.7,
-        precision_weight: float = 0.0,
         rarity_weight: float = 1.0,
         min_batch_for_rarity: int = 5,
     ) -> None:
@@ -90,7 +89,6 @@ class LexicalScorer(BaseCrossEncoder):
         self.phrase_weight = phrase_weight
         self.whole_weight = whole_weight
         self.number_penalty = number_penalty
-        self.precision_weight = precision_weight
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
@@ -154,10 +152,6 @@ class LexicalScorer(BaseCrossEncoder):
         if claim_pairs:
             phrase = len(claim_pairs & evidence.near) / len(claim_pairs)
             unigram = (1 - self.phrase_weight) * unigram + self.phrase_weight * phrase
-        if self.precision_weight and evidence.words:
-            claim_set = set(words)
-            precision = sum(w in claim_set for w in evidence.words) / len(evidence.words)
-            unigram = (1 - self.precision_weight) * unigram + self.precision_weight * precision
         return unigram
 
     def _score(self, claim: tuple[list[str], list[float], frozenset[str]], evidence: _Evidence) -> float:
@@ -371,6 +365,3 @@ class HybridScorer(BaseCrossEncoder):
                 combined[i] += weight * value / total
         return combined
 
-
-Scorer = BaseCrossEncoder
-ScoreFunction = Callable[[Sequence[tuple[str, str]]], list[float]]
