@@ -364,4 +364,3 @@ class HybridScorer(BaseCrossEncoder):
             for i, value in enumerate(scorer.score(pairs)):
                 combined[i] += weight * value / total
         return combined
-
