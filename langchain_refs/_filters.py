@@ -73,12 +73,9 @@ class _ReferenceFilter(Runnable[dict[str, Any], Any]):
         return self._call_with_config(self._run, input, config)
 
     def _run(self, input: dict[str, Any]) -> Any:
-        from langchain_refs._runnable import _documents_from
+        from langchain_refs._runnable import _documents_from, _input_value
 
-        if not isinstance(input, dict) or self.response_key not in input:
-            msg = f"{type(self).__name__} expects a dict with the response under {self.response_key!r}"
-            raise ValueError(msg)
-        response = input[self.response_key]
+        response = _input_value(input, self.response_key, type(self).__name__, "the response")
         text = response if isinstance(response, str) else getattr(response, "text", None)
         if not isinstance(text, str):
             text = str(getattr(response, "content", response))

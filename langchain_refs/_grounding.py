@@ -279,13 +279,10 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         return self._call_with_config(self._run, input, config)
 
     def _run(self, input: dict[str, Any]) -> Any:
-        from langchain_refs._runnable import _documents_from
+        from langchain_refs._runnable import _documents_from, _input_value
 
-        if not isinstance(input, dict) or self.answer_key not in input:
-            msg = f"ReferencePredictor expects a dict with the answer under {self.answer_key!r}"
-            raise ValueError(msg)
+        answers = _input_value(input, self.answer_key, "ReferencePredictor", "the answer")
         documents = _documents_from(input, self.documents_key)
-        answers = input[self.answer_key]
         if isinstance(answers, list):
             return [self._annotate(answer, documents) for answer in answers]
         return self._annotate(answers, documents)

@@ -38,6 +38,14 @@ _SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX
 SyntaxName = Literal["id", "bracket", "dagger"]
 
 
+def _input_value(input: Any, key: str, owner: str, what: str) -> Any:
+    """``input[key]``, or a ValueError naming the key, what it holds and who needs it."""
+    if not isinstance(input, Mapping) or key not in input:
+        msg = f"{owner} expects a dict with {what} under {key!r}"
+        raise ValueError(msg)
+    return input[key]
+
+
 def _documents_from(input: Any, documents_key: str) -> Sequence[BaseMedia]:
     if not isinstance(input, Mapping):
         msg = (

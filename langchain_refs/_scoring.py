@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import override
 
 from langchain_refs._sentences import split_sentences
-from langchain_refs._text import STOP_WORDS, fold, stem
+from langchain_refs._text import WORD, content_words, fold, stem
 
 __all__ = [
     "CrossEncoderScorer",
@@ -43,13 +43,8 @@ __all__ = [
     "LexicalScorer",
 ]
 
-_TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
-
-
-def _words(text: str) -> list[str]:
-    return [stem(w) for w in _TOKEN.findall(fold(text)) if w not in STOP_WORDS]
 
 
 class LexicalScorer(BaseCrossEncoder):
@@ -121,8 +116,8 @@ class LexicalScorer(BaseCrossEncoder):
         return {word: math.log((count + 1) / (n + 0.5)) for word, n in frequency.items()}
 
     def _claim_weights(self, claim: str, rarity: dict[str, float] | None = None) -> tuple[list[str], list[float]]:
-        names = {stem(w) for w in _TOKEN.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
-        words = _words(claim)
+        names = {stem(w) for w in WORD.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
+        words = content_words(claim)
         unseen = max(rarity.values()) if rarity else 0.0
         weights = []
         for word in words:
@@ -193,7 +188,7 @@ def _evidence(text: str, window: int) -> _Evidence:
 @functools.lru_cache(maxsize=16_384)
 def _analyse(text: str) -> _Words:
     """The content words of a text and what coverage needs of them (cached: evidence repeats)."""
-    found = _words(text)
+    found = content_words(text)
     return _Words(
         words=tuple(found),
         present=frozenset(found),

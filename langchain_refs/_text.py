@@ -6,7 +6,7 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["STOP_WORDS", "content_words", "stem"]
+__all__ = ["STOP_WORDS", "WORD", "content_words", "fold", "stem"]
 
 STOP_WORDS: Final = frozenset(
     """a an and are as at be been being but by can could did do does doing for from had has have having he her
@@ -18,7 +18,8 @@ STOP_WORDS: Final = frozenset(
 )
 """Function words that carry no claim on their own."""
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+# Apostrophes split words: "Carey's" is "carey" (and a stop-word "s").
+WORD: Final = re.compile(r"[a-z0-9]+")
 
 
 def stem(word: str) -> str:
@@ -53,4 +54,4 @@ def content_words(text: str) -> list[str]:
         >>> content_words("How are the citations renumbered? Migrate, migrating!")
         ['citation', 'renumber', 'migrat', 'migrat']
     """
-    return [stem(w) for w in _WORD.findall(fold(text)) if w not in STOP_WORDS]
+    return [stem(w) for w in WORD.findall(fold(text)) if w not in STOP_WORDS]
