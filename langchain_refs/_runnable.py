@@ -119,15 +119,14 @@ class _AnswerRewrite:
 
     def on_chunk(self, chunk: Any) -> Any:
         """The chunk to pass on for ``chunk``, or None when there is none."""
-        kind = type(chunk)
         # `_feed` is written out inline on the two hot paths below: one call less per chunk.
-        if kind is str or isinstance(chunk, str):
-            self._str_output = True
-            out = self._session.feed(chunk)
-            if self._track_output:
-                self._output.append(out)
-            return out or None
-        if kind is not AIMessageChunk:
+        if type(chunk) is not AIMessageChunk:
+            if isinstance(chunk, str):
+                self._str_output = True
+                out = self._session.feed(chunk)
+                if self._track_output:
+                    self._output.append(out)
+                return out or None
             chunk = _as_chunk(chunk)
         self._str_output = False
         if self._wants_id and chunk.id is not None:

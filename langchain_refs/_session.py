@@ -75,6 +75,7 @@ class ReferenceSession:
         "_output_length",
         "_parser",
         "_recent",
+        "_recent_length",
         "_registry",
         "_style",
         "_verified",
@@ -96,7 +97,10 @@ class ReferenceSession:
         self._style = style
         self._parser = CitationParser(syntaxes, max_holdback=max_holdback)
         self._output_length = 0
-        self._recent = ""
+        # The latest output, in pieces (joining per chunk would copy it each
+        # time); the claim before a citation is looked for in it.
+        self._recent: list[str] = []
+        self._recent_length = 0
         self._claim_floor = 0
         self._citations: list[Citation] = []
         self._invalid: list[InvalidCitation] = []
@@ -202,8 +206,15 @@ class ReferenceSession:
         self._output_length += len(text)
         if self._group:
             self._end_group()
-        recent = self._recent + text
-        self._recent = recent[-_RECENT_TEXT:] if len(recent) > 2 * _RECENT_TEXT else recent
+        self._remember(text)
+
+    def _remember(self, text: str) -> None:
+        self._recent.append(text)
+        self._recent_length += len(text)
+        if self._recent_length > 2 * _RECENT_TEXT:
+            kept = "".join(self._recent)[-_RECENT_TEXT:]
+            self._recent = [kept]
+            self._recent_length = len(kept)
 
     def _end_group(self) -> None:
         if self._keep_citations:
@@ -268,8 +279,7 @@ class ReferenceSession:
             pieces.append(rendered)
         rendered_text = "".join(pieces)
         if rendered_text:
-            recent = self._recent + rendered_text
-            self._recent = recent[-_RECENT_TEXT:] if len(recent) > 2 * _RECENT_TEXT else recent
+            self._remember(rendered_text)
         self._claim_floor = self._output_length
         return rendered_text
 
@@ -279,9 +289,11 @@ class ReferenceSession:
 
     def _claim_span(self) -> tuple[int, int, str]:
         """The clause the next citation backs, as output offsets."""
-        base = self._output_length - len(self._recent)
+        recent = "".join(self._recent)
+        self._recent = [recent]
+        base = self._output_length - len(recent)
         floor = max(self._claim_floor, base)
-        text = self._recent[floor - base :]
+        text = recent[floor - base :]
         end = len(text.rstrip())
         search_end = len(text[:end].rstrip(_CLAIM_TAIL))
         start = 0
