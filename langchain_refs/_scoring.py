@@ -162,7 +162,6 @@ class LexicalScorer(BaseCrossEncoder):
 
 @dataclass(frozen=True, slots=True)
 class _Words:
-    words: tuple[str, ...]
     present: frozenset[str]
     prefixes: frozenset[str]
     near: frozenset[tuple[str, str]]
@@ -190,7 +189,6 @@ def _analyse(text: str) -> _Words:
     """The content words of a text and what coverage needs of them (cached: evidence repeats)."""
     found = content_words(text)
     return _Words(
-        words=tuple(found),
         present=frozenset(found),
         prefixes=frozenset(w[:5] for w in found if len(w) >= 5),
         near=frozenset(itertools.pairwise(found)) | frozenset(zip(found, found[2:], strict=False)),
