@@ -34,18 +34,24 @@ from langchain_refs._claims import (
 __all__ = ["add_check_command"]
 
 
-def read_items(path: Path, errors: TextIO) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    """``(line or index, item, error)`` for each item of a JSON list or JSON Lines file.
+def is_json_list(text: str) -> bool:
+    """Whether an input file is one JSON list (else JSON Lines).
 
     Example:
-        >>> import io, tempfile
-        >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-        ...     _ = f.write('{"response": "a"}\\nnot json\\n')
-        >>> [(n, e is None) for n, _, e in read_items(Path(f.name), io.StringIO())]
+        >>> is_json_list('  [{"response": "a"}]'), is_json_list('{"response": "a"}')
+        (True, False)
+    """
+    return text.lstrip().startswith("[")
+
+
+def read_items(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """``(line or index, item, error)`` for each item of a JSON list or JSON Lines text read from ``path``.
+
+    Example:
+        >>> [(n, e is None) for n, _, e in read_items(Path("in.jsonl"), '{"response": "a"}\\nnot json\\n')]
         [(1, True), (2, False)]
     """
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
+    if is_json_list(text):
         try:
             items = json.loads(text)
         except json.JSONDecodeError as error:
@@ -130,8 +136,9 @@ def run_check(args: argparse.Namespace) -> int:
             except (json.JSONDecodeError, KeyError, TypeError):
                 continue  # a line cut short by the crash: that item is redone
         print(f"resuming: {len(done)} items already done in {partial}", file=sys.stderr)
-    items = list(read_items(source, sys.stderr))
-    where = "item" if source.read_text(encoding="utf-8").lstrip().startswith("[") else "line"
+    text = source.read_text(encoding="utf-8")
+    items = list(read_items(source, text))
+    where = "item" if is_json_list(text) else "line"
     show = args.progress or (args.progress is None and sys.stderr.isatty() and len(items) > 20)
     failures = 0
     with partial.open("a", encoding="utf-8") as progress:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import logging
 import math
 import re
 from array import array
@@ -42,6 +43,8 @@ __all__ = [
     "LLMJudgeScorer",
     "LexicalScorer",
 ]
+
+logger = logging.getLogger("langchain_refs")
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
@@ -325,9 +328,7 @@ class LLMJudgeScorer(BaseCrossEncoder):
         try:
             return max(0.0, min(1.0, float(value)))
         except (TypeError, ValueError):
-            import logging
-
-            logging.getLogger("langchain_refs").warning("unreadable judge reply %r; scored %s", reply, self.default)
+            logger.warning("unreadable judge reply %r; scored %s", reply, self.default)
             return self.default
 
 

@@ -55,21 +55,23 @@ class _InlineHTMLStyle(HTMLReferenceStyle):
         return ""
 
 
-def _escape_text(chunks: Iterator[Any]) -> Iterator[Any]:
+def _escape_chunk(chunk: Any) -> Any:
     # The model's own words are text, not markup: escape them before citations
     # are rendered, so a hostile answer cannot inject HTML. Markers contain no
     # character that escaping changes.
+    if isinstance(chunk, AIMessageChunk) and isinstance(chunk.content, str):
+        return chunk.model_copy(update={"content": html.escape(chunk.content, quote=False)})
+    return chunk
+
+
+def _escape_text(chunks: Iterator[Any]) -> Iterator[Any]:
     for chunk in chunks:
-        if isinstance(chunk, AIMessageChunk) and isinstance(chunk.content, str):
-            yield chunk.model_copy(update={"content": html.escape(chunk.content, quote=False)})
-        else:
-            yield chunk
+        yield _escape_chunk(chunk)
 
 
 async def _aescape_text(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for chunk in chunks:
-        for escaped in _escape_text(iter([chunk])):
-            yield escaped
+        yield _escape_chunk(chunk)
 
 
 def _sources(references: AnswerReferences) -> list[dict[str, Any]]:
