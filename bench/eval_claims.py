@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.eval_grounding import EVAL, auroc  # noqa: E402
 from bench.readme import replace_section  # noqa: E402
-from langchain_refs.__main__ import main as cli  # noqa: E402
+from langchain_refs.apps import main as cli  # noqa: E402
 
 LABELS = ["Entailment", "Neutral", "Contradiction", "Abstain"]
 

@@ -11,49 +11,62 @@ Example:
 
 from importlib import metadata
 
-from langchain_refs._claims import (
+from langchain_refs.grounding import (
+    EXTENDED_ABBREVIATIONS,
     Claim,
     ClaimCheck,
+    CrossEncoderScorer,
+    EmbeddingScorer,
     EvidenceSpan,
+    HybridScorer,
+    LexicalScorer,
     LLMClaimChecker,
     LLMClaimExtractor,
+    LLMJudgeScorer,
+    LLMReferenceFilter,
+    MiniLMEmbeddings,
+    PredictedReference,
+    ReferencePredictor,
     RuleBasedClaimExtractor,
     ScorerClaimChecker,
+    SentenceSplitter,
+    SimilarityReferenceFilter,
+    Span,
+    SupportScorer,
     aggregate,
+    format_reference_list,
+    needs_reference,
+    split_sentences,
+    verify_citations,
 )
-from langchain_refs._embeddings import MiniLMEmbeddings
-from langchain_refs._filters import LLMReferenceFilter, SimilarityReferenceFilter, format_reference_list
-from langchain_refs._grounding import PredictedReference, ReferencePredictor, needs_reference, verify_citations
-from langchain_refs._parser import (
+from langchain_refs.streaming import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
     DEFAULT_MAX_HOLDBACK,
+    FORMAT_REFERENCES,
     ID_SYNTAX,
+    REFERENCES_EVENT,
+    AnswerReferences,
+    Citation,
+    CitationMiddleware,
     CitationParser,
-    Marker,
-    MarkerSyntax,
-    Text,
-)
-from langchain_refs._prompt import FORMAT_REFERENCES, format_documents
-from langchain_refs._references import AnswerReferences, Citation, InvalidCitation, Reference
-from langchain_refs._registry import SourceRegistry
-from langchain_refs._runnable import REFERENCES_EVENT, CitationMiddleware, ReferencesCollector, manage_references
-from langchain_refs._scoring import (
-    CrossEncoderScorer,
-    EmbeddingScorer,
-    HybridScorer,
-    LexicalScorer,
-    LLMJudgeScorer,
-)
-from langchain_refs._sentences import EXTENDED_ABBREVIATIONS, SentenceSplitter, Span, split_sentences
-from langchain_refs._session import ReferenceSession
-from langchain_refs._styles import (
+    CitationVerifier,
     EmptyReferenceStyle,
     HTMLReferenceStyle,
+    InvalidCitation,
     MarkdownReferenceStyle,
+    Marker,
+    MarkerSyntax,
+    Reference,
+    ReferencesCollector,
+    ReferenceSession,
     ReferenceStyle,
+    SourceRegistry,
     TemplateReferenceStyle,
+    Text,
     TextReferenceStyle,
+    format_documents,
+    manage_references,
     safe_url,
     styles_directory,
 )
@@ -75,6 +88,7 @@ __all__ = [
     "Citation",
     "CitationMiddleware",
     "CitationParser",
+    "CitationVerifier",
     "Claim",
     "ClaimCheck",
     "CrossEncoderScorer",
@@ -105,6 +119,7 @@ __all__ = [
     "SimilarityReferenceFilter",
     "SourceRegistry",
     "Span",
+    "SupportScorer",
     "TemplateReferenceStyle",
     "Text",
     "TextReferenceStyle",

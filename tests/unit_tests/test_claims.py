@@ -23,7 +23,7 @@ from langchain_refs import (
     aggregate,
     manage_references,
 )
-from langchain_refs.__main__ import main
+from langchain_refs.apps import main
 from tests.unit_tests.fakes import str_chunks
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "check_input.json"
@@ -238,7 +238,7 @@ def test_cli_malformed_lines_are_named_and_skipped(tmp_path: Path, capsys: pytes
 
 def test_cli_resumes_after_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Items checked before a crash are kept and not checked again."""
-    from langchain_refs import _check_cli
+    from langchain_refs.apps import _check_cli
 
     out = tmp_path / "out.json"
     calls: list[str] = []

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import sys
 
 import pytest
 from langchain_core.documents import Document
 
 from langchain_refs import AnswerReferences, HTMLReferenceStyle, TextReferenceStyle
-from langchain_refs.__main__ import main
-from langchain_refs.demo import (
+from langchain_refs.apps import main
+from langchain_refs.apps.demo import (
     NOT_FOUND,
     CorpusRetriever,
     ExtractiveChatModel,
@@ -121,24 +118,6 @@ def test_cli_model_spec_is_checked() -> None:
         main(["demo", "--model", "gpt", "hi"])
 
 
-@pytest.mark.slow
-def test_console_script_and_module_entry_points() -> None:
-    """Both `langchain-refs` and `python -m langchain_refs` run the demo."""
-    commands = [[sys.executable, "-m", "langchain_refs"]]
-    script = shutil.which("langchain-refs")
-    if script:
-        commands.append([script])
-    for command in commands:
-        out = subprocess.run(
-            [*command, "demo", "--delay", "0", "How much text is held back?"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=120,
-        ).stdout
-        assert re.search(r"held back\[1\]\.", out)
-
-
 HOSTILE = [
     Document(
         "The answer is <script>alert(1)</script> in bold.",
@@ -152,7 +131,7 @@ def test_chat_ui_stream_is_safe_with_hostile_documents() -> None:
     """The SSE stream escapes the model's text and sends only safe URLs."""
     from starlette.testclient import TestClient
 
-    from langchain_refs.chat_ui import create_app
+    from langchain_refs.apps.chat_ui import create_app
 
     body = TestClient(create_app(documents=HOSTILE)).get("/api/ask", params={"q": "What is the answer?"}).text
     answer = "".join(json.loads(data) for data in re.findall(r"event: token\ndata: (.*)\n", body))
@@ -169,7 +148,7 @@ def test_chat_ui_rejects_empty_question() -> None:
     """An empty question is a 400 with a clear message."""
     from starlette.testclient import TestClient
 
-    from langchain_refs.chat_ui import create_app
+    from langchain_refs.apps.chat_ui import create_app
 
     response = TestClient(create_app()).get("/api/ask")
     assert response.status_code == 400

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_refs import BRACKET_SYNTAX, DAGGER_SYNTAX, ID_SYNTAX, CitationParser, Marker, Text
-from langchain_refs._parser import Event, parse_ids
+from langchain_refs.streaming._parser import Event, parse_ids
 from tests.unit_tests.cases import CASE_IDS, CASES, Case
 from tests.unit_tests.strategies import ANY_TEXT, every_split, per_char, random_splits
 

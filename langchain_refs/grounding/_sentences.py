@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -136,3 +136,19 @@ def split_sentences(text: str, *, strict: bool = False) -> list[Span]:
         ['It costs $3.50, e.g. at noon... or later.', 'Fine.']
     """
     return SentenceSplitter(strict=strict).split(text)
+
+
+def sentence_windows(spans: Sequence[Span], size: int, stride: int) -> list[tuple[int, int]]:
+    """(start, end) character offsets of windows of ``size`` spans every ``stride``.
+
+    Example:
+        >>> sentence_windows(split_sentences("A b. C d. E f."), 2, 1)
+        [(0, 9), (5, 14)]
+    """
+    if not spans:
+        return []
+    last_start = max(len(spans) - size, 0)
+    starts = list(range(0, last_start + 1, stride))
+    if starts[-1] != last_start:
+        starts.append(last_start)
+    return [(spans[i].start, spans[min(i + size, len(spans)) - 1].end) for i in starts]

@@ -20,11 +20,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import override
 
-from langchain_refs._references import AnswerReferences
-from langchain_refs._scoring import LexicalScorer
-from langchain_refs._sentences import SentenceSplitter, Span
+from langchain_refs._inputs import document_text, documents_from, input_value
+from langchain_refs.grounding._scoring import LexicalScorer
+from langchain_refs.grounding._sentences import SentenceSplitter, sentence_windows
 
-__all__ = ["PredictedReference", "ReferencePredictor", "needs_reference", "verify_citations"]
+__all__ = ["PredictedReference", "ReferencePredictor", "needs_reference"]
 
 DEFAULT_LABEL_THRESHOLDS = {"grounded": 0.6, "partially_grounded": 0.35}
 
@@ -58,7 +58,7 @@ class PredictedReference:
     """A span of a document that supports a span of the answer.
 
     ``answer[answer_start_idx:answer_end_idx]`` and
-    ``_text_of(document)[document_start_idx:document_end_idx]`` are the two
+    ``document_text(document)[document_start_idx:document_end_idx]`` are the two
     spans; ``document_position`` is 1-based in the documents given.
 
     Example:
@@ -99,23 +99,6 @@ class PredictedReference:
             2
         """
         return cls(**data)
-
-
-def _windows(spans: Sequence[Span], size: int, stride: int) -> list[tuple[int, int]]:
-    """(start, end) character offsets of windows of ``size`` spans every ``stride``."""
-    if not spans:
-        return []
-    last_start = max(len(spans) - size, 0)
-    starts = list(range(0, last_start + 1, stride))
-    if starts[-1] != last_start:
-        starts.append(last_start)
-    return [(spans[i].start, spans[min(i + size, len(spans)) - 1].end) for i in starts]
-
-
-def _text_of(document: BaseMedia) -> str:
-    """The text of a document (a `Blob` without text has none)."""
-    text = getattr(document, "page_content", None)
-    return text if isinstance(text, str) else ""
 
 
 def _document_id(document: BaseMedia) -> str | None:
@@ -224,20 +207,20 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         """
         answer_windows = [
             (start, end)
-            for start, end in _windows(self.splitter.split(answer), *self.answer_window)
+            for start, end in sentence_windows(self.splitter.split(answer), *self.answer_window)
             if self.verifiability is None or self.verifiability(answer[start:end])
         ]
         document_windows = [
             (position, start, end)
             for position, document in enumerate(documents, start=1)
-            for start, end in _windows(self.splitter.split(_text_of(document)), *self.document_window)
+            for start, end in sentence_windows(self.splitter.split(document_text(document)), *self.document_window)
         ]
         if not answer_windows or not document_windows:
             return []
         references = []
         for answer_start, answer_end in answer_windows:
             claim = answer[answer_start:answer_end]
-            evidence = [_text_of(documents[p - 1])[s:e] for p, s, e in document_windows]
+            evidence = [document_text(documents[p - 1])[s:e] for p, s, e in document_windows]
             scores: list[float] = []
             for i in range(0, len(evidence), self.batch_size):
                 scores.extend(self.scorer.score([(claim, text) for text in evidence[i : i + self.batch_size]]))
@@ -279,54 +262,8 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         return self._call_with_config(self._run, input, config)
 
     def _run(self, input: dict[str, Any]) -> Any:
-        from langchain_refs._runnable import _documents_from, _input_value
-
-        answers = _input_value(input, self.answer_key, "ReferencePredictor", "the answer")
-        documents = _documents_from(input, self.documents_key)
+        answers = input_value(input, self.answer_key, "ReferencePredictor", "the answer")
+        documents = documents_from(input, self.documents_key)
         if isinstance(answers, list):
             return [self._annotate(answer, documents) for answer in answers]
         return self._annotate(answers, documents)
-
-
-def verify_citations(
-    references: AnswerReferences,
-    documents: Sequence[BaseMedia],
-    scorer: BaseCrossEncoder,
-    *,
-    threshold: float = 0.5,
-    splitter: SentenceSplitter | None = None,
-    window: int = 2,
-) -> AnswerReferences:
-    """Score each citation's words against the documents it cites.
-
-    Each citation's ``support`` is its best score over windows of ``window``
-    sentences of the cited documents; ``supported`` says whether it reaches
-    ``threshold``.
-
-    Example:
-        >>> from langchain_core.documents import Document
-        >>> from langchain_refs import Citation, Reference
-        >>> refs = AnswerReferences(
-        ...     references=(Reference(number=1, source="a", title=None, document_positions=(1,)),),
-        ...     citations=(Citation(number=1, document_positions=(1,), start=5, end=8, text_start=0,
-        ...                         text_end=5, text="Paris is in France", marker="[1](id=1)"),))
-        >>> checked = verify_citations(refs, [Document("Paris is a city in France.")], LexicalScorer())
-        >>> checked.citations[0].supported
-        True
-    """
-    from dataclasses import replace
-
-    splitter = splitter or SentenceSplitter()
-    windows: dict[int, list[str]] = {}
-    for citation in references.citations:
-        for position in citation.document_positions:
-            if position not in windows:
-                text = _text_of(documents[position - 1])
-                windows[position] = [text[s:e] for s, e in _windows(splitter.split(text), window, 1)] or [text]
-    checked = []
-    for citation in references.citations:
-        evidence = [w for p in citation.document_positions for w in windows[p]]
-        scores = scorer.score([(citation.text, text) for text in evidence]) if evidence and citation.text else [0.0]
-        support = round(max(scores), 6)
-        checked.append(replace(citation, support=support, supported=support >= threshold))
-    return replace(references, citations=tuple(checked))

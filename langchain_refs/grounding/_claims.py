@@ -15,7 +15,6 @@ what the claim affirms (or the reverse). It never guesses a contradiction.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections import Counter
@@ -28,8 +27,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from langchain_refs._scoring import LexicalScorer
-from langchain_refs._sentences import SentenceSplitter, Span
+from langchain_refs.grounding._llm import json_in_reply
+from langchain_refs.grounding._scoring import LexicalScorer
+from langchain_refs.grounding._sentences import SentenceSplitter, Span, sentence_windows
 
 __all__ = [
     "ABSTAIN",
@@ -167,7 +167,7 @@ class RuleBasedClaimExtractor:
             >>> RuleBasedClaimExtractor().extract("I could not find this in the documents.")
             []
         """
-        from langchain_refs._grounding import needs_reference
+        from langchain_refs.grounding._predictor import needs_reference
 
         claims = []
         for sentence in self.splitter.split(response):
@@ -220,18 +220,6 @@ _EXTRACT_PROMPTS = {
         'Answer with JSON only: {"claims": ["claim", ...]}. Use {"claims": []} when it makes no factual claim.'
     ),
 }
-
-
-def _json_object(text: str) -> Any:
-    """The first JSON object or list in a reply, tolerating prose and code fences around it."""
-    for match in re.finditer(r"[\[{]", text):
-        try:
-            value, _ = json.JSONDecoder().raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        return value
-    msg = "no JSON in the reply"
-    raise ValueError(msg)
 
 
 class LLMClaimExtractor:
@@ -306,7 +294,7 @@ class LLMClaimExtractor:
             if isinstance(reply, _Triplets | _SubSentences):
                 data: Any = reply.model_dump()
             elif isinstance(reply, BaseMessage):
-                data = _json_object(str(reply.content))
+                data = json_in_reply(str(reply.content))
             else:
                 data = reply
             items = data["claims"] if isinstance(data, dict) else data
@@ -363,11 +351,9 @@ class ScorerClaimChecker:
         self.splitter = splitter or SentenceSplitter()
 
     def _windows(self, references: Sequence[str]) -> list[tuple[int, int, int, str]]:
-        from langchain_refs._grounding import _windows
-
         windows: list[tuple[int, int, int, str]] = []
         for index, reference in enumerate(references):
-            spans = _windows(self.splitter.split(reference), self.window, 1) or [(0, len(reference))]
+            spans = sentence_windows(self.splitter.split(reference), self.window, 1) or [(0, len(reference))]
             windows.extend((index, start, end, reference[start:end]) for start, end in spans)
         return windows
 
@@ -497,7 +483,7 @@ class LLMClaimChecker:
             return reply.label
         text = str(getattr(reply, "content", "")) if not isinstance(reply, BaseException) else ""
         try:
-            data = _json_object(text)
+            data = json_in_reply(text)
             if isinstance(data, dict) and data.get("label") in LABELS:
                 return str(data["label"])
         except ValueError:

@@ -31,10 +31,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from typing_extensions import Self, override
 
-from langchain_refs._references import AnswerReferences
-from langchain_refs._runnable import manage_references
-from langchain_refs._styles import HTMLReferenceStyle, safe_url
-from langchain_refs.demo import ExtractiveChatModel, demo_context, demo_prompt
+from langchain_refs.apps.demo import ExtractiveChatModel, demo_context, demo_prompt
+from langchain_refs.streaming import AnswerReferences, HTMLReferenceStyle, manage_references, safe_url
 
 __all__ = ["create_app"]
 

@@ -22,7 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_refs._claims import (
+from langchain_refs.apps._models import load_model
+from langchain_refs.grounding import (
     Claim,
     LLMClaimChecker,
     LLMClaimExtractor,
@@ -118,8 +119,6 @@ def _progress(done: int, total: int, stream: TextIO) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     """Run ``extract``, ``check`` or ``extract-check`` over a file."""
-    from langchain_refs.__main__ import load_model
-
     model = load_model(args.model) if args.model else None
     extractor = (
         LLMClaimExtractor(model, claim_format=args.claim_format) if model is not None else RuleBasedClaimExtractor()

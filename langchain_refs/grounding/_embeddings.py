@@ -50,7 +50,9 @@ class MiniLMEmbeddings(Embeddings):
         options.inter_op_num_threads = 1
         self._np = np
         self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-        tokenizer_file = importlib.resources.files("langchain_refs") / "models" / "all-MiniLM-L6-v2.tokenizer.json"
+        tokenizer_file = (
+            importlib.resources.files("langchain_refs.grounding") / "models" / "all-MiniLM-L6-v2.tokenizer.json"
+        )
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=max_length)
         self._tokenizer.enable_padding()

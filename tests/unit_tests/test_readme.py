@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
@@ -46,7 +46,7 @@ def test_ci_runs_the_readme_commands() -> None:
 
 def test_readme_demo_sample_is_what_the_demo_prints(capsys: pytest.CaptureFixture[str]) -> None:
     """The sample terminal output in the README is what `langchain-refs demo` prints."""
-    from langchain_refs.__main__ import main
+    from langchain_refs.apps import main
 
     sample = next(code for language, code in blocks() if language == "text" and code.startswith("$ langchain-refs"))
     command, expected = sample.split("\n", 1)

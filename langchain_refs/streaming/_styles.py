@@ -80,7 +80,7 @@ def styles_directory() -> Path:
     packaged = importlib.resources.files("langchain_refs") / "styles"
     if packaged.is_dir():
         return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "styles"
+    return Path(__file__).resolve().parents[2] / "styles"
 
 
 @functools.cache

@@ -49,8 +49,8 @@ def _free_port() -> int:
 def _serve(documents: list[Document] | None) -> Iterator[str]:
     import uvicorn
 
-    from langchain_refs.chat_ui import create_app
-    from langchain_refs.demo import ExtractiveChatModel
+    from langchain_refs.apps.chat_ui import create_app
+    from langchain_refs.apps.demo import ExtractiveChatModel
 
     port = _free_port()
     # A small delay between tokens, so the page really receives a stream.

@@ -10,13 +10,13 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from langchain_refs._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
-from langchain_refs._references import AnswerReferences, Citation, InvalidCitation, Reference
-from langchain_refs._registry import OwnSource, SourceRegistry, resolve_source_keys
+from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
+from langchain_refs.streaming._references import AnswerReferences, Citation, InvalidCitation, Reference
+from langchain_refs.streaming._registry import OwnSource, SourceRegistry, resolve_source_keys
 
-__all__ = ["CitationRenderer", "ReferenceSession", "Verifier"]
+__all__ = ["CitationRenderer", "CitationVerifier", "ReferenceSession", "Verifier"]
 
 logger = logging.getLogger("langchain_refs")
 
@@ -37,6 +37,27 @@ class CitationRenderer(Protocol):
 
 Verifier = Callable[[AnswerReferences], AnswerReferences]
 """Fills in each citation's support once an answer is complete."""
+
+
+@runtime_checkable
+class CitationVerifier(Protocol):
+    """What ``manage_references(verifier=...)`` needs: a way to score citations.
+
+    The streaming wing knows only this protocol; the grounding wing's scorers
+    (`LexicalScorer` and the rest) implement it, and `CrossEncoderScorer`
+    wraps any other LangChain ``BaseCrossEncoder`` so that it does too.
+
+    Example:
+        >>> class EverythingSupported:
+        ...     def verify_citations(self, references, documents, *, threshold):
+        ...         return references
+        >>> isinstance(EverythingSupported(), CitationVerifier)
+        True
+    """
+
+    def verify_citations(
+        self, references: AnswerReferences, documents: Sequence[Any], *, threshold: float
+    ) -> AnswerReferences: ...
 
 
 class ReferenceSession:

@@ -33,8 +33,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 from typing_extensions import override
 
-from langchain_refs._sentences import split_sentences
-from langchain_refs._text import WORD, content_words, fold, stem
+from langchain_refs.grounding._sentences import split_sentences
+from langchain_refs.grounding._text import WORD, content_words, fold, stem
+from langchain_refs.grounding._verifier import SupportScorer
 
 __all__ = [
     "CrossEncoderScorer",
@@ -50,7 +51,7 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 
 
-class LexicalScorer(BaseCrossEncoder):
+class LexicalScorer(SupportScorer):
     """Weighted coverage of the claim's content words and phrases by the evidence.
 
     A claim word counts fully when the evidence has it (after light stemming),
@@ -198,7 +199,7 @@ def _analyse(text: str) -> _Words:
     )
 
 
-class EmbeddingScorer(BaseCrossEncoder):
+class EmbeddingScorer(SupportScorer):
     """Cosine similarity of claim and evidence embeddings, mapped to [0, 1].
 
     Works with any LangChain ``Embeddings``. ``floor`` and ``ceiling`` are the
@@ -241,7 +242,7 @@ class EmbeddingScorer(BaseCrossEncoder):
         return scores
 
 
-class CrossEncoderScorer(BaseCrossEncoder):
+class CrossEncoderScorer(SupportScorer):
     """Any LangChain cross-encoder, its scores squashed into [0, 1].
 
     For a local model, e.g. ``HuggingFaceCrossEncoder(model_name="/path/to/model")``
@@ -278,7 +279,7 @@ _JUDGE_PROMPT = (
 )
 
 
-class LLMJudgeScorer(BaseCrossEncoder):
+class LLMJudgeScorer(SupportScorer):
     """A chat model judges each pair; structured output where the model has it.
 
     A reply that cannot be read as a score counts as ``default`` (and is
@@ -332,7 +333,7 @@ class LLMJudgeScorer(BaseCrossEncoder):
             return self.default
 
 
-class HybridScorer(BaseCrossEncoder):
+class HybridScorer(SupportScorer):
     """A weighted mean of several scorers.
 
     Example:

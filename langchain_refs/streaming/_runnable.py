@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final, Literal
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
-from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents.base import BaseMedia
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -23,10 +22,17 @@ from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from langchain_core.utils.aiter import aclosing
 from typing_extensions import override
 
-from langchain_refs._parser import BRACKET_SYNTAX, DAGGER_SYNTAX, DEFAULT_MAX_HOLDBACK, ID_SYNTAX, MarkerSyntax
-from langchain_refs._references import AnswerReferences
-from langchain_refs._session import ReferenceSession, Verifier
-from langchain_refs._styles import MarkdownReferenceStyle, ReferenceStyle
+from langchain_refs._inputs import documents_from
+from langchain_refs.streaming._parser import (
+    BRACKET_SYNTAX,
+    DAGGER_SYNTAX,
+    DEFAULT_MAX_HOLDBACK,
+    ID_SYNTAX,
+    MarkerSyntax,
+)
+from langchain_refs.streaming._references import AnswerReferences
+from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, Verifier
+from langchain_refs.streaming._styles import MarkdownReferenceStyle, ReferenceStyle
 
 __all__ = ["REFERENCES_EVENT", "CitationMiddleware", "ReferencesCollector", "manage_references"]
 
@@ -36,42 +42,6 @@ REFERENCES_EVENT: Final = "langchain_refs.references"
 _SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
 
 SyntaxName = Literal["id", "bracket", "dagger"]
-
-
-def _input_value(input: Any, key: str, owner: str, what: str) -> Any:
-    """``input[key]``, or a ValueError naming the key, what it holds and who needs it."""
-    if not isinstance(input, Mapping) or key not in input:
-        msg = f"{owner} expects a dict with {what} under {key!r}"
-        raise ValueError(msg)
-    return input[key]
-
-
-def _documents_from(input: Any, documents_key: str) -> Sequence[BaseMedia]:
-    if not isinstance(input, Mapping):
-        msg = (
-            f"manage_references() expects a dict holding the documents under "
-            f"{documents_key!r}; got {type(input).__name__}"
-        )
-        raise ValueError(msg)
-    if documents_key not in input:
-        msg = (
-            f"the input has no {documents_key!r} key: manage_references() needs the list "
-            f"of documents (Document/BaseMedia) the model was shown under it; "
-            f"keys present: {sorted(map(str, input))}"
-        )
-        raise ValueError(msg)
-    documents = input[documents_key]
-    if not isinstance(documents, Sequence) or isinstance(documents, str):
-        msg = f"input[{documents_key!r}] must be a list of Document/BaseMedia, got {type(documents).__name__}"
-        raise ValueError(msg)
-    for position, document in enumerate(documents):
-        if not isinstance(document, BaseMedia):
-            msg = (
-                f"input[{documents_key!r}][{position}] is a {type(document).__name__}, "
-                f"expected a Document (langchain_core.documents.base.BaseMedia)"
-            )
-            raise ValueError(msg)
-    return documents
 
 
 def _as_chunk(message: Any) -> AIMessageChunk:
@@ -243,7 +213,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         syntaxes: Sequence[SyntaxName | MarkerSyntax] = ("id",),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         keep_citations: bool = True,
-        verifier: BaseCrossEncoder | None = None,
+        verifier: CitationVerifier | None = None,
         support_threshold: float = 0.5,
         name: str | None = None,
     ) -> None:
@@ -266,6 +236,13 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             raise ValueError(msg)
         self.max_holdback = max_holdback
         self.keep_citations = keep_citations
+        if verifier is not None and not isinstance(verifier, CitationVerifier):
+            msg = (
+                f"verifier must score citations (have verify_citations(references, documents, threshold=...)); "
+                f"got {type(verifier).__name__}: use a langchain_refs scorer such as LexicalScorer(), "
+                f"or wrap a LangChain cross-encoder as CrossEncoderScorer(your_cross_encoder)"
+            )
+            raise TypeError(msg)
         self.verifier = verifier
         self.support_threshold = support_threshold
         self.name = name or "manage_references"
@@ -273,11 +250,9 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
     def _verifier_for(self, input: Any) -> Verifier | None:
         if self.verifier is None:
             return None
-        from langchain_refs._grounding import verify_citations
-
-        documents = _documents_from(input, self.documents_key)
-        scorer, threshold = self.verifier, self.support_threshold
-        return lambda references: verify_citations(references, documents, scorer, threshold=threshold)
+        documents = documents_from(input, self.documents_key)
+        verifier, threshold = self.verifier, self.support_threshold
+        return lambda references: verifier.verify_citations(references, documents, threshold=threshold)
 
     def start_session(self, input: Any, *, answer_id: str = "") -> ReferenceSession:
         """A fresh session for one answer to ``input`` (checks the documents).
@@ -288,7 +263,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             >>> session.feed("text")
             'text'
         """
-        documents = _documents_from(input, self.documents_key)
+        documents = documents_from(input, self.documents_key)
         style = self.style.for_answer(answer_id)
         if self.source_key is not None:
             # The per-answer copy shows the same source it numbers by.
@@ -446,7 +421,7 @@ def manage_references(
     syntaxes: Sequence[SyntaxName | MarkerSyntax] = ("id",),
     max_holdback: int = DEFAULT_MAX_HOLDBACK,
     keep_citations: bool = True,
-    verifier: BaseCrossEncoder | None = None,
+    verifier: CitationVerifier | None = None,
     support_threshold: float = 0.5,
 ) -> CitationMiddleware:
     """Wrap ``runnable`` so its ``[n](id=k)`` citations are rewritten as it streams.
@@ -468,8 +443,9 @@ def manage_references(
         keep_citations: keep every citation with its offsets in the
             references data (the default); off, only the numbered sources are
             kept, so memory stays flat however long the stream.
-        verifier: a scorer (e.g. `LexicalScorer`, `LLMJudgeScorer`, any
-            ``BaseCrossEncoder``) that checks, once the answer is complete, each
+        verifier: a scorer from the grounding wing (e.g. `LexicalScorer`,
+            `LLMJudgeScorer`; any other ``BaseCrossEncoder`` wrapped as
+            ``CrossEncoderScorer(it)``) that checks, once the answer is complete, each
             citation's words against the documents it cites; the references
             data then carry ``support`` and ``supported``, and the built-in
             styles mark unsupported sources in the final list. Off by default;

@@ -36,10 +36,14 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableParallel
 from typing_extensions import override
 
-from langchain_refs._prompt import FORMAT_REFERENCES, format_documents
-from langchain_refs._runnable import manage_references
-from langchain_refs._styles import ReferenceStyle, TextReferenceStyle
-from langchain_refs._text import content_words
+from langchain_refs.grounding import content_words
+from langchain_refs.streaming import (
+    FORMAT_REFERENCES,
+    ReferenceStyle,
+    TextReferenceStyle,
+    format_documents,
+    manage_references,
+)
 
 __all__ = [
     "NOT_FOUND",

@@ -21,10 +21,10 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, Field
 from typing_extensions import override
 
-from langchain_refs._claims import _json_object
-from langchain_refs._grounding import _text_of
-from langchain_refs._scoring import EmbeddingScorer, LexicalScorer
-from langchain_refs._sentences import split_sentences
+from langchain_refs._inputs import document_text, documents_from, input_value
+from langchain_refs.grounding._llm import json_in_reply
+from langchain_refs.grounding._scoring import EmbeddingScorer, LexicalScorer
+from langchain_refs.grounding._sentences import split_sentences
 
 __all__ = ["LLMReferenceFilter", "SimilarityReferenceFilter", "format_reference_list"]
 
@@ -43,7 +43,7 @@ def format_reference_list(documents: Sequence[BaseMedia], metadata_key: str = "s
     for number, document in enumerate(documents, start=1):
         source = document.metadata.get(metadata_key)
         title = document.metadata.get("title")
-        label = f"{title} ({source})" if title and source else str(title or source or _text_of(document)[:60])
+        label = f"{title} ({source})" if title and source else str(title or source or document_text(document)[:60])
         lines.append(f"[{number}] {label}")
     return "\n".join(lines)
 
@@ -73,13 +73,11 @@ class _ReferenceFilter(Runnable[dict[str, Any], Any]):
         return self._call_with_config(self._run, input, config)
 
     def _run(self, input: dict[str, Any]) -> Any:
-        from langchain_refs._runnable import _documents_from, _input_value
-
-        response = _input_value(input, self.response_key, type(self).__name__, "the response")
+        response = input_value(input, self.response_key, type(self).__name__, "the response")
         text = response if isinstance(response, str) else getattr(response, "text", None)
         if not isinstance(text, str):
             text = str(getattr(response, "content", response))
-        kept = self.select(text, _documents_from(input, self.documents_key))
+        kept = self.select(text, documents_from(input, self.documents_key))
         return self.format_documents(kept) if self.as_string else kept
 
 
@@ -127,7 +125,7 @@ class SimilarityReferenceFilter(_ReferenceFilter):
     @override
     def select(self, response: str, documents: Sequence[BaseMedia]) -> list[BaseMedia]:
         sentences = [s.text for s in split_sentences(response)] or [response]
-        pairs = [(sentence, _text_of(document)) for document in documents for sentence in sentences]
+        pairs = [(sentence, document_text(document)) for document in documents for sentence in sentences]
         scores: list[float] = []
         for i in range(0, len(pairs), self.batch_size):
             scores.extend(self.scorer.score(pairs[i : i + self.batch_size]))
@@ -194,7 +192,7 @@ class LLMReferenceFilter(_ReferenceFilter):
             return []
         chunks = "\n\n".join(
             f"CHUNK {n} ({self.metadata_key}: {d.metadata.get(self.metadata_key, 'unknown')}):\n"
-            f"{_text_of(d)[: self.max_chunk_chars]}"
+            f"{document_text(d)[: self.max_chunk_chars]}"
             for n, d in enumerate(documents, start=1)
         )
         messages = [SystemMessage(_FILTER_PROMPT), HumanMessage(f"{chunks}\n\nRESPONSE: {response}")]
@@ -209,7 +207,7 @@ class LLMReferenceFilter(_ReferenceFilter):
             if isinstance(reply, _Relevant):
                 numbers = reply.relevant
             else:
-                data = reply if isinstance(reply, dict) else _json_object(str(getattr(reply, "content", reply)))
+                data = reply if isinstance(reply, dict) else json_in_reply(str(getattr(reply, "content", reply)))
                 numbers = data["relevant"] if isinstance(data, dict) else data
             wanted = [int(n) for n in numbers]
         except Exception as error:  # a malformed reply must not crash the chain

@@ -1,0 +1,80 @@
+"""The input checks every wing shares: a dict with documents under a key.
+
+Example:
+    >>> from langchain_core.documents import Document
+    >>> document_text(Document("Paris is in France."))
+    'Paris is in France.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.documents.base import BaseMedia
+
+__all__ = ["document_text", "documents_from", "input_value"]
+
+
+def input_value(input: Any, key: str, owner: str, what: str) -> Any:
+    """``input[key]``, or a ValueError naming the key, what it holds and who needs it.
+
+    Example:
+        >>> input_value({"answer": "Paris"}, "answer", "ReferencePredictor", "the answer")
+        'Paris'
+    """
+    if not isinstance(input, Mapping) or key not in input:
+        msg = f"{owner} expects a dict with {what} under {key!r}"
+        raise ValueError(msg)
+    return input[key]
+
+
+def documents_from(input: Any, documents_key: str) -> Sequence[BaseMedia]:
+    """``input[documents_key]`` checked to be a list of documents, or a ValueError saying what is wrong.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> documents_from({"documents": [Document("x")]}, "documents")[0].page_content
+        'x'
+        >>> documents_from({"docs": []}, "documents")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: the input has no 'documents' key: ...
+    """
+    if not isinstance(input, Mapping):
+        msg = (
+            f"manage_references() expects a dict holding the documents under "
+            f"{documents_key!r}; got {type(input).__name__}"
+        )
+        raise ValueError(msg)
+    if documents_key not in input:
+        msg = (
+            f"the input has no {documents_key!r} key: manage_references() needs the list "
+            f"of documents (Document/BaseMedia) the model was shown under it; "
+            f"keys present: {sorted(map(str, input))}"
+        )
+        raise ValueError(msg)
+    documents = input[documents_key]
+    if not isinstance(documents, Sequence) or isinstance(documents, str):
+        msg = f"input[{documents_key!r}] must be a list of Document/BaseMedia, got {type(documents).__name__}"
+        raise ValueError(msg)
+    for position, document in enumerate(documents):
+        if not isinstance(document, BaseMedia):
+            msg = (
+                f"input[{documents_key!r}][{position}] is a {type(document).__name__}, "
+                f"expected a Document (langchain_core.documents.base.BaseMedia)"
+            )
+            raise ValueError(msg)
+    return documents
+
+
+def document_text(document: BaseMedia) -> str:
+    """The text of a document (a `Blob` without text has none).
+
+    Example:
+        >>> from langchain_core.documents.base import Blob
+        >>> document_text(Blob(data=b"bytes"))
+        ''
+    """
+    text = getattr(document, "page_content", None)
+    return text if isinstance(text, str) else ""

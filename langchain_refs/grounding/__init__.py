@@ -1,0 +1,71 @@
+"""The grounding wing: sentences, support scorers, predicted references, verifier, filters, claims.
+
+It stands on the streaming wing's data (`AnswerReferences`) and never on the
+apps wing.
+
+Example:
+    >>> from langchain_refs.grounding import LexicalScorer
+    >>> LexicalScorer().score([("Paris is in France", "Paris is a city in France.")])[0] > 0.5
+    True
+"""
+
+from langchain_refs.grounding._claims import (
+    Claim,
+    ClaimCheck,
+    EvidenceSpan,
+    LLMClaimChecker,
+    LLMClaimExtractor,
+    RuleBasedClaimExtractor,
+    ScorerClaimChecker,
+    aggregate,
+)
+from langchain_refs.grounding._embeddings import MiniLMEmbeddings
+from langchain_refs.grounding._filters import LLMReferenceFilter, SimilarityReferenceFilter, format_reference_list
+from langchain_refs.grounding._predictor import PredictedReference, ReferencePredictor, needs_reference
+from langchain_refs.grounding._scoring import (
+    CrossEncoderScorer,
+    EmbeddingScorer,
+    HybridScorer,
+    LexicalScorer,
+    LLMJudgeScorer,
+)
+from langchain_refs.grounding._sentences import (
+    EXTENDED_ABBREVIATIONS,
+    SentenceSplitter,
+    Span,
+    sentence_windows,
+    split_sentences,
+)
+from langchain_refs.grounding._text import content_words
+from langchain_refs.grounding._verifier import SupportScorer, verify_citations
+
+__all__ = [
+    "EXTENDED_ABBREVIATIONS",
+    "Claim",
+    "ClaimCheck",
+    "CrossEncoderScorer",
+    "EmbeddingScorer",
+    "EvidenceSpan",
+    "HybridScorer",
+    "LLMClaimChecker",
+    "LLMClaimExtractor",
+    "LLMJudgeScorer",
+    "LLMReferenceFilter",
+    "LexicalScorer",
+    "MiniLMEmbeddings",
+    "PredictedReference",
+    "ReferencePredictor",
+    "RuleBasedClaimExtractor",
+    "ScorerClaimChecker",
+    "SentenceSplitter",
+    "SimilarityReferenceFilter",
+    "Span",
+    "SupportScorer",
+    "aggregate",
+    "content_words",
+    "format_reference_list",
+    "needs_reference",
+    "sentence_windows",
+    "split_sentences",
+    "verify_citations",
+]

@@ -1,0 +1,85 @@
+"""The public names: pinned, so adding or removing one is a decision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import langchain_refs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_public_names() -> None:
+    """__all__ is pinned: adding or removing a public name is a decision."""
+    assert langchain_refs.__all__ == [
+        "BRACKET_SYNTAX",
+        "DAGGER_SYNTAX",
+        "DEFAULT_MAX_HOLDBACK",
+        "EXTENDED_ABBREVIATIONS",
+        "FORMAT_REFERENCES",
+        "ID_SYNTAX",
+        "REFERENCES_EVENT",
+        "AnswerReferences",
+        "Citation",
+        "CitationMiddleware",
+        "CitationParser",
+        "CitationVerifier",
+        "Claim",
+        "ClaimCheck",
+        "CrossEncoderScorer",
+        "EmbeddingScorer",
+        "EmptyReferenceStyle",
+        "EvidenceSpan",
+        "HTMLReferenceStyle",
+        "HybridScorer",
+        "InvalidCitation",
+        "LLMClaimChecker",
+        "LLMClaimExtractor",
+        "LLMJudgeScorer",
+        "LLMReferenceFilter",
+        "LexicalScorer",
+        "MarkdownReferenceStyle",
+        "Marker",
+        "MarkerSyntax",
+        "MiniLMEmbeddings",
+        "PredictedReference",
+        "Reference",
+        "ReferencePredictor",
+        "ReferenceSession",
+        "ReferenceStyle",
+        "ReferencesCollector",
+        "RuleBasedClaimExtractor",
+        "ScorerClaimChecker",
+        "SentenceSplitter",
+        "SimilarityReferenceFilter",
+        "SourceRegistry",
+        "Span",
+        "SupportScorer",
+        "TemplateReferenceStyle",
+        "Text",
+        "TextReferenceStyle",
+        "__version__",
+        "aggregate",
+        "format_documents",
+        "format_reference_list",
+        "manage_references",
+        "needs_reference",
+        "safe_url",
+        "split_sentences",
+        "styles_directory",
+        "verify_citations",
+    ]
+
+
+def test_drop_in_names_of_langchain_references() -> None:
+    """Every name langchain-references 0.2.x exports exists here."""
+    for name in [
+        "ReferenceStyle",
+        "EmptyReferenceStyle",
+        "TextReferenceStyle",
+        "HTMLReferenceStyle",
+        "MarkdownReferenceStyle",
+        "manage_references",
+        "FORMAT_REFERENCES",
+    ]:
+        assert hasattr(langchain_refs, name)
