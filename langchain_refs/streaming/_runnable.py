@@ -9,17 +9,9 @@ from typing import Any, Final, Literal
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents.base import BaseMedia
+from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import (
-    ensure_config,
-    get_async_callback_manager_for_config,
-    get_callback_manager_for_config,
-    patch_config,
-    set_config_context,
-)
-from langchain_core.tracers._streaming import _StreamingCallbackHandler
-from langchain_core.utils.aiter import aclosing
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from typing_extensions import override
 
 from langchain_refs._inputs import documents_from
@@ -30,6 +22,7 @@ from langchain_refs.streaming._parser import (
     ID_SYNTAX,
     MarkerSyntax,
 )
+from langchain_refs.streaming._plumbing import astream_run, stream_run
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, Verifier
 from langchain_refs.streaming._styles import MarkdownReferenceStyle, ReferenceStyle
@@ -180,6 +173,21 @@ class _AnswerRewrite:
         return text if self._str_output else AIMessageChunk(content=text, id=self._message_id)
 
 
+def _refuse_bare_model(runnable: Runnable[Any, Any]) -> None:
+    """Refuse a bare model: it cannot take the dict of documents the middleware is called with."""
+    model = runnable
+    while isinstance(model, RunnableBinding):  # model.bind(...), model.with_config(...)
+        model = model.bound
+    if isinstance(model, BaseLanguageModel):
+        msg = (
+            f"manage_references() was given a bare {type(model).__name__}, but it is called with a dict that holds "
+            f"the documents, which a model cannot take: wrap a prompt and the model, "
+            f"e.g. manage_references(prompt | model) with prompt = ChatPromptTemplate.from_messages(...) "
+            f"that formats the documents (see format_documents)"
+        )
+        raise TypeError(msg)
+
+
 class CitationMiddleware(Runnable[dict[str, Any], Any]):
     """Rewrites the citation markers of a runnable's answer while it streams.
 
@@ -217,6 +225,7 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         support_threshold: float = 0.5,
         name: str | None = None,
     ) -> None:
+        _refuse_bare_model(runnable)
         self.bound = runnable
         self.documents_key = documents_key
         self.style = style if style is not None else MarkdownReferenceStyle()
@@ -292,58 +301,35 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
 
     @override
     def stream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
-        config = ensure_config(config)
-        run_manager = get_callback_manager_for_config(config).on_chain_start(
-            None, input, name=config.get("run_name") or self.get_name(), run_id=config.pop("run_id", None)
+        return stream_run(
+            self,
+            input,
+            config,
+            start=lambda run_manager: self._rewrite_for(input, run_manager),
+            rewrite=_rewritten,
+            inner=lambda child_config: self.bound.stream(input, child_config, **kwargs),
+            on_end=_dispatch_references,
         )
-        child_config = patch_config(config, callbacks=run_manager.get_child())
-        rewrite: _AnswerRewrite | None = None
-        try:
-            rewrite = self._rewrite_for(input, run_manager)
-            with set_config_context(child_config) as context:
-                chunks = _rewritten(rewrite, self.bound.stream(input, child_config, **kwargs))
-                tap = _stream_tap(run_manager.handlers)
-                if tap is not None:
-                    chunks = tap.tap_output_iter(run_manager.run_id, chunks)
-                while True:
-                    try:
-                        chunk = context.run(next, chunks)
-                    except StopIteration:
-                        break
-                    yield chunk
-            if run_manager.handlers:
-                dispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=child_config)
-        except BaseException as error:
-            run_manager.on_chain_error(error)
-            raise
-        run_manager.on_chain_end(rewrite.traced_output())
 
     @override
-    async def astream(
-        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        config = ensure_config(config)
-        run_manager = await get_async_callback_manager_for_config(config).on_chain_start(
-            None, input, name=config.get("run_name") or self.get_name(), run_id=config.pop("run_id", None)
+    def astream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+        return astream_run(
+            self,
+            input,
+            config,
+            start=lambda run_manager: self._rewrite_for(input, run_manager),
+            rewrite=_arewritten,
+            inner=lambda child_config: self.bound.astream(input, child_config, **kwargs),
+            on_end=_adispatch_references,
         )
-        child_config = patch_config(config, callbacks=run_manager.get_child())
-        rewrite: _AnswerRewrite | None = None
-        try:
-            rewrite = self._rewrite_for(input, run_manager)
-            with set_config_context(child_config):
-                chunks = _arewritten(rewrite, self.bound.astream(input, child_config, **kwargs))
-                tap = _stream_tap(run_manager.handlers)
-                if tap is not None:
-                    chunks = tap.tap_output_aiter(run_manager.run_id, chunks)
-                async with aclosing(chunks):
-                    async for chunk in chunks:
-                        yield chunk
-            if run_manager.handlers:
-                await adispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=child_config)
-        except BaseException as error:
-            await run_manager.on_chain_error(error)
-            raise
-        await run_manager.on_chain_end(rewrite.traced_output())
+
+
+def _dispatch_references(rewrite: _AnswerRewrite, config: RunnableConfig) -> None:
+    dispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=config)
+
+
+async def _adispatch_references(rewrite: _AnswerRewrite, config: RunnableConfig) -> None:
+    await adispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=config)
 
 
 def _rewritten(rewrite: _AnswerRewrite, chunks: Iterator[Any]) -> Iterator[Any]:
@@ -365,11 +351,6 @@ async def _arewritten(rewrite: _AnswerRewrite, chunks: AsyncIterator[Any]) -> As
     last = await asyncio.to_thread(rewrite.finish) if rewrite.verifies else rewrite.finish()
     if last is not None:
         yield last
-
-
-def _stream_tap(handlers: list[BaseCallbackHandler]) -> Any:
-    """The handler behind astream_events/astream_log, which must see each chunk."""
-    return next((h for h in handlers if isinstance(h, _StreamingCallbackHandler)), None)
 
 
 def _merge(chunks: Iterator[Any] | list[Any]) -> Any:
