@@ -83,3 +83,14 @@ def test_drop_in_names_of_langchain_references() -> None:
         "FORMAT_REFERENCES",
     ]:
         assert hasattr(langchain_refs, name)
+
+
+def test_runtime_dependencies_are_lean() -> None:
+    """The base install needs langchain-core, regex and jinja2 only: no langchain-community."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    requirements = [Requirement(r) for r in metadata.requires("langchain-refs") or []]
+    runtime = sorted(r.name for r in requirements if r.marker is None)
+    assert runtime == ["jinja2", "langchain-core", "regex", "typing-extensions"]
