@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -54,12 +54,25 @@ class Span:
 
 
 _CLOSERS = "\"'\u201d\u2019)\\]\u00bb*_"
-_CITATION_TAIL = r"(?:\[[^\[\]\n]{1,20}\](?:\([^()\n]{0,40}\))?)*"
-_END = re.compile(rf"(?P<stop>[.!?\u2026]+|\.\.\.)(?P<tail>[{_CLOSERS}]*{_CITATION_TAIL}[{_CLOSERS}]*)(?P<gap>\s+)")
+# A sentence end is a run of stop characters, then closers, citation markers and
+# closers again, then whitespace. It is read by hand (`_sentence_ends`) rather than
+# by one regular expression: backtracking over long runs of closers or periods, and
+# re-reading a chain of markers from every period inside it, made that quadratic.
+_STOP_RUN = re.compile(r"[.!?\u2026]+")
+_CLOSER_RUN = re.compile(rf"[{_CLOSERS}]*")
+_CITATION = re.compile(r"\[[^\[\]\n]{1,20}\](?:\([^()\n]{0,40}\))?")
+_GAP = re.compile(r"\s+")
 _NEXT_START = re.compile(r"[\"'\u201c\u2018(\[\u00ab*_#>-]*[A-Z0-9\u00c0-\u024f\u0370-\u1fff\u3000-\uffff]")
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+]\s|\d{1,3}[.)]\s|#{1,6}\s|>\s))")
 _HEADING_LINE = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
-_WORD_BEFORE = re.compile(r"([\w.\-]+)$")
+# Only at the start of a word: searching for the last word must not retry inside it.
+_WORD_BEFORE = re.compile(r"(?<![\w.\-])([\w.\-]+)$")
+
+
+def _skip(pattern: re.Pattern[str], text: str, position: int) -> int:
+    """Where ``pattern``'s match at ``position`` ends (``position`` when it does not match)."""
+    match = pattern.match(text, position)
+    return match.end() if match else position
 
 
 class SentenceSplitter:
@@ -93,9 +106,7 @@ class SentenceSplitter:
             cuts.update((heading.start(), heading.end()))
         if self.strict:
             cuts.update(m.end() for m in re.finditer(r"\n|;", text))
-        for end in _END.finditer(text):
-            if self._ends_sentence(text, end):
-                cuts.add(end.start("gap"))
+        cuts.update(self._sentence_ends(text))
         spans = []
         ordered = sorted(cuts)
         for start, stop in itertools.pairwise(ordered):
@@ -107,18 +118,57 @@ class SentenceSplitter:
                 spans.append(Span(start=start, end=stop, text=text[start:stop]))
         return spans
 
-    def _ends_sentence(self, text: str, end: re.Match[str]) -> bool:
-        after = end.end()
+    def _sentence_ends(self, text: str) -> Iterator[int]:
+        """Where the whitespace after each sentence-ending punctuation begins.
+
+        Each candidate is a run of stop characters; its tail (closers, markers,
+        closers) must reach whitespace. Candidates are read left to right and
+        never overlap, so each character is read a bounded number of times: a
+        chain of markers is followed once (``chains`` remembers where it ends),
+        and the word before a period is searched for only back to the previous
+        candidate, whose whitespace no word crosses.
+        """
+        chains: dict[int, int] = {}
+        tails: dict[int, int | None] = {}
+        position = previous = 0
+        # Only a whole run of stop characters can end a sentence: a shorter one is followed by a stop character.
+        while (found := _STOP_RUN.search(text, position)) is not None:
+            stop_start, stop_end = found.span()
+            gap = self._tail_end(text, stop_end, chains, tails)
+            if gap is None:
+                position = stop_end
+                continue
+            after = _skip(_GAP, text, gap)
+            if self._ends_sentence(text, text[stop_start:stop_end], stop_start, after, previous):
+                yield gap
+            position = previous = after
+
+    @staticmethod
+    def _tail_end(text: str, start: int, chains: dict[int, int], tails: dict[int, int | None]) -> int | None:
+        """Where whitespace follows the closers and markers from ``start`` (None if it does not)."""
+        position = _skip(_CLOSER_RUN, text, start)
+        path = []
+        while position not in chains and (citation := _CITATION.match(text, position)) is not None:
+            path.append(position)
+            position = citation.end()
+        position = chains.get(position, position)
+        for step in path:
+            chains[step] = position
+        if position not in tails:
+            closed = _skip(_CLOSER_RUN, text, position)
+            tails[position] = closed if _GAP.match(text, closed) else None
+        return tails[position]
+
+    def _ends_sentence(self, text: str, stop: str, stop_start: int, after: int, floor: int) -> bool:
         if after >= len(text):
             return True
         if not _NEXT_START.match(text, after):
             return False
-        stop = end["stop"]
         if stop in ("...", "\u2026") and text[after].islower():
             return False
         if stop != ".":
             return True
-        word = _WORD_BEFORE.search(text, 0, end.start())
+        word = _WORD_BEFORE.search(text, floor, stop_start)
         if word is None:
             return True
         token = word[1].lower().rstrip(".")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_refs import EXTENDED_ABBREVIATIONS, SentenceSplitter, split_sentences
+from langchain_refs.grounding._sentences import DEFAULT_ABBREVIATIONS
 
 
 @pytest.mark.parametrize(
@@ -75,3 +77,105 @@ def test_offsets_slice_exactly(text: str, strict: bool) -> None:
     # Nothing but whitespace is left out.
     covered = "".join(text[a.end : b.start] for a, b in itertools.pairwise(spans))
     assert not covered.strip()
+
+
+# -- the splitter against the earlier, quadratic implementation --------------------------
+#
+# The splitter used to find sentence ends with one regular expression and searched for
+# the word before each period from the start of the text. That version is kept here,
+# unchanged, as the oracle: the linear splitter must cut exactly where it did.
+
+_OLD_CLOSERS = "\"'\u201d\u2019)\\]\u00bb*_"
+_OLD_CITATION_TAIL = r"(?:\[[^\[\]\n]{1,20}\](?:\([^()\n]{0,40}\))?)*"
+_OLD_END = re.compile(
+    rf"(?P<stop>[.!?\u2026]+|\.\.\.)(?P<tail>[{_OLD_CLOSERS}]*{_OLD_CITATION_TAIL}[{_OLD_CLOSERS}]*)(?P<gap>\s+)"
+)
+_OLD_NEXT_START = re.compile(r"[\"'\u201c\u2018(\[\u00ab*_#>-]*[A-Z0-9\u00c0-\u024f\u0370-\u1fff\u3000-\uffff]")
+_OLD_BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+]\s|\d{1,3}[.)]\s|#{1,6}\s|>\s))")
+_OLD_HEADING_LINE = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
+_OLD_WORD_BEFORE = re.compile(r"([\w.\-]+)$")
+
+
+def old_split(text: str, abbreviations: frozenset[str], strict: bool) -> list[tuple[int, int]]:
+    """The (start, end) offsets the earlier splitter gave."""
+
+    def ends_sentence(end: re.Match[str]) -> bool:
+        after = end.end()
+        if after >= len(text):
+            return True
+        if not _OLD_NEXT_START.match(text, after):
+            return False
+        stop = end["stop"]
+        if stop in ("...", "\u2026") and text[after].islower():
+            return False
+        if stop != ".":
+            return True
+        word = _OLD_WORD_BEFORE.search(text, 0, end.start())
+        if word is None:
+            return True
+        token = word[1].lower().rstrip(".")
+        if token in abbreviations or token.split("-")[-1] in abbreviations:
+            return False
+        return not (len(token) == 1 and word[1][0].isupper())
+
+    cuts = {0, len(text)}
+    for block in _OLD_BLOCK_BREAK.finditer(text):
+        cuts.update((block.start(), block.end()))
+    for heading in _OLD_HEADING_LINE.finditer(text):
+        cuts.update((heading.start(), heading.end()))
+    if strict:
+        cuts.update(m.end() for m in re.finditer(r"\n|;", text))
+    for end in _OLD_END.finditer(text):
+        if ends_sentence(end):
+            cuts.add(end.start("gap"))
+    spans = []
+    for start, stop in itertools.pairwise(sorted(cuts)):
+        while start < stop and text[start].isspace():
+            start += 1
+        while stop > start and text[stop - 1].isspace():
+            stop -= 1
+        if start < stop:
+            spans.append((start, stop))
+    return spans
+
+
+# Dense in what decides a sentence end: stop runs, closers, marker chains (with stops
+# and spaces inside), abbreviations, initials, capitals, lower case and whitespace.
+SENTENCE_PIECES = st.lists(
+    st.sampled_from(
+        [
+            *". .. ... ! ? \u2026 ?! ) ] \" ' * _ \u00bb \u201d \u201c ( [ ]( [1]( ; # 3 2.5".split(),
+            *"[1] [1](id=2) [a.](b.) word Word X j e.g Dr no U.S vs well-known co-Dr".split(),
+            *"\u00e9t\u00e9 \u00c9t\u00e9 \u65e5".split(),
+            *[" ", "  ", "\n", "\n\n", "\t", "\u00a0", "# ", "- ", "1. ", "> ", "[ x. ](y. z)"],
+        ]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=SENTENCE_PIECES, strict=st.booleans(), extended=st.booleans())
+def test_linear_splitter_cuts_where_the_old_one_did(text: str, strict: bool, extended: bool) -> None:
+    """The linear splitter gives exactly the spans of the earlier implementation."""
+    abbreviations = EXTENDED_ABBREVIATIONS if extended else DEFAULT_ABBREVIATIONS
+    splitter = SentenceSplitter(abbreviations=abbreviations, strict=strict)
+    expected = old_split(text, frozenset(a.rstrip(".") for a in abbreviations), strict)
+    assert [(s.start, s.end) for s in splitter.split(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        # Runs of closers and marker chains that the old expression backtracked over.
+        ('He left.)]" Then', ['He left.)]"', "Then"]),
+        ("Done.[1](id=2)[2](id=3)) Next", ["Done.[1](id=2)[2](id=3))", "Next"]),
+        ("Done.[a. b](c. d)x Next. Last", ["Done.[a. b](c. d)x Next.", "Last"]),
+        # The word before a period may stand before a line break.
+        ("See Dr\n. Who", ["See Dr\n. Who"]),
+        ("See it\n. Who", ["See it\n.", "Who"]),
+    ],
+)
+def test_sentence_end_tails(text: str, sentences: list[str]) -> None:
+    """Closers, marker chains and a line break before the period are read as before."""
+    assert [s.text for s in split_sentences(text)] == sentences
