@@ -24,10 +24,10 @@ from typing import Any, Final, Literal
 
 from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from langchain_refs.grounding._llm import json_in_reply
+from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._scoring import LexicalScorer
 from langchain_refs.grounding._sentences import SentenceSplitter, Span, sentence_windows
 
@@ -272,11 +272,6 @@ class LLMClaimExtractor:
             [1, 0]
         """
         questions = questions or [None] * len(responses)
-        schema = _Triplets if self.claim_format == "triplet" else _SubSentences
-        try:
-            runnable: Any = self.model.with_structured_output(schema)
-        except (NotImplementedError, AttributeError):
-            runnable = self.model
         prompts = [
             [
                 SystemMessage(_EXTRACT_PROMPTS[self.claim_format]),
@@ -284,33 +279,38 @@ class LLMClaimExtractor:
             ]
             for r, q in zip(responses, questions, strict=True)
         ]
-        replies = runnable.batch(prompts, {"max_concurrency": self.max_concurrency}, return_exceptions=True)
-        return [self._read(reply, response) for reply, response in zip(replies, responses, strict=True)]
+        read: list[list[Claim]] = ask_model(
+            self.model,
+            prompts,
+            schema=_Triplets if self.claim_format == "triplet" else _SubSentences,
+            read=_read_claims,
+            default=[],
+            name="claim extractor",
+            max_concurrency=self.max_concurrency,
+        )
+        return [_located(claims, response) for claims, response in zip(read, responses, strict=True)]
 
-    def _read(self, reply: Any, response: str) -> list[Claim]:
-        try:
-            if isinstance(reply, BaseException):
-                raise reply
-            if isinstance(reply, _Triplets | _SubSentences):
-                data: Any = reply.model_dump()
-            elif isinstance(reply, BaseMessage):
-                data = json_in_reply(str(reply.content))
-            else:
-                data = reply
-            items = data["claims"] if isinstance(data, dict) else data
-            claims = [Claim.from_json(item) for item in items]
-        except Exception as error:  # a bad reply must not stop the batch
-            logger.warning("could not read the claims the model extracted (%s): %r", error, reply)
-            return []
-        located = []
-        for claim in claims:
-            start = response.find(claim.text)
-            located.append(
-                Claim(text=claim.text, triplet=claim.triplet, start=start, end=start + len(claim.text))
-                if start != -1
-                else claim
-            )
-        return located
+
+def _read_claims(reply: ModelReply) -> list[Claim]:
+    """The claims of ``{"claims": [...]}`` or of a bare list."""
+    items = reply.data["claims"] if isinstance(reply.data, dict) else reply.data
+    if not isinstance(items, list):
+        msg = "no list of claims"
+        raise ValueError(msg)
+    return [Claim.from_json(item) for item in items]
+
+
+def _located(claims: list[Claim], response: str) -> list[Claim]:
+    """The claims with their offsets in ``response`` where they are a piece of it."""
+    located = []
+    for claim in claims:
+        start = response.find(claim.text)
+        located.append(
+            Claim(text=claim.text, triplet=claim.triplet, start=start, end=start + len(claim.text))
+            if start != -1
+            else claim
+        )
+    return located
 
 
 _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b", re.IGNORECASE)
@@ -364,7 +364,9 @@ class ScorerClaimChecker:
             >>> ScorerClaimChecker().check(Claim(text="Water is wet."), []).label
             'Neutral'
         """
-        windows = self._windows(references)
+        return self._check(claim, self._windows(references))
+
+    def _check(self, claim: Claim, windows: list[tuple[int, int, int, str]]) -> ClaimCheck:
         if not windows:
             return ClaimCheck(label=NEUTRAL, score=0.0)
         scores = self.scorer.score([(claim.text, text) for *_, text in windows])
@@ -408,7 +410,9 @@ class ScorerClaimChecker:
             >>> len(ScorerClaimChecker().check_batch([Claim(text="a"), Claim(text="b")], ["a"]))
             2
         """
-        return [self.check(claim, references, question) for claim in claims]
+        # Every claim is checked against the same windows: split each reference once.
+        windows = self._windows(references)
+        return [self._check(claim, windows) for claim in claims]
 
 
 class _Verdict(BaseModel):
@@ -459,12 +463,6 @@ class LLMClaimChecker:
             >>> LLMClaimChecker(FakeListChatModel(responses=["x"])).check_batch([], ["r"])
             []
         """
-        if not claims:
-            return []
-        try:
-            runnable: Any = self.model.with_structured_output(_Verdict)
-        except (NotImplementedError, AttributeError):
-            runnable = self.model
         reference = "\n\n".join(references)
         prompts = [
             [
@@ -475,24 +473,27 @@ class LLMClaimChecker:
             ]
             for c in claims
         ]
-        replies = runnable.batch(prompts, {"max_concurrency": self.max_concurrency}, return_exceptions=True)
-        return [ClaimCheck(label=self._read(reply), score=0.0) for reply in replies]
+        labels = ask_model(
+            self.model,
+            prompts,
+            schema=_Verdict,
+            read=_read_label,
+            default=NEUTRAL,
+            name="claim checker",
+            max_concurrency=self.max_concurrency,
+        )
+        return [ClaimCheck(label=label, score=0.0) for label in labels]
 
-    def _read(self, reply: Any) -> str:
-        if isinstance(reply, _Verdict):
-            return reply.label
-        text = str(getattr(reply, "content", "")) if not isinstance(reply, BaseException) else ""
-        try:
-            data = json_in_reply(text)
-            if isinstance(data, dict) and data.get("label") in LABELS:
-                return str(data["label"])
-        except ValueError:
-            pass
-        found = [label for label in LABELS if re.search(rf"\b{label}\b", text, re.IGNORECASE)]
-        if len(found) == 1:
-            return found[0]
-        logger.warning("unreadable checker reply %r; counted as Neutral", reply)
-        return NEUTRAL
+
+def _read_label(reply: ModelReply) -> str:
+    """``{"label": ...}``, or the one label named in the text."""
+    if isinstance(reply.data, dict) and reply.data.get("label") in LABELS:
+        return str(reply.data["label"])
+    found = [label for label in LABELS if re.search(rf"\b{label}\b", reply.text, re.IGNORECASE)]
+    if len(found) != 1:
+        msg = "no label" if not found else f"several labels: {found}"
+        raise ValueError(msg)
+    return found[0]
 
 
 def aggregate(labels: Sequence[str], method: Aggregator = "strict") -> str | dict[str, float]:

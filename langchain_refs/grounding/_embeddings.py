@@ -25,6 +25,11 @@ class MiniLMEmbeddings(Embeddings):
     machine (two threads with a busy second core were measured 5 to 20 times
     slower).
 
+    A text is truncated to its first ``max_length`` tokens (256 by default,
+    the length the model was trained on; a token is about four characters of
+    English): the rest of a longer text does not count in its vector. Embed
+    sentences or short windows, as the scorers do, not whole documents.
+
     Example:
         >>> import pytest; _ = pytest.importorskip("onnxruntime")
         >>> vectors = MiniLMEmbeddings().embed_documents(["a cat", "a kitten"])

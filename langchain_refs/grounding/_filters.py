@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import override
 
 from langchain_refs._inputs import document_text, documents_from, input_value
-from langchain_refs.grounding._llm import json_in_reply
+from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._scoring import EmbeddingScorer, LexicalScorer
 from langchain_refs.grounding._sentences import split_sentences
 
@@ -147,14 +147,24 @@ _FILTER_PROMPT = (
 )
 
 
+def _read_numbers(reply: ModelReply) -> list[int]:
+    """The chunk numbers of ``{"relevant": [...]}`` or of a bare list."""
+    numbers = reply.data["relevant"] if isinstance(reply.data, dict) else reply.data
+    if not isinstance(numbers, list):
+        msg = "no list of chunk numbers"
+        raise ValueError(msg)
+    return [int(n) for n in numbers]
+
+
 class LLMReferenceFilter(_ReferenceFilter):
     """Asks a chat model which documents the response relies on.
 
     Each chunk is shown with its number and its ``metadata_key`` value; the
     model answers with the numbers (structured output where it has it,
-    tolerant JSON reading otherwise). A reply that cannot be read, or numbers
-    that name no chunk, are logged; the filter then keeps what it could read
-    (nothing, for an unreadable reply) and never raises.
+    tolerant JSON reading otherwise). A reply that cannot be read (or a call
+    that fails) is logged once and keeps no document, as `ask_model` does for
+    every LLM-backed part; numbers that name no chunk are logged and ignored.
+    The filter never raises on a reply.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -196,23 +206,10 @@ class LLMReferenceFilter(_ReferenceFilter):
             for n, d in enumerate(documents, start=1)
         )
         messages = [SystemMessage(_FILTER_PROMPT), HumanMessage(f"{chunks}\n\nRESPONSE: {response}")]
-        try:
-            reply: Any = self.model.with_structured_output(_Relevant).invoke(messages)
-        except NotImplementedError:
-            reply = self.model.invoke(messages)
-        except Exception as error:  # the structured call itself failed: report, keep going
-            logger.warning("LLMReferenceFilter: the model call failed (%s); no document kept", error)
-            return []
-        try:
-            if isinstance(reply, _Relevant):
-                numbers = reply.relevant
-            else:
-                data = reply if isinstance(reply, dict) else json_in_reply(str(getattr(reply, "content", reply)))
-                numbers = data["relevant"] if isinstance(data, dict) else data
-            wanted = [int(n) for n in numbers]
-        except Exception as error:  # a malformed reply must not crash the chain
-            logger.warning("LLMReferenceFilter: unreadable reply (%s): %r; no document kept", error, reply)
-            return []
+        replies: list[list[int]] = ask_model(
+            self.model, [messages], schema=_Relevant, read=_read_numbers, default=[], name="reference filter"
+        )
+        wanted = replies[0]
         bad = [n for n in wanted if not 1 <= n <= len(documents)]
         if bad:
             logger.warning("LLMReferenceFilter: the model named chunks that do not exist: %s", bad)

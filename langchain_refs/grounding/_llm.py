@@ -1,26 +1,168 @@
-"""What the grounding wing's LLM-backed parts share: reading a model's reply."""
+"""The one way the grounding wing asks a chat model and reads its replies.
+
+`LLMJudgeScorer`, `LLMClaimExtractor`, `LLMClaimChecker` and
+`LLMReferenceFilter` all go through `ask_model`, so they share one error
+policy: a reply that cannot be read — the call raised, the reply holds no
+value the caller recognises — is logged once (one warning on the
+``langchain_refs`` logger naming the caller, the reason and the start of the
+reply) and yields the caller's default. Nothing raises out of a batch, and one
+bad reply never costs the others theirs.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-__all__ = ["json_in_reply"]
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel
+
+__all__ = ["ModelReply", "ask_model", "json_in_reply"]
+
+logger = logging.getLogger("langchain_refs")
+
+T = TypeVar("T")
+
+_OPENING = re.compile(r"[\[{]")
+# Each failed attempt costs up to the length of the reply (the decoder reports the
+# line and column of its error): a bound on attempts keeps a long reply full of
+# stray brackets linear.
+_MAX_FAILED_ATTEMPTS = 64
 
 
 def json_in_reply(text: str) -> Any:
     """The first JSON object or list in a reply, tolerating prose and code fences around it.
 
+    It is looked for from each ``[`` or ``{`` in turn; after 64 that begin no
+    JSON value (or nest too deeply to read), the reply counts as holding none,
+    so the work stays linear in the length of the reply.
+
+    Raises:
+        ValueError: no JSON object or list was found.
+
     Example:
         >>> json_in_reply('Sure: ```json\\n{"claims": []}\\n```')
         {'claims': []}
     """
-    for match in re.finditer(r"[\[{]", text):
+    decoder = json.JSONDecoder()
+    failed = 0
+    for match in _OPENING.finditer(text):
         try:
-            value, _ = json.JSONDecoder().raw_decode(text, match.start())
-        except json.JSONDecodeError:
+            value, _ = decoder.raw_decode(text, match.start())
+        except (json.JSONDecodeError, RecursionError):
+            failed += 1
+            if failed >= _MAX_FAILED_ATTEMPTS:
+                break
             continue
         return value
     msg = "no JSON in the reply"
     raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelReply:
+    """A model's reply, as `ask_model` hands it to the caller's reader.
+
+    ``data`` is the structured output as plain data (a dict), or the first
+    JSON object or list found in the reply's text (None when there is none);
+    ``text`` is the reply's text ("" for structured output).
+
+    Example:
+        >>> ModelReply(data={"score": 0.5}, text='{"score": 0.5}').data["score"]
+        0.5
+    """
+
+    data: Any
+    text: str
+
+
+def _reply_text(message: BaseMessage) -> str:
+    """The text of a message, whatever the shape of its content (a string or blocks)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "".join(parts)
+
+
+def _as_reply(raw: Any) -> ModelReply:
+    # A message is a pydantic model too: look at it first.
+    if isinstance(raw, BaseMessage | str):
+        text = raw if isinstance(raw, str) else _reply_text(raw)
+        try:
+            data = json_in_reply(text)
+        except ValueError:
+            data = None
+        return ModelReply(data=data, text=text)
+    if isinstance(raw, BaseModel):
+        return ModelReply(data=raw.model_dump(), text="")
+    return ModelReply(data=raw, text="")
+
+
+def ask_model(
+    model: BaseChatModel,
+    prompts: Sequence[Sequence[BaseMessage]],
+    *,
+    schema: type[BaseModel],
+    read: Callable[[ModelReply], T],
+    default: T,
+    name: str,
+    max_concurrency: int = 4,
+) -> list[T]:
+    """Ask ``model`` every prompt in one batch and read each reply with ``read``.
+
+    The model answers in ``schema`` when it has structured output
+    (``with_structured_output``); otherwise its text is read tolerantly (the
+    first JSON value in it, prose and code fences around it allowed). ``read``
+    turns a `ModelReply` into the caller's value and raises (any exception)
+    when it cannot; then, as when the call itself failed, the reply is logged
+    once, naming ``name``, and gives ``default``, returned as is.
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> from langchain_core.messages import HumanMessage
+        >>> class Score(BaseModel):
+        ...     score: float
+        >>> model = FakeListChatModel(responses=['Sure: {"score": 0.8}', "no idea"])
+        >>> ask_model(model, [[HumanMessage("a")], [HumanMessage("b")]], schema=Score,
+        ...           read=lambda reply: float(reply.data["score"]), default=0.0, name="judge",
+        ...           max_concurrency=1)
+        [0.8, 0.0]
+    """
+    if not prompts:
+        return []
+    try:
+        runnable: Any = model.with_structured_output(schema)
+    except (NotImplementedError, AttributeError):
+        # No structured output: read the text.
+        runnable = model
+    raws: list[Any]
+    try:
+        raws = runnable.batch([list(p) for p in prompts], {"max_concurrency": max_concurrency}, return_exceptions=True)
+    except Exception as error:  # a runnable that ignores return_exceptions: every reply failed with it
+        raws = [error] * len(prompts)
+    results = []
+    for raw in raws:
+        if isinstance(raw, Exception):
+            reason = f"the call failed: {raw!r}"
+        elif isinstance(raw, BaseException):  # an interrupt is not a reply
+            raise raw
+        else:
+            try:
+                results.append(read(_as_reply(raw)))
+                continue
+            except Exception as error:  # whatever the reader could not use
+                reason = f"{type(error).__name__}: {error}"
+        logger.warning("unreadable %s reply (%s); using the default %r. Reply: %.300r", name, reason, default, raw)
+        results.append(default)
+    return results

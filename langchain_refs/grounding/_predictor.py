@@ -217,10 +217,12 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         ]
         if not answer_windows or not document_windows:
             return []
+        # The same evidence faces every answer window: cut it once.
+        texts = [document_text(document) for document in documents]
+        evidence = [texts[p - 1][s:e] for p, s, e in document_windows]
         references = []
         for answer_start, answer_end in answer_windows:
             claim = answer[answer_start:answer_end]
-            evidence = [document_text(documents[p - 1])[s:e] for p, s, e in document_windows]
             scores: list[float] = []
             for i in range(0, len(evidence), self.batch_size):
                 scores.extend(self.scorer.score([(claim, text) for text in evidence[i : i + self.batch_size]]))

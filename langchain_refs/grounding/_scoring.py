@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
-import logging
 import math
 import re
 from array import array
@@ -33,6 +31,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 from typing_extensions import override
 
+from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._sentences import split_sentences
 from langchain_refs.grounding._text import WORD, content_words, fold, stem
 from langchain_refs.grounding._verifier import SupportScorer
@@ -45,10 +44,23 @@ __all__ = [
     "LexicalScorer",
 ]
 
-logger = logging.getLogger("langchain_refs")
-
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
+
+
+def _unit(value: float) -> float:
+    """``value`` clamped into [0, 1]; NaN counts as 0 (no evidence of support)."""
+    return 0.0 if math.isnan(value) else max(0.0, min(1.0, value))
+
+
+def _logistic(value: float) -> float:
+    """The logistic function, without overflow at either end; NaN counts as 0."""
+    if math.isnan(value):
+        return 0.0
+    if value >= 0:
+        return 1.0 / (1.0 + math.exp(-value))
+    exp = math.exp(value)
+    return exp / (1.0 + exp)
 
 
 class LexicalScorer(SupportScorer):
@@ -161,7 +173,7 @@ class LexicalScorer(SupportScorer):
             score = self.whole_weight * score + (1 - self.whole_weight) * best
         if numbers - evidence.numbers:
             score *= self.number_penalty
-        return max(0.0, min(1.0, score))
+        return _unit(score)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +228,9 @@ class EmbeddingScorer(SupportScorer):
     def __init__(
         self, embeddings: Embeddings, *, floor: float = 0.1, ceiling: float = 0.9, cache_size: int = 200_000
     ) -> None:
+        if not floor < ceiling:
+            msg = f"floor must be below ceiling, got floor={floor!r} and ceiling={ceiling!r}"
+            raise ValueError(msg)
         self.embeddings = embeddings
         self.floor = floor
         self.ceiling = ceiling
@@ -238,7 +253,7 @@ class EmbeddingScorer(SupportScorer):
             a, b = vectors[claim], vectors[evidence]
             norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
             cosine = sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
-            scores.append(max(0.0, min(1.0, (cosine - self.floor) / (self.ceiling - self.floor))))
+            scores.append(_unit((cosine - self.floor) / (self.ceiling - self.floor)))
         return scores
 
 
@@ -246,8 +261,12 @@ class CrossEncoderScorer(SupportScorer):
     """Any LangChain cross-encoder, its scores squashed into [0, 1].
 
     For a local model, e.g. ``HuggingFaceCrossEncoder(model_name="/path/to/model")``
-    from langchain-community. Scores already in [0, 1] pass unchanged; others
-    (logits) go through a logistic function.
+    from langchain-community. ``logits=True`` sends every score through a
+    logistic function, ``logits=False`` clamps every score into [0, 1]. The
+    default (None) decides per batch: a batch whose scores are all in [0, 1]
+    passes unchanged, any other goes through the logistic function — so a
+    logit model whose scores of one batch happen to fall in [0, 1] is read as
+    probabilities: say which your model gives. A NaN score counts as 0.
 
     Example:
         >>> class Logits(BaseCrossEncoder):
@@ -256,15 +275,15 @@ class CrossEncoderScorer(SupportScorer):
         0.982
     """
 
-    def __init__(self, cross_encoder: BaseCrossEncoder) -> None:
+    def __init__(self, cross_encoder: BaseCrossEncoder, *, logits: bool | None = None) -> None:
         self.cross_encoder = cross_encoder
+        self.logits = logits
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
         raw = [float(s) for s in self.cross_encoder.score(list(text_pairs))]
-        if all(0.0 <= s <= 1.0 for s in raw):
-            return raw
-        return [1.0 / (1.0 + math.exp(-s)) for s in raw]
+        logits = self.logits if self.logits is not None else not all(0.0 <= s <= 1.0 for s in raw)
+        return [_logistic(s) if logits else _unit(s) for s in raw]
 
 
 class _Judgement(BaseModel):
@@ -279,62 +298,62 @@ _JUDGE_PROMPT = (
 )
 
 
+def _read_score(reply: ModelReply) -> float:
+    """The judge's score: ``{"score": x}`` or a bare number, clamped into [0, 1]; NaN is unreadable."""
+    value: Any = reply.data.get("score") if isinstance(reply.data, dict) else reply.text.strip()
+    score = float(value)
+    if math.isnan(score):
+        msg = "the score is not a number"
+        raise ValueError(msg)
+    return max(0.0, min(1.0, score))
+
+
 class LLMJudgeScorer(SupportScorer):
     """A chat model judges each pair; structured output where the model has it.
 
-    A reply that cannot be read as a score counts as ``default`` (and is
-    logged), so one bad reply never stops a batch.
+    A reply that cannot be read as a score (or reads as NaN) counts as
+    ``default`` and is logged once, so one bad reply never stops a batch;
+    numbers outside [0, 1] are clamped into it. See `ask_model` for the policy
+    all the LLM-backed parts share.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
-        >>> judge = LLMJudgeScorer(FakeListChatModel(responses=['{"score": 0.9}', 'no idea']))
+        >>> judge = LLMJudgeScorer(FakeListChatModel(responses=['{"score": 0.9}', 'no idea']), max_concurrency=1)
         >>> judge.score([("a", "b"), ("c", "d")])
         [0.9, 0.0]
     """
 
     def __init__(self, model: BaseChatModel, *, default: float = 0.0, max_concurrency: int = 4) -> None:
+        if not 0.0 <= default <= 1.0:
+            msg = f"default must be a score in [0, 1], got {default!r}"
+            raise ValueError(msg)
         self.model = model
         self.default = default
         self.max_concurrency = max_concurrency
 
-    def _runnable(self) -> Any:
-        try:
-            return self.model.with_structured_output(_Judgement)
-        except (NotImplementedError, AttributeError):
-            return self.model
-
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
-        runnable = self._runnable()
         prompts = [
             [SystemMessage(_JUDGE_PROMPT), HumanMessage(f"CLAIM: {claim}\n\nEVIDENCE: {evidence}")]
             for claim, evidence in text_pairs
         ]
-        replies = runnable.batch(prompts, {"max_concurrency": self.max_concurrency}, return_exceptions=True)
-        return [self._read(reply) for reply in replies]
-
-    def _read(self, reply: Any) -> float:
-        value: Any = None
-        if isinstance(reply, _Judgement):
-            value = reply.score
-        elif isinstance(reply, dict):
-            value = reply.get("score")
-        elif hasattr(reply, "content"):
-            text = str(reply.content)
-            match = re.search(r"\{.*\}", text, re.DOTALL)
-            try:
-                value = json.loads(match[0]).get("score") if match else float(text.strip())
-            except (ValueError, AttributeError):
-                value = None
-        try:
-            return max(0.0, min(1.0, float(value)))
-        except (TypeError, ValueError):
-            logger.warning("unreadable judge reply %r; scored %s", reply, self.default)
-            return self.default
+        return ask_model(
+            self.model,
+            prompts,
+            schema=_Judgement,
+            read=_read_score,
+            default=self.default,
+            name="judge",
+            max_concurrency=self.max_concurrency,
+        )
 
 
 class HybridScorer(SupportScorer):
     """A weighted mean of several scorers.
+
+    Each scorer's scores are clamped into [0, 1] first (NaN counts as 0), so
+    a cross-encoder giving logits should be wrapped in `CrossEncoderScorer`.
+    Weights are finite, non-negative, and at least one is positive.
 
     Example:
         >>> class Const(BaseCrossEncoder):
@@ -345,8 +364,9 @@ class HybridScorer(SupportScorer):
     """
 
     def __init__(self, scorers: Sequence[tuple[BaseCrossEncoder, float]]) -> None:
-        if not scorers or any(weight < 0 for _, weight in scorers):
-            msg = "HybridScorer needs at least one (scorer, weight) pair with a non-negative weight"
+        weights = [weight for _, weight in scorers]
+        if not weights or not all(0 <= w < math.inf for w in weights) or not sum(weights) > 0:
+            msg = "HybridScorer needs (scorer, weight) pairs with finite non-negative weights, one of them positive"
             raise ValueError(msg)
         self.scorers = list(scorers)
 
@@ -357,5 +377,6 @@ class HybridScorer(SupportScorer):
         combined = [0.0] * len(pairs)
         for scorer, weight in self.scorers:
             for i, value in enumerate(scorer.score(pairs)):
-                combined[i] += weight * value / total
-        return combined
+                combined[i] += weight * _unit(value) / total
+        # Rounding may step a hair past 1.
+        return [min(1.0, value) for value in combined]

@@ -54,7 +54,9 @@ def verify_citations(
 
     Each citation's ``support`` is its best score over windows of ``window``
     sentences of the cited documents; ``supported`` says whether it reaches
-    ``threshold``.
+    ``threshold``. A position that names no document of ``documents`` (below 1
+    or past the end) gives no evidence; a citation with no evidence, or no
+    words, gets support 0.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -71,12 +73,13 @@ def verify_citations(
     windows: dict[int, list[str]] = {}
     for citation in references.citations:
         for position in citation.document_positions:
-            if position not in windows:
+            # documents[-1] would silently stand for position 0: check the range, not just the end.
+            if position not in windows and 1 <= position <= len(documents):
                 text = document_text(documents[position - 1])
                 windows[position] = [text[s:e] for s, e in sentence_windows(splitter.split(text), window, 1)] or [text]
     checked = []
     for citation in references.citations:
-        evidence = [w for p in citation.document_positions for w in windows[p]]
+        evidence = [w for p in citation.document_positions for w in windows.get(p, ())]
         scores = scorer.score([(citation.text, text) for text in evidence]) if evidence and citation.text else [0.0]
         support = round(max(scores), 6)
         checked.append(replace(citation, support=support, supported=support >= threshold))

@@ -55,7 +55,7 @@ def test_llm_extractor_triplets_subsentences_and_bad_replies(caplog: pytest.LogC
     assert claims[0] == [Claim(text="Paris is capital of France", triplet=("Paris", "is capital of", "France"))]
     assert claims[1] == []
     assert claims[2] == []
-    assert caplog.text.count("could not read the claims") == 2
+    assert caplog.text.count("unreadable claim extractor reply") == 2
     sub = LLMClaimExtractor(FakeListChatModel(responses=['{"claims": ["Paris is big."]}']), claim_format="subsentence")
     located = sub.extract("Yes. Paris is big.")[0]
     assert (located.start, located.end) == (5, 18)
@@ -89,7 +89,7 @@ def test_llm_checker_reads_labels_and_survives_bad_replies(caplog: pytest.LogCap
     with caplog.at_level(logging.WARNING, logger="langchain_refs"):
         labels = [c.label for c in LLMClaimChecker(model, max_concurrency=1).check_batch([Claim(text="c")] * 4, ["r"])]
     assert labels == ["Entailment", "Contradiction", "Neutral", "Neutral"]
-    assert caplog.text.count("unreadable checker reply") == 2
+    assert caplog.text.count("unreadable claim checker reply") == 2
 
 
 @pytest.mark.parametrize(
@@ -152,7 +152,7 @@ def test_llm_filter_structured_json_and_malformed(caplog: pytest.LogCaptureFixtu
         broken = LLMReferenceFilter(FakeListChatModel(responses=["I think chunk two"]))
         assert broken.invoke({"response": "r", "documents": DOCS}) == []
     assert "do not exist: [9]" in caplog.text
-    assert "unreadable reply" in caplog.text
+    assert "unreadable reference filter reply" in caplog.text
 
 
 def test_filter_in_front_of_manage_references() -> None:
@@ -267,3 +267,22 @@ def test_cli_progress_bar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     """--progress draws a bar on stderr."""
     main(["check", "extract", "--input", str(EXAMPLE), "--output", str(tmp_path / "o.json"), "--progress"])
     assert "] 4/4" in capsys.readouterr().err
+
+
+def test_scorer_checker_splits_each_reference_once_per_batch() -> None:
+    """check_batch splits each reference once for all its claims, not once per claim."""
+    from langchain_refs import SentenceSplitter, Span
+
+    split: list[str] = []
+
+    class Counting(SentenceSplitter):
+        def split(self, text: str) -> list[Span]:
+            split.append(text)
+            return super().split(text)
+
+    references = ["The tower opened in 1889. It is 330 metres tall.", "The tower is not painted red."]
+    claims = [Claim(text="The tower opened in 1889."), Claim(text="It is 330 metres tall."), Claim(text="Red.")]
+    checks = ScorerClaimChecker(splitter=Counting()).check_batch(claims, references)
+    assert sorted(split) == sorted(references)
+    # "Red." is covered by the second reference, which negates it.
+    assert [c.label for c in checks] == ["Entailment", "Entailment", "Contradiction"]

@@ -277,3 +277,39 @@ async def test_verifier_on_the_async_path() -> None:
     chunks = [c async for c in chain.astream({"documents": DOCS})]
     refs = AnswerReferences.from_dict(chunks[-1].response_metadata["references"])
     assert refs.citations[0].supported is True
+
+
+def cited(text: str, positions: tuple[int, ...]) -> AnswerReferences:
+    """An answer with one citation of ``text`` naming ``positions``."""
+    from langchain_refs import Citation, Reference
+
+    citation = Citation(
+        number=1, document_positions=positions, start=0, end=3, text_start=0, text_end=0, text=text, marker="[1]"
+    )
+    reference = Reference(number=1, source="s", title=None, document_positions=positions)
+    return AnswerReferences(references=(reference,), citations=(citation,))
+
+
+@pytest.mark.parametrize("positions", [(3,), (99,), (0,), (-1,), (0, 3, -2)])
+def test_verifier_positions_that_name_no_document(positions: tuple[int, ...]) -> None:
+    """Positions past the end, 0 or negative give no evidence (support 0), never an IndexError or another document."""
+    from langchain_refs import verify_citations
+
+    checked = verify_citations(cited("Lyon is famous for its food.", positions), DOCS, LexicalScorer())
+    assert (checked.citations[0].support, checked.citations[0].supported) == (0.0, False)
+
+
+def test_verifier_scores_the_positions_that_resolve() -> None:
+    """A citation naming one real and one missing document is scored against the real one."""
+    from langchain_refs import verify_citations
+
+    checked = verify_citations(cited("Lyon is famous for its food.", (7, 2)), DOCS, LexicalScorer())
+    assert checked.citations[0].supported is True
+
+
+def test_verifier_without_documents() -> None:
+    """No documents at all: every citation has support 0."""
+    from langchain_refs import verify_citations
+
+    checked = verify_citations(cited("Paris is in France.", (1,)), [], LexicalScorer())
+    assert checked.citations[0].support == 0.0
