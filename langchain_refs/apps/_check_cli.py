@@ -3,25 +3,43 @@
 Input: a JSON list, or JSON Lines, of objects in RefChecker's shape:
 ``response`` (and optionally ``question``) to extract from, ``reference`` (a
 string or a list of strings) to check against, ``claims`` for ``check``.
+The file is read as UTF-8 (a leading byte-order mark is fine).
 Output: the same objects with ``claims`` added (``extract``), and ``Y`` (the
 aggregated label) and ``ys`` (one label per claim) added (``check``), plus
 ``checks`` with each claim's score and evidence spans. A ``.jsonl`` output is
-written as JSON Lines, anything else as a JSON list.
+written as JSON Lines, anything else as a JSON list. The output is always
+standard JSON: numbers JSON cannot hold (``NaN``, ``Infinity``, or too large
+for a float, such as ``1e999``) are read as ``null``, and the command says
+how many it changed.
 
-Progress is saved after every item in ``OUTPUT.partial.jsonl``: run the same
-command again after a crash and the items already done are not redone.
+An item or JSON Lines line that cannot be processed is named on stderr and
+written as ``{"error": ..., "line": n}`` (``"item": n`` in a JSON list); the
+others go on, and the exit status is 1.
+
+Progress is saved after every item in ``OUTPUT.partial.jsonl``: after a crash
+or Ctrl-C, run the same command again and the items already done are not
+redone. The saved progress belongs to one input (its bytes) and one set of
+options (mode, aggregator, model, claim format, threshold): a different
+input or option is reported on stderr and the work starts over.
+
+Example:
+    >>> read_json_text('{"a": NaN, "b": 1e999, "c": 2.5}', count=[0])
+    {'a': None, 'b': None, 'c': 2.5}
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from langchain_refs.apps._errors import CommandError
 from langchain_refs.apps._models import load_model
 from langchain_refs.grounding import (
     Claim,
@@ -32,7 +50,54 @@ from langchain_refs.grounding import (
     aggregate,
 )
 
-__all__ = ["add_check_command"]
+__all__ = ["add_check_command", "is_json_list", "read_items", "read_json_text"]
+
+_NON_FINITE = "NaN, Infinity or a number too large for a float"
+
+# Bumped when the meaning of a saved result changes, so old progress is not reused.
+_PROGRESS_FORMAT = 2
+
+
+class _UnreadableJSON(ValueError):
+    """JSON that Python cannot read although it may be valid: too deep, or an integer too long."""
+
+
+def _read_int(digits: str) -> int:
+    try:
+        return int(digits)
+    except ValueError:  # Python's guard against quadratic int parsing
+        limit = sys.get_int_max_str_digits()
+        msg = f"an integer of {len(digits.lstrip('-'))} digits (Python reads at most {limit})"
+        raise _UnreadableJSON(msg) from None
+
+
+def read_json_text(text: str, *, count: list[int]) -> Any:
+    """Parse JSON text; numbers JSON cannot hold become None, counted in ``count[0]``.
+
+    Raises `json.JSONDecodeError` on malformed JSON and a `ValueError` that
+    says why on JSON that is nested too deeply or holds an integer too long to read.
+
+    Example:
+        >>> changed = [0]
+        >>> read_json_text("[1, Infinity, -1e400]", count=changed), changed
+        ([1, None, None], [2])
+    """
+
+    def constant(_: str) -> None:
+        count[0] += 1
+
+    def number(digits: str) -> float | None:
+        value = float(digits)
+        if math.isfinite(value):
+            return value
+        count[0] += 1
+        return None
+
+    try:
+        return json.loads(text, parse_constant=constant, parse_float=number, parse_int=_read_int)
+    except RecursionError:
+        msg = "nested too deeply to read"
+        raise _UnreadableJSON(msg) from None
 
 
 def is_json_list(text: str) -> bool:
@@ -45,19 +110,29 @@ def is_json_list(text: str) -> bool:
     return text.lstrip().startswith("[")
 
 
-def read_items(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+def read_items(
+    path: Path, text: str, *, count: list[int] | None = None
+) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """``(line or index, item, error)`` for each item of a JSON list or JSON Lines text read from ``path``.
+
+    A JSON list that cannot be read raises `CommandError`; a JSON Lines line
+    that cannot be read is yielded with its error. ``count[0]`` counts the
+    numbers JSON cannot hold, read as None.
 
     Example:
         >>> [(n, e is None) for n, _, e in read_items(Path("in.jsonl"), '{"response": "a"}\\nnot json\\n')]
         [(1, True), (2, False)]
     """
+    count = [0] if count is None else count
     if is_json_list(text):
         try:
-            items = json.loads(text)
+            items = read_json_text(text, count=count)
         except json.JSONDecodeError as error:
             msg = f"{path}: not valid JSON ({error})"
-            raise SystemExit(msg) from None
+            raise CommandError(msg) from None
+        except _UnreadableJSON as error:
+            msg = f"{path}: cannot read this JSON: {error}"
+            raise CommandError(msg) from None
         for index, item in enumerate(items, start=1):
             yield (index, item, None) if isinstance(item, dict) else (index, None, "an item must be a JSON object")
         return
@@ -65,9 +140,12 @@ def read_items(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any] | No
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = read_json_text(line, count=count)
         except json.JSONDecodeError as error:
             yield number, None, f"not valid JSON ({error.msg} at column {error.colno})"
+            continue
+        except _UnreadableJSON as error:
+            yield number, None, f"cannot read this JSON: {error}"
             continue
         yield (number, item, None) if isinstance(item, dict) else (number, None, "a line must be a JSON object")
 
@@ -84,9 +162,23 @@ def _references(item: dict[str, Any]) -> list[str]:
     return references
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every float that JSON cannot hold replaced by None (results are shallow)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(v) for key, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _process(item: dict[str, Any], args: argparse.Namespace, extractor: Any, checker: Any) -> dict[str, Any]:
     out = dict(item)
     question = item.get("question")
+    if question is not None and not isinstance(question, str):
+        msg = "'question' must be a string"
+        raise ValueError(msg)
     if args.mode in ("extract", "extract-check"):
         response = item.get("response")
         if not isinstance(response, str):
@@ -103,8 +195,8 @@ def _process(item: dict[str, Any], args: argparse.Namespace, extractor: Any, che
         references = _references(item)
         checks = checker.check_batch(claims, references, question)
         out["ys"] = [c.label for c in checks]
-        out["Y"] = aggregate(out["ys"], args.aggregator)
-        out["checks"] = [c.to_dict() for c in checks]
+        out["Y"] = _finite(aggregate(out["ys"], args.aggregator))
+        out["checks"] = _finite([c.to_dict() for c in checks])
     return out
 
 
@@ -117,57 +209,171 @@ def _progress(done: int, total: int, stream: TextIO) -> None:
     stream.flush()
 
 
+def _read_input(source: Path) -> tuple[bytes, str]:
+    try:
+        data = source.read_bytes()
+    except FileNotFoundError:
+        msg = f"{source}: no such file"
+        raise CommandError(msg) from None
+    except IsADirectoryError:
+        msg = f"{source}: is a folder, not a file"
+        raise CommandError(msg) from None
+    except OSError as error:
+        msg = f"{source}: cannot read it ({error.strerror or error})"
+        raise CommandError(msg) from None
+    try:
+        return data, data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        msg = (
+            f"{source}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "save it as UTF-8 and run again"
+        )
+        raise CommandError(msg) from None
+
+
+def _check_output(target: Path) -> None:
+    if target.is_dir():
+        msg = f"{target}: is a folder; give a file name for --output"
+        raise CommandError(msg)
+    if not target.parent.is_dir():
+        msg = f"{target}: the folder {target.parent} does not exist; create it or choose another --output"
+        raise CommandError(msg)
+
+
+def _run_key(data: bytes, args: argparse.Namespace) -> str:
+    """What a saved result depends on: the input's bytes and every option that changes results."""
+    options = [_PROGRESS_FORMAT, args.mode, args.aggregator, args.model, args.claim_format, args.threshold]
+    digest = hashlib.sha256(json.dumps(options).encode())
+    digest.update(data)
+    return digest.hexdigest()[:32]
+
+
+def _saved(partial: Path, key: str, total: int) -> dict[int, dict[str, Any]] | None:
+    """The results saved by an earlier run of the same key; None when the file belongs to another run."""
+    done: dict[int, dict[str, Any]] = {}
+    try:
+        lines = partial.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as error:
+        msg = f"{partial}: cannot read the saved progress ({error.strerror or error})"
+        raise CommandError(msg) from None
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # a line cut short by the crash: that item is redone
+        if not isinstance(record, dict):
+            continue
+        if record.get("run") != key:
+            return None
+        position, item = record.get("position"), record.get("item")
+        if isinstance(position, int) and 0 <= position < total and isinstance(item, dict):
+            done[position] = item
+    return done
+
+
+def _dumps(value: Any, **options: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+
+
+def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
+    temporary = target.with_name(target.name + ".tmp")
+    try:
+        with temporary.open("w", encoding="utf-8") as out:
+            if target.suffix == ".jsonl":
+                out.writelines(_dumps(r) + "\n" for r in results)
+            else:
+                out.write(_dumps(results, indent=2))
+        os.replace(temporary, target)
+    except OSError as error:
+        msg = f"{target}: cannot write the output ({error.strerror or error})"
+        raise CommandError(msg) from None
+
+
 def run_check(args: argparse.Namespace) -> int:
     """Run ``extract``, ``check`` or ``extract-check`` over a file."""
+    source, target = Path(args.input), Path(args.output)
+    data, text = _read_input(source)
+    _check_output(target)
+    changed = [0]
+    items = list(read_items(source, text, count=changed))
+    where = "item" if is_json_list(text) else "line"
     model = load_model(args.model) if args.model else None
     extractor = (
         LLMClaimExtractor(model, claim_format=args.claim_format) if model is not None else RuleBasedClaimExtractor()
     )
     checker = LLMClaimChecker(model) if model is not None else ScorerClaimChecker(threshold=args.threshold)
-    source, target = Path(args.input), Path(args.output)
+
     partial = target.with_name(target.name + ".partial.jsonl")
-    done: dict[int, dict[str, Any]] = {}
-    if partial.exists():
-        for line in partial.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-                done[record["position"]] = record["item"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue  # a line cut short by the crash: that item is redone
-        print(f"resuming: {len(done)} items already done in {partial}", file=sys.stderr)
-    text = source.read_text(encoding="utf-8")
-    items = list(read_items(source, text))
-    where = "item" if is_json_list(text) else "line"
+    key = _run_key(data, args)
+    saved = _saved(partial, key, len(items)) if partial.exists() else {}
+    if saved is None:
+        print(f"{partial}: saved progress is from another input or other options; starting over", file=sys.stderr)
+    elif saved:
+        print(f"resuming: {len(saved)} items already done in {partial}", file=sys.stderr)
+    done = saved or {}
     show = args.progress or (args.progress is None and sys.stderr.isatty() and len(items) > 20)
-    failures = 0
-    with partial.open("a", encoding="utf-8") as progress:
-        for position, (number, item, error) in enumerate(items):
-            if position not in done:
-                if error is None and item is not None:
-                    try:
-                        result = _process(item, args, extractor, checker)
-                    except ValueError as problem:
-                        error = str(problem)
-                if error is not None:
-                    failures += 1
-                    print(f"\n{source}: {where} {number}: {error}; skipped", file=sys.stderr)
-                    result = {"error": error, where: number}
-                done[position] = result
-                progress.write(json.dumps({"position": position, "item": result}, ensure_ascii=False) + "\n")
-                progress.flush()
-            if show:
-                _progress(position + 1, len(items), sys.stderr)
-    results = [done[i] for i in range(len(items))]
-    temporary = target.with_name(target.name + ".tmp")
-    with temporary.open("w", encoding="utf-8") as out:
-        if target.suffix == ".jsonl":
-            out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
-        else:
-            json.dump(results, out, ensure_ascii=False, indent=2)
-    os.replace(temporary, target)
+    failures = sum(1 for result in done.values() if set(result) == {"error", where})
+    try:
+        progress = partial.open("a" if done else "w", encoding="utf-8")
+    except OSError as error:
+        msg = f"{partial}: cannot save progress ({error.strerror or error})"
+        raise CommandError(msg) from None
+    try:
+        with progress:
+            if done and not partial.read_bytes().endswith(b"\n"):
+                progress.write("\n")  # end a line cut short by the crash, so the next record stands alone
+            for position, (number, item, unreadable) in enumerate(items):
+                if position not in done:
+                    result, problem = _result(item, unreadable, args, extractor, checker)
+                    if problem is not None:
+                        failures += 1
+                        off_the_bar = "\n" if show else ""
+                        print(f"{off_the_bar}{source}: {where} {number}: {problem}; skipped", file=sys.stderr)
+                        result = {"error": problem, where: number}
+                    progress.write(_dumps({"run": key, "position": position, "item": result}) + "\n")
+                    progress.flush()
+                    done[position] = result
+                if show:
+                    _progress(position + 1, len(items), sys.stderr)
+    except KeyboardInterrupt:
+        if show:
+            sys.stderr.write("\n")  # off the progress bar's line
+        saved_count = f"{len(done)} of {len(items)} items saved in {partial}"
+        print(f"interrupted — run again to resume ({saved_count})", file=sys.stderr)
+        return 130
+    _write_output(target, [done[i] for i in range(len(items))])
     partial.unlink()
-    print(f"{len(results) - failures} items written to {target}; {failures} skipped", file=sys.stderr)
+    if changed[0]:
+        print(f"{source}: {changed[0]} numbers JSON cannot hold ({_NON_FINITE}) written as null", file=sys.stderr)
+    print(f"{len(items) - failures} items written to {target}; {failures} skipped", file=sys.stderr)
     return 0 if not failures else 1
+
+
+def _result(
+    item: dict[str, Any] | None, error: str | None, args: argparse.Namespace, extractor: Any, checker: Any
+) -> tuple[dict[str, Any], str | None]:
+    """One item's result, or the reason it is skipped."""
+    if error is not None or item is None:
+        return {}, error or "not a JSON object"
+    try:
+        result = _process(item, args, extractor, checker)
+        _dumps(result)  # fails here, on this item, rather than when the output is written
+    except RecursionError:
+        return {}, "nested too deeply to process"
+    except ValueError as problem:
+        return {}, str(problem)
+    return result, None
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:  # also refuses nan
+        msg = f"must be a number from 0 to 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def add_check_command(commands: Any) -> None:
@@ -175,7 +381,7 @@ def add_check_command(commands: Any) -> None:
     check = commands.add_parser(
         "check",
         help="extract claims from responses and check them against references (RefChecker-style JSON)",
-        description=__doc__,
+        description=__doc__.split("\n\nExample:")[0] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("mode", choices=["extract", "check", "extract-check"])
@@ -184,6 +390,8 @@ def add_check_command(commands: Any) -> None:
     check.add_argument("--aggregator", choices=["strict", "soft", "major"], default="strict")
     check.add_argument("--model", help="provider:name of a chat model for extraction and checking (else offline)")
     check.add_argument("--claim-format", choices=["triplet", "subsentence"], default="triplet", help="with --model")
-    check.add_argument("--threshold", type=float, default=0.4, help="support needed for Entailment (offline checker)")
+    check.add_argument(
+        "--threshold", type=_share, default=0.4, help="support from 0 to 1 needed for Entailment (offline checker)"
+    )
     check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="show a progress bar")
     check.set_defaults(run=run_check)

@@ -1,5 +1,11 @@
 """The ``langchain-refs`` command line: ``demo``, ``serve`` and ``check``.
 
+Whatever goes wrong, the user reads one line on stderr, never a traceback:
+exit status 2 when a command cannot run as asked (a `CommandError`, or an
+unexpected error, shown with its type), 130 on Ctrl-C. ``check`` also exits
+with 1 when it skipped some items. Set ``LANGCHAIN_REFS_DEBUG=1`` to get the
+traceback of an unexpected error.
+
 Example:
     >>> build_parser().parse_args(["demo", "--style", "markdown", "How are sources numbered?"]).style
     'markdown'
@@ -8,10 +14,12 @@ Example:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from langchain_refs.apps._check_cli import add_check_command
+from langchain_refs.apps._errors import CommandError, first_line
 from langchain_refs.apps._models import load_model
 from langchain_refs.streaming import (
     EmptyReferenceStyle,
@@ -33,14 +41,24 @@ def run_demo(args: argparse.Namespace) -> int:
     """Stream a cited answer to the terminal."""
     from langchain_refs.apps.demo import ExtractiveChatModel, build_demo_chain
 
-    question = args.question or input("Question: ").strip()
-    if not question:
-        print("no question asked", file=sys.stderr)
-        return 2
     model = load_model(args.model) if args.model else ExtractiveChatModel(delay=args.delay)
-    chain = build_demo_chain(style=STYLES[args.style](), model=model, k=args.k)
-    for token in chain.stream({"question": question}):
-        print(token, end="", flush=True)
+    try:
+        if args.question is not None:
+            question = args.question
+        else:
+            try:
+                question = input("Question: ")
+            except EOFError:  # stdin closed or empty (e.g. `< /dev/null`): nothing was asked
+                question = ""
+        if not question.strip():
+            msg = "no question asked: give one as an argument or type it at the prompt"
+            raise CommandError(msg)
+        chain = build_demo_chain(style=STYLES[args.style](), model=model, k=args.k)
+        for token in chain.stream({"question": question.strip()}):
+            print(token, end="", flush=True)
+    except KeyboardInterrupt:
+        print(flush=True)  # end the prompt or the half-printed answer before the message
+        raise
     print()
     return 0
 
@@ -52,12 +70,34 @@ def run_serve(args: argparse.Namespace) -> int:
 
         from langchain_refs.apps.chat_ui import create_app
     except ImportError:
-        print('the chat UI needs the "serve" extra: pip install "langchain-refs[serve]"', file=sys.stderr)
-        return 2
+        msg = 'the chat UI needs the "serve" extra: in a clone of langchain-refs run pip install -e ".[serve]"'
+        raise CommandError(msg) from None
     model = load_model(args.model) if args.model else None
     print(f"langchain-refs chat UI on http://{args.host}:{args.port}", flush=True)
     uvicorn.run(create_app(model=model), host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"must be a whole number of at least 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 60:  # also refuses nan and inf, which time.sleep cannot take
+        msg = f"must be a number of seconds from 0 to 60, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,9 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="answer a question from the built-in corpus, offline")
     demo.add_argument("question", nargs="?", help="the question (asked at a prompt when left out)")
     demo.add_argument("--style", choices=sorted(STYLES), default="text", help="how citations are written")
-    demo.add_argument("--model", help="a real chat model as provider:name (needs the models extra and a key)")
-    demo.add_argument("--k", type=int, default=4, help="documents retrieved per question")
-    demo.add_argument("--delay", type=float, default=0.02, help="seconds between tokens of the offline model")
+    demo.add_argument(
+        "--model",
+        help='a real chat model as provider:name; needs pip install -e ".[models]" in a clone, '
+        "the provider package (e.g. langchain-openai) and its key",
+    )
+    demo.add_argument("--k", type=_positive, default=4, help="documents retrieved per question")
+    demo.add_argument("--delay", type=_seconds, default=0.02, help="seconds between tokens of the offline model")
     demo.set_defaults(run=run_demo)
 
     serve = commands.add_parser("serve", help="start the chat UI on localhost")
@@ -102,4 +146,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (e.g. `| head`): not an error
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        print("langchain-refs: interrupted", file=sys.stderr)
+        return 130
+    except CommandError as error:
+        print(f"langchain-refs: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:
+        if os.environ.get("LANGCHAIN_REFS_DEBUG"):
+            raise
+        # A model's network or key error, or a bug: one line, and how to see more.
+        detail = f"{type(error).__name__}: {first_line(error)}"
+        print(f"langchain-refs: {detail} (LANGCHAIN_REFS_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 2
     return result

@@ -2,30 +2,67 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
-__all__ = ["load_model"]
+from langchain_refs.apps._errors import CommandError, first_line
+
+__all__ = ["load_model", "provider_package"]
+
+# The provider names of init_chat_model whose package is not simply
+# "langchain-" + the provider with dashes.
+_PACKAGES = {
+    "azure_openai": "langchain-openai",
+    "bedrock": "langchain-aws",
+    "bedrock_converse": "langchain-aws",
+    "google_anthropic_vertex": "langchain-google-vertexai",
+}
+
+
+def provider_package(provider: str) -> str:
+    """The pip package that holds the chat models of an ``init_chat_model`` provider.
+
+    Example:
+        >>> provider_package("ollama"), provider_package("google_genai"), provider_package("bedrock")
+        ('langchain-ollama', 'langchain-google-genai', 'langchain-aws')
+    """
+    return _PACKAGES.get(provider, "langchain-" + provider.replace("_", "-"))
 
 
 def load_model(spec: str) -> Any:
     """A real chat model from ``provider:name`` through LangChain's ``init_chat_model``.
 
+    Every failure is a `CommandError` with a one-line message that says what to
+    install or fix.
+
     Example:
         >>> load_model("nonsense")
         Traceback (most recent call last):
         ...
-        SystemExit: --model must look like provider:name (e.g. openai:gpt-4o-mini), got 'nonsense'
+        langchain_refs.apps.CommandError: --model must look like provider:name (e.g. openai:gpt-4o-mini), got 'nonsense'
     """
-    if ":" not in spec:
+    provider, _, name = spec.partition(":")
+    if not provider or not name:
         msg = f"--model must look like provider:name (e.g. openai:gpt-4o-mini), got {spec!r}"
-        raise SystemExit(msg)
+        raise CommandError(msg)
+    package = provider_package(provider)
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:
-        msg = 'a real model needs the "models" extra: pip install "langchain-refs[models]" plus the provider package'
-        raise SystemExit(msg) from None
+        msg = (
+            f"--model needs LangChain's init_chat_model and the provider package: in a clone of langchain-refs run "
+            f'pip install -e ".[models]" {package} (or pip install "langchain>=1.0" {package})'
+        )
+        raise CommandError(msg) from None
     try:
         return init_chat_model(spec)
-    except Exception as error:  # the provider's own error says what is missing
-        msg = f"could not load model {spec!r}: {error}"
-        raise SystemExit(msg) from None
+    except Exception as error:
+        # A missing provider package shows up as an ImportError, or, when
+        # init_chat_model falls back to langchain-community, as an
+        # AttributeError from deep inside it: name the package either way.
+        missing = isinstance(error, ImportError | AttributeError)
+        if missing and importlib.util.find_spec(package.replace("-", "_")) is None:
+            msg = f"--model {spec}: the {provider!r} provider needs its package: pip install {package}"
+        else:
+            msg = f"--model {spec}: could not load the model: {first_line(error)}"
+        raise CommandError(msg) from None

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import re
+from typing import Any
 
 import pytest
 from langchain_core.documents import Document
@@ -112,10 +111,170 @@ def test_cli_asks_for_the_question(monkeypatch: pytest.MonkeyPatch, capsys: pyte
     assert "python -m pytest" in capsys.readouterr().out
 
 
-def test_cli_model_spec_is_checked() -> None:
-    """--model must be provider:name."""
-    with pytest.raises(SystemExit, match="provider:name"):
-        main(["demo", "--model", "gpt", "hi"])
+def test_cli_model_spec_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    """--model must be provider:name: one line, exit 2."""
+    assert main(["demo", "--model", "gpt", "hi"]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        "langchain-refs: --model must look like provider:name (e.g. openai:gpt-4o-mini), got 'gpt'"
+    )
+
+
+def one_line(err: str) -> str:
+    """The only line written on stderr (fails when there are more, or a traceback)."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_cli_closed_stdin_means_no_question(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With stdin closed (input() raises EOFError) the demo says no question was asked: one line, exit 2."""
+
+    def closed(_: str) -> str:
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", closed)
+    assert main(["demo", "--delay", "0"]) == 2
+    assert one_line(capsys.readouterr().err).startswith("langchain-refs: no question asked")
+
+
+@pytest.mark.parametrize("typed", ["", "   ", "\t \n"])
+def test_cli_blank_question_typed(
+    typed: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A blank line at the prompt is no question: one line, exit 2, no answer."""
+    monkeypatch.setattr("builtins.input", lambda _: typed)
+    assert main(["demo", "--delay", "0"]) == 2
+    captured = capsys.readouterr()
+    assert one_line(captured.err).startswith("langchain-refs: no question asked")
+    assert NOT_FOUND not in captured.out
+
+
+def test_cli_blank_question_argument(capsys: pytest.CaptureFixture[str]) -> None:
+    """A whitespace question given as an argument is no question either, not answered."""
+    assert main(["demo", "--delay", "0", "   "]) == 2
+    captured = capsys.readouterr()
+    assert one_line(captured.err).startswith("langchain-refs: no question asked")
+    assert captured.out == ""
+
+
+def test_cli_ctrl_c_at_the_prompt(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C at the prompt: one line "interrupted", exit 130, no traceback."""
+
+    def interrupted(_: str) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builtins.input", interrupted)
+    assert main(["demo", "--delay", "0"]) == 130
+    assert one_line(capsys.readouterr().err) == "langchain-refs: interrupted"
+
+
+def test_cli_ctrl_c_while_streaming(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C mid-answer: the answer's line is ended, one line "interrupted", exit 130."""
+    from langchain_core.runnables import RunnableGenerator
+
+    from langchain_refs.apps import demo
+
+    def answer(_: Any) -> Any:
+        yield "Half an ans"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(demo, "build_demo_chain", lambda **_: RunnableGenerator(answer))
+    assert main(["demo", "--delay", "0", "How are sources numbered?"]) == 130
+    captured = capsys.readouterr()
+    assert captured.out == "Half an ans\n"
+    assert one_line(captured.err) == "langchain-refs: interrupted"
+
+
+def fake_langchain(monkeypatch: pytest.MonkeyPatch, error: BaseException | None) -> None:
+    """Stand in for the models extra: an init_chat_model that raises ``error`` (or is missing when None)."""
+    import sys
+    import types
+
+    if error is None:
+        monkeypatch.setitem(sys.modules, "langchain", None)
+        monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
+        return
+
+    def init_chat_model(spec: str) -> Any:
+        raise error
+
+    chat_models = types.ModuleType("langchain.chat_models")
+    chat_models.init_chat_model = init_chat_model  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "langchain", types.ModuleType("langchain"))
+    monkeypatch.setitem(sys.modules, "langchain.chat_models", chat_models)
+
+
+def installed(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    """Make exactly these provider packages look installed (find_spec answers for them only)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: (
+            (real(__name__) if name in modules else None) if name.startswith("langchain_") else real(name, *a)
+        ),
+    )
+
+
+def test_cli_models_extra_missing_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without LangChain the hint works from a clone: pip install -e ".[models]" plus the provider's package."""
+    fake_langchain(monkeypatch, None)
+    assert main(["demo", "--model", "openai:gpt-4o-mini", "hi"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert 'pip install -e ".[models]" langchain-openai' in line
+    assert "langchain-refs[models]" not in line
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        # init_chat_model falling back to langchain-community, as seen with --model ollama:llama3:
+        AttributeError("module 'langchain_community.chat_models' has no attribute 'ChatOllama'"),
+        ImportError("Initializing ChatOllama requires the langchain-ollama package.\nPlease install it"),
+    ],
+)
+def test_cli_missing_provider_package_is_named(
+    error: BaseException, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--model ollama:llama3 without langchain-ollama says to install langchain-ollama: one line, exit 2."""
+    fake_langchain(monkeypatch, error)
+    installed(monkeypatch)
+    assert main(["demo", "--model", "ollama:llama3", "hi"]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        "langchain-refs: --model ollama:llama3: the 'ollama' provider needs its package: pip install langchain-ollama"
+    )
+
+
+def test_cli_other_model_errors_show_their_first_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unknown provider or a missing key is the error's first line, not a traceback."""
+    fake_langchain(monkeypatch, ValueError("Unable to infer model provider for model='nosuch:x'.\n\nSupported: a, b"))
+    assert main(["demo", "--model", "nosuch:x", "hi"]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        "langchain-refs: --model nosuch:x: could not load the model: "
+        "Unable to infer model provider for model='nosuch:x'."
+    )
+    fake_langchain(monkeypatch, RuntimeError("The api_key client option must be set"))
+    installed(monkeypatch, "langchain_openai")
+    assert main(["demo", "--model", "openai:gpt-4o-mini", "hi"]) == 2
+    assert one_line(capsys.readouterr().err).endswith("could not load the model: The api_key client option must be set")
+
+
+@pytest.mark.parametrize("option", [["--k", "0"], ["--k", "-2"], ["--delay", "nan"], ["--delay", "-1"]])
+def test_cli_numbers_are_checked(option: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--k must be at least 1 and --delay a sane number of seconds (argparse's usage error, exit 2)."""
+    with pytest.raises(SystemExit) as stop:
+        main(["demo", *option, "hi"])
+    assert stop.value.code == 2
+    assert "must be" in capsys.readouterr().err
 
 
 HOSTILE = [
@@ -125,34 +284,6 @@ HOSTILE = [
     ),
     Document("The answer is also here.", metadata={"source": "https://ok.org/a?b=<c>", "title": "Fine & dandy"}),
 ]
-
-
-def test_chat_ui_stream_is_safe_with_hostile_documents() -> None:
-    """The SSE stream escapes the model's text and sends only safe URLs."""
-    from starlette.testclient import TestClient
-
-    from langchain_refs.apps.chat_ui import create_app
-
-    body = TestClient(create_app(documents=HOSTILE)).get("/api/ask", params={"q": "What is the answer?"}).text
-    answer = "".join(json.loads(data) for data in re.findall(r"event: token\ndata: (.*)\n", body))
-    assert "<script>" not in answer
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in answer
-    references = re.search(r"event: references\ndata: (.*)\n", body)
-    assert references is not None
-    assert '"url": null' in references[1]
-    assert "javascript" not in references[1]
-    assert '"url": "https://ok.org/a?b=<c>"' in references[1]
-
-
-def test_chat_ui_rejects_empty_question() -> None:
-    """An empty question is a 400 with a clear message."""
-    from starlette.testclient import TestClient
-
-    from langchain_refs.apps.chat_ui import create_app
-
-    response = TestClient(create_app()).get("/api/ask")
-    assert response.status_code == 400
-    assert "ask a question" in response.json()["error"]
 
 
 def test_html_style_in_the_terminal_is_escaped() -> None:

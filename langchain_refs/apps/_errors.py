@@ -1,0 +1,31 @@
+"""The error a command reports to its user: one line, never a traceback."""
+
+from __future__ import annotations
+
+__all__ = ["CommandError", "first_line"]
+
+
+class CommandError(Exception):
+    """A command cannot go on; ``main`` prints the message as one line on stderr and exits with 2.
+
+    The message names what is wrong and, where there is one, what to do about it.
+
+    Example:
+        >>> str(CommandError("in.json: no such file"))
+        'in.json: no such file'
+    """
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (its type name when it has none), for one-line reports.
+
+    Example:
+        >>> first_line(ValueError("bad key\\nmore detail")), first_line(KeyError())
+        ('bad key', 'KeyError')
+    """
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
+# Shown as langchain_refs.apps.CommandError, where users import it from.
+CommandError.__module__ = "langchain_refs.apps"

@@ -1,0 +1,309 @@
+"""`langchain-refs check` on bad files, interruptions and saved progress: one line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langchain_refs.apps import _check_cli, main
+
+A = [
+    {"response": "Paris is in France.", "reference": "Paris is in France."},
+    {"response": "Rome is in Italy.", "reference": "Rome is in Italy."},
+    {"response": "Berlin is in Germany.", "reference": "Berlin is in Germany."},
+    {"response": "Madrid is in Spain.", "reference": "Madrid is in Spain."},
+]
+B = [
+    {"response": "Water boils at 100 degrees.", "reference": "Water boils at 100 degrees."},
+    {"response": "Ice melts at 0 degrees.", "reference": "Ice melts at 0 degrees."},
+]
+
+
+def run(*args: str) -> int:
+    return main(["check", *args, "--no-progress"])
+
+
+def write_json(path: Path, items: Any) -> Path:
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return path
+
+
+def one_line(err: str) -> str:
+    """The only line written on stderr (fails when there are more, or a traceback)."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def interrupt_on_call(monkeypatch: pytest.MonkeyPatch, n: int) -> list[str]:
+    """Make the per-item step raise KeyboardInterrupt (Ctrl-C) on its n-th call; returns the responses seen."""
+    real = _check_cli._process
+    seen: list[str] = []
+
+    def process(item: dict[str, Any], *args: Any) -> dict[str, Any]:
+        seen.append(item["response"])
+        if len(seen) == n:
+            raise KeyboardInterrupt
+        return real(item, *args)
+
+    monkeypatch.setattr(_check_cli, "_process", process)
+    return seen
+
+
+def count_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    real = _check_cli._process
+    seen: list[str] = []
+    monkeypatch.setattr(_check_cli, "_process", lambda item, *a: (seen.append(item["response"]), real(item, *a))[1])
+    return seen
+
+
+# -- saved progress -----------------------------------------------------------
+
+
+def test_ctrl_c_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C mid-file exits 130 with one line saying to run again; the rerun does only what is left."""
+    source, out = write_json(tmp_path / "a.json", A), tmp_path / "out.json"
+    interrupt_on_call(monkeypatch, 3)
+    assert run("extract", "--input", str(source), "--output", str(out)) == 130
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("interrupted — run again to resume")
+    assert "2 of 4 items saved" in line
+    assert not out.exists()
+    seen = count_calls(monkeypatch)
+    assert run("extract", "--input", str(source), "--output", str(out)) == 0
+    assert seen == ["Berlin is in Germany.", "Madrid is in Spain."]
+    assert [r["response"] for r in json.loads(out.read_text())] == [item["response"] for item in A]
+
+
+def test_progress_of_another_input_is_not_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An interrupted extract on A, then extract-check on B with the same --output: B's items only, said so."""
+    a, b, out = write_json(tmp_path / "a.json", A), write_json(tmp_path / "b.json", B), tmp_path / "out.json"
+    interrupt_on_call(monkeypatch, 4)
+    assert run("extract", "--input", str(a), "--output", str(out)) == 130
+    capsys.readouterr()
+    seen = count_calls(monkeypatch)
+    assert run("extract-check", "--input", str(b), "--output", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "saved progress is from another input or other options; starting over" in err
+    assert seen == ["Water boils at 100 degrees.", "Ice melts at 0 degrees."]
+    results = json.loads(out.read_text())
+    assert [r["response"] for r in results] == ["Water boils at 100 degrees.", "Ice melts at 0 degrees."]
+    assert all("Y" in r for r in results)
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        ["extract-check"],  # another mode
+        ["extract", "--aggregator", "soft"],  # another option that changes results
+        ["extract", "--threshold", "0.9"],
+    ],
+)
+def test_progress_of_other_options_is_not_reused(
+    second: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same input under another mode or option starts over: every item is processed again."""
+    source, out = write_json(tmp_path / "a.json", A), tmp_path / "out.json"
+    interrupt_on_call(monkeypatch, 3)
+    assert run("extract", "--input", str(source), "--output", str(out)) == 130
+    seen = count_calls(monkeypatch)
+    assert run(second[0], "--input", str(source), "--output", str(out), *second[1:]) == 0
+    assert "starting over" in capsys.readouterr().err
+    assert len(seen) == 4
+
+
+def test_same_bytes_with_another_name_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Progress is keyed to the input's content, not its name: a copy of the file resumes."""
+    source, out = write_json(tmp_path / "a.json", A), tmp_path / "out.json"
+    interrupt_on_call(monkeypatch, 2)
+    assert run("extract", "--input", str(source), "--output", str(out)) == 130
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(source.read_bytes())
+    seen = count_calls(monkeypatch)
+    assert run("extract", "--input", str(copy), "--output", str(out)) == 0
+    assert "resuming: 1 items already done" in capsys.readouterr().err
+    assert len(seen) == 3
+
+
+def test_progress_line_cut_short_is_redone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A progress line cut short by a crash is redone, and the records appended after it stay readable."""
+    source, out = write_json(tmp_path / "a.json", A), tmp_path / "out.json"
+    interrupt_on_call(monkeypatch, 3)
+    assert run("extract", "--input", str(source), "--output", str(out)) == 130
+    partial = tmp_path / "out.json.partial.jsonl"
+    partial.write_text(partial.read_text()[:-10], encoding="utf-8")  # the second record loses its end
+    seen = interrupt_on_call(monkeypatch, 2)
+    assert run("extract", "--input", str(source), "--output", str(out)) == 130
+    assert seen == ["Rome is in Italy.", "Berlin is in Germany."]
+    seen = count_calls(monkeypatch)
+    assert run("extract", "--input", str(source), "--output", str(out)) == 0
+    assert seen == ["Berlin is in Germany.", "Madrid is in Spain."]
+    assert [r["response"] for r in json.loads(out.read_text())] == [item["response"] for item in A]
+
+
+# -- files that cannot be read or written: one line, exit 2 -----------------------
+
+
+def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing input file is one line naming it, exit 2."""
+    assert run("extract", "--input", str(tmp_path / "nope.json"), "--output", str(tmp_path / "o.json")) == 2
+    assert one_line(capsys.readouterr().err) == f"langchain-refs: {tmp_path / 'nope.json'}: no such file"
+
+
+def test_input_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Latin-1 input is one line saying it is not UTF-8, with the offending byte, exit 2."""
+    source = tmp_path / "latin1.json"
+    source.write_bytes('[{"response": "Café au lait."}]'.encode("latin-1"))
+    assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json")) == 2
+    assert "not UTF-8 text (byte 0xe9 at offset 18)" in one_line(capsys.readouterr().err)
+
+
+def test_missing_output_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An output in a folder that does not exist is one line naming the folder, exit 2, nothing written."""
+    source = write_json(tmp_path / "a.json", A)
+    target = tmp_path / "nowhere" / "o.json"
+    assert run("extract", "--input", str(source), "--output", str(target)) == 2
+    assert f"the folder {tmp_path / 'nowhere'} does not exist" in one_line(capsys.readouterr().err)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_deeply_nested_json_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A JSON list nested 100,000 deep is one line, exit 2 (Python's parser would raise RecursionError)."""
+    source = tmp_path / "deep.json"
+    source.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json")) == 2
+    assert one_line(capsys.readouterr().err).endswith("cannot read this JSON: nested too deeply to read")
+
+
+def test_integer_longer_than_python_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An integer of 5,000 digits in a JSON list is one line saying so, exit 2."""
+    source = tmp_path / "big.json"
+    source.write_text('[{"response": "Paris is in France.", "n": ' + "7" * 5000 + "}]", encoding="utf-8")
+    assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json")) == 2
+    assert "an integer of 5000 digits" in one_line(capsys.readouterr().err)
+
+
+def test_json_lines_that_cannot_be_read_are_named_and_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In JSON Lines, a too-deep line and a too-long integer are named and skipped; the rest is done; exit 1."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        json.dumps(A[0]) + "\n"
+        '{"response": "x", "deep": ' + "[" * 100_000 + "}\n"
+        '{"response": "x", "n": ' + "1" * 5000 + "}\n" + json.dumps(A[1]) + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    assert run("extract", "--input", str(source), "--output", str(out)) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"{source}: line 2: cannot read this JSON: nested too deeply to read; skipped" in err
+    assert f"{source}: line 3: cannot read this JSON: an integer of 5000 digits" in err
+    assert "2 items written" in err
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r.get("response") for r in results] == ["Paris is in France.", None, None, "Rome is in Italy."]
+    assert results[1] == {"error": "cannot read this JSON: nested too deeply to read", "line": 2}
+
+
+def test_utf8_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    """A UTF-8 file that starts with a byte-order mark (as Windows tools write) reads like one without."""
+    plain, marked = write_json(tmp_path / "plain.json", A), tmp_path / "marked.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    lines = tmp_path / "marked.jsonl"
+    lines.write_bytes(b"\xef\xbb\xbf" + "\n".join(json.dumps(item) for item in A).encode())
+    assert run("extract-check", "--input", str(plain), "--output", str(tmp_path / "p.json")) == 0
+    assert run("extract-check", "--input", str(marked), "--output", str(tmp_path / "m.json")) == 0
+    assert run("extract-check", "--input", str(lines), "--output", str(tmp_path / "l.jsonl")) == 0
+    expected = json.loads((tmp_path / "p.json").read_text())
+    assert json.loads((tmp_path / "m.json").read_text()) == expected
+    assert [json.loads(line) for line in (tmp_path / "l.jsonl").read_text().splitlines()] == expected
+
+
+def strict_json(text: str) -> Any:
+    """Parse JSON as the standard defines it: NaN and Infinity are not JSON."""
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_numbers_json_cannot_hold_are_written_as_null(
+    suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NaN, Infinity, -Infinity and 1e999 in the input come out as null, and the command says how many."""
+    source = tmp_path / "nan.json"
+    source.write_text(
+        '[{"response": "Paris is in France.", "reference": "Paris is in France.", '
+        '"a": NaN, "b": Infinity, "c": -Infinity, "d": 1e999, "e": 0.5}]',
+        encoding="utf-8",
+    )
+    out = tmp_path / f"out{suffix}"
+    assert run("extract-check", "--input", str(source), "--output", str(out)) == 0
+    text = out.read_text()
+    result = strict_json(text)[0] if suffix == ".json" else strict_json(text.splitlines()[0])
+    assert [result[k] for k in "abcde"] == [None, None, None, None, 0.5]
+    assert "4 numbers JSON cannot hold" in capsys.readouterr().err
+
+
+def test_scores_that_are_not_finite_are_written_as_null(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checker score of NaN (say, from a model's reply) is written as null, never as NaN."""
+    from langchain_refs.grounding import ClaimCheck
+
+    class NaNChecker:
+        def check_batch(self, claims: list[Any], references: list[str], question: Any) -> list[ClaimCheck]:
+            return [ClaimCheck(label="Neutral", score=math.nan) for _ in claims]
+
+    monkeypatch.setattr(_check_cli, "ScorerClaimChecker", lambda threshold: NaNChecker())
+    source, out = write_json(tmp_path / "a.json", A[:1]), tmp_path / "out.json"
+    assert run("extract-check", "--input", str(source), "--output", str(out)) == 0
+    assert [c["score"] for c in strict_json(out.read_text())[0]["checks"]] == [None]
+
+
+# -- any other failure: one line -------------------------------------------------
+
+
+def test_unexpected_error_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error nobody planned for (a model's network error, a bug) is one line with its type, exit 2."""
+
+    def fail(*_: Any) -> dict[str, Any]:
+        raise ConnectionError("the model's server hung up\nand a long second line")
+
+    monkeypatch.setattr(_check_cli, "_process", fail)
+    source = write_json(tmp_path / "a.json", A)
+    assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json")) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("langchain-refs: ConnectionError: the model's server hung up")
+
+
+def test_unexpected_error_traceback_on_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LANGCHAIN_REFS_DEBUG=1 lets the error through, for a bug report."""
+    monkeypatch.setenv("LANGCHAIN_REFS_DEBUG", "1")
+    monkeypatch.setattr(_check_cli, "_process", lambda *_: 1 / 0)
+    source = write_json(tmp_path / "a.json", A)
+    with pytest.raises(ZeroDivisionError):
+        run("extract", "--input", str(source), "--output", str(tmp_path / "o.json"))
+
+
+@pytest.mark.parametrize("value", ["nan", "1.5", "-0.1", "many"])
+def test_threshold_must_be_a_share(value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--threshold takes a number from 0 to 1 (argparse's usage error, exit 2)."""
+    with pytest.raises(SystemExit) as stop:
+        run("check", "--input", "in.json", "--output", str(tmp_path / "o.json"), "--threshold", value)
+    assert stop.value.code == 2
+    assert "must be a number from 0 to 1" in capsys.readouterr().err
