@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.runnables import RunnableLambda
@@ -22,6 +25,8 @@ from langchain_refs import (
     SimilarityReferenceFilter,
     aggregate,
     manage_references,
+    needs_reference,
+    split_sentences,
 )
 from langchain_refs.apps import main
 from tests.unit_tests.fakes import str_chunks
@@ -286,3 +291,45 @@ def test_scorer_checker_splits_each_reference_once_per_batch() -> None:
     assert sorted(split) == sorted(references)
     # "Red." is covered by the second reference, which negates it.
     assert [c.label for c in checks] == ["Entailment", "Entailment", "Contradiction"]
+
+
+# The clause cutter used to re-read the rest of the sentence at every cut (and retry a
+# whitespace run from each of its characters). That version is the oracle here.
+_OLD_CLAUSE = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although)\s+|\s+(?:but|whereas)\s+")
+
+
+def old_claims(response: str, min_words: int) -> list[tuple[int, int]]:
+    """The (start, end) offsets of the claims the earlier extractor gave."""
+    offsets = []
+    for sentence in split_sentences(response):
+        if not needs_reference(sentence.text):
+            continue
+        start, text = 0, sentence.text
+        for cut in _OLD_CLAUSE.finditer(text):
+            left, right = text[start : cut.start()], text[cut.end() :]
+            if len(re.findall(r"\w+", left)) >= min_words and len(re.findall(r"\w+", right)) >= min_words:
+                offsets.append((sentence.start + start, sentence.start + cut.start()))
+                start = cut.end()
+        offsets.append((sentence.start + start, sentence.end))
+    return offsets
+
+
+CLAUSE_PIECES = st.lists(
+    st.sampled_from(["; ", ";", ", and ", ", but ", " but ", " whereas ", ", while ", "  ", "\t", "\n", "but"]),
+    max_size=12,
+).flatmap(
+    lambda joins: (
+        st.lists(st.sampled_from(["Paris", "is", "big", "x", "é", "1889", "-", "'s"]), min_size=1, max_size=4)
+        .map(" ".join)
+        .flatmap(lambda words: st.just(words + "".join(f"{j}{words}" for j in joins) + "."))
+    )
+)
+
+
+@settings(max_examples=250, deadline=None)
+@given(response=CLAUSE_PIECES, min_words=st.integers(1, 4))
+def test_clause_cuts_match_the_old_extractor(response: str, min_words: int) -> None:
+    """The linear clause cutter cuts exactly where the earlier one did."""
+    claims = RuleBasedClaimExtractor(min_words=min_words).extract(response)
+    assert [(c.start, c.end) for c in claims] == old_claims(response, min_words)
+    assert all(response[c.start : c.end] == c.text for c in claims if c.start is not None)
