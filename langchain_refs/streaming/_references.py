@@ -3,10 +3,36 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["AnswerReferences", "Citation", "InvalidCitation", "Reference"]
+__all__ = ["AnswerContext", "AnswerReferences", "Citation", "InvalidCitation", "Reference"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerContext:
+    """What a style is told about the one answer it is rendering.
+
+    A style is configuration shared by every answer; what belongs to one
+    answer is passed with each rendering call instead: ``answer_id`` (unique
+    per answer, so HTML ids stay unique when several answers share a page),
+    ``support`` (number -> whether a verifier found it supported; None before
+    or without a verifier) and ``source_of`` (the function the answer's
+    sources are numbered by, so the list shows the same source; None: the
+    style's own ``source_id_key``).
+
+    Example:
+        >>> AnswerContext(answer_id="a1", support={1: False}).support[1]
+        False
+    """
+
+    answer_id: str = ""
+    support: Mapping[int, bool] | None = None
+    source_of: Callable[[Any], Any] | None = None
+    rendered: dict[Any, Any] = field(init=False, default_factory=dict, repr=False, compare=False)
+    """What a style already rendered for this answer (it may cache here: the
+    context lives exactly as long as the answer)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,7 +88,8 @@ class Citation:
 class InvalidCitation:
     """A cited id that named no document; it was dropped from the text.
 
-    ``item`` is the id as the model wrote it, ``offset`` where in the output
+    ``item`` is the id as the model wrote it (a run of consecutive ids that
+    name no document is one item, ``"4-255"``), ``offset`` where in the output
     the marker stood.
 
     Example:
@@ -80,6 +107,10 @@ class InvalidCitation:
 class AnswerReferences:
     """Everything known about the citations of one answer.
 
+    ``omitted_invalid_citations`` counts the invalid citations seen but not
+    kept: with ``keep_citations`` off only the first ones are kept, so that
+    memory stays flat however many the model writes.
+
     Example:
         >>> refs = AnswerReferences(references=(
         ...     Reference(number=1, source="https://a.org", title="A", document_positions=(1,)),))
@@ -90,18 +121,31 @@ class AnswerReferences:
     references: tuple[Reference, ...] = ()
     citations: tuple[Citation, ...] = ()
     invalid_citations: tuple[InvalidCitation, ...] = field(default=())
+    omitted_invalid_citations: int = 0
+
+    def __repr__(self) -> str:
+        # The count is shown only when something was omitted: the common
+        # repr stays the short one users see in examples.
+        omitted = (
+            f", omitted_invalid_citations={self.omitted_invalid_citations}" if self.omitted_invalid_citations else ""
+        )
+        return (
+            f"AnswerReferences(references={self.references!r}, citations={self.citations!r}, "
+            f"invalid_citations={self.invalid_citations!r}{omitted})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The references as plain JSON-ready data.
 
         Example:
             >>> AnswerReferences().to_dict()
-            {'references': [], 'citations': [], 'invalid_citations': []}
+            {'references': [], 'citations': [], 'invalid_citations': [], 'omitted_invalid_citations': 0}
         """
         return {
             "references": [_listify(asdict(r)) for r in self.references],
             "citations": [_listify(asdict(c)) for c in self.citations],
             "invalid_citations": [asdict(i) for i in self.invalid_citations],
+            "omitted_invalid_citations": self.omitted_invalid_citations,
         }
 
     def to_json(self) -> str:
@@ -109,7 +153,7 @@ class AnswerReferences:
 
         Example:
             >>> AnswerReferences().to_json()
-            '{"references": [], "citations": [], "invalid_citations": []}'
+            '{"references": [], "citations": [], "invalid_citations": [], "omitted_invalid_citations": 0}'
         """
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
@@ -131,6 +175,7 @@ class AnswerReferences:
                 for c in data.get("citations", ())
             ),
             invalid_citations=tuple(InvalidCitation(**i) for i in data.get("invalid_citations", ())),
+            omitted_invalid_citations=int(data.get("omitted_invalid_citations", 0)),
         )
 
     def standard_citations(self) -> list[dict[str, Any]]:

@@ -51,7 +51,9 @@ def resolve_source_keys(documents: Sequence[Any], key_of: Callable[[Any], Any]) 
 class SourceRegistry:
     """Numbers sources 1, 2, 3... in order of first citation.
 
-    Documents that share a source key share a number.
+    Documents that share a source key share a number. Each number also
+    remembers the document cited under it most recently: the list of sources
+    names that one, as langchain-references 0.2.x does.
 
     Example:
         >>> registry = SourceRegistry(["a#1", "a#2", "b", "b"])
@@ -59,15 +61,18 @@ class SourceRegistry:
         (1, 2, 1)
         >>> registry.numbered()
         [(1, 'b', [3, 4]), (2, 'a#2', [2])]
+        >>> registry.last_cited()
+        [4, 2]
     """
 
-    __slots__ = ("_keys", "_numbers", "_positions", "_sources")
+    __slots__ = ("_keys", "_last", "_numbers", "_positions", "_sources")
 
     def __init__(self, source_keys: Sequence[Hashable]) -> None:
         self._keys = list(source_keys)
         self._numbers: dict[Hashable, int] = {}
         self._sources: list[Hashable] = []
         self._positions: list[list[int]] = []
+        self._last: list[int] = []
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -111,10 +116,23 @@ class SourceRegistry:
         if number is None:
             self._sources.append(key)
             self._positions.append([position])
+            self._last.append(position)
             number = self._numbers[key] = len(self._sources)
-        elif position not in self._positions[number - 1]:
-            self._positions[number - 1].append(position)
+        else:
+            if position not in self._positions[number - 1]:
+                self._positions[number - 1].append(position)
+            self._last[number - 1] = position
         return number
+
+    def last_cited(self) -> list[int]:
+        """For each number in order, the position of the document cited under it last.
+
+        Example:
+            >>> registry = SourceRegistry(["a", "a"])
+            >>> registry.cite(2), registry.cite(1), registry.last_cited()
+            (1, 1, [1])
+        """
+        return list(self._last)
 
     def numbered(self) -> list[tuple[int, Hashable, list[int]]]:
         """``(number, source key, cited positions)`` for every cited source.

@@ -25,7 +25,7 @@ from langchain_refs.streaming._parser import (
 from langchain_refs.streaming._plumbing import astream_run, stream_run
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, Verifier
-from langchain_refs.streaming._styles import MarkdownReferenceStyle, ReferenceStyle
+from langchain_refs.streaming._styles import MarkdownReferenceStyle, ReferenceStyle, source_key_function
 
 __all__ = ["REFERENCES_EVENT", "CitationMiddleware", "ReferencesCollector", "manage_references"]
 
@@ -273,17 +273,17 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             'text'
         """
         documents = documents_from(input, self.documents_key)
-        style = self.style.for_answer(answer_id)
-        if self.source_key is not None:
-            # The per-answer copy shows the same source it numbers by.
-            style.source_id_key = self.source_key
+        # The style is shared and never changed: the session hands it this
+        # answer's id and source function with each call.
+        source_of = self.style.source_of if self.source_key is None else source_key_function(self.source_key)
         return ReferenceSession(
             documents,
-            source_key=style.source_of,
-            style=style,
+            source_key=source_of,
+            style=self.style,
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,
             keep_citations=self.keep_citations,
+            answer_id=answer_id,
         )
 
     def _rewrite_for(self, input: Any, run_manager: Any) -> _AnswerRewrite:

@@ -6,6 +6,7 @@ logic of the middleware lives here or in the parser, none in the adapters.
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -13,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
-from langchain_refs.streaming._references import AnswerReferences, Citation, InvalidCitation, Reference
+from langchain_refs.streaming._references import AnswerContext, AnswerReferences, Citation, InvalidCitation, Reference
 from langchain_refs.streaming._registry import OwnSource, SourceRegistry, resolve_source_keys
 
 __all__ = ["CitationRenderer", "CitationVerifier", "ReferenceSession", "Verifier"]
@@ -25,10 +26,21 @@ _RECENT_TEXT = 512
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\"'\u201d\u2019)\]]*\s|\n")
 _CLAIM_LEAD = " \t\r\n,;:-\u2013\u2014"
 _CLAIM_TAIL = ".!?\u3002\uff01\uff1f \t\r\n"
+# With keep_citations off, at most this many invalid citations are kept (the
+# rest are counted), so a stream of bad markers cannot grow memory.
+_INVALID_KEPT = 100
+# How much of a marker a log line quotes.
+_LOGGED_MARKER = 80
 
 
 class CitationRenderer(Protocol):
-    """What a session needs from a style (any `ReferenceStyle` has it)."""
+    """What a session needs from a style (any `ReferenceStyle` has it).
+
+    A style that also has ``render_citation(ref, media, answer)`` and
+    ``render_references(refs, answer)`` (as `ReferenceStyle` does) is given
+    the answer's `AnswerContext` with each call; one with
+    ``escape_text = True`` has the model's words HTML-escaped.
+    """
 
     def format_reference(self, ref: int, media: Any) -> str | None: ...
 
@@ -71,7 +83,12 @@ class ReferenceSession:
         max_holdback: the most characters held back for a partial marker.
         keep_citations: record every citation (with its offsets) for
             `references`; turn off for endless streams, whose memory then stays
-            flat (the numbered sources are kept either way).
+            flat (the numbered sources are kept either way; of the invalid
+            citations, the first 100 are kept and the others counted).
+        answer_id: the answer's id, given to the style (HTML ids carry it).
+
+    Each marker costs at most one log line, however many ids it names; a run
+    of consecutive ids that name no document is one invalid citation.
 
     Example:
         >>> from types import SimpleNamespace as Doc
@@ -87,18 +104,22 @@ class ReferenceSession:
     """
 
     __slots__ = (
+        "_answer",
         "_citations",
+        "_cite",
         "_claim_floor",
         "_documents",
+        "_escape",
         "_group",
         "_invalid",
         "_keep_citations",
+        "_list",
+        "_omitted_invalid",
         "_output_length",
         "_parser",
         "_recent",
         "_recent_length",
         "_registry",
-        "_style",
         "_verified",
     )
 
@@ -111,11 +132,24 @@ class ReferenceSession:
         syntaxes: tuple[MarkerSyntax, ...] = (ID_SYNTAX,),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         keep_citations: bool = True,
+        answer_id: str = "",
     ) -> None:
         self._documents = documents
         self._keep_citations = keep_citations
         self._registry = SourceRegistry(resolve_source_keys(documents, source_key))
-        self._style = style
+        # The style is shared configuration: what belongs to this answer goes
+        # with each call, never onto the style.
+        self._answer = AnswerContext(answer_id=answer_id, source_of=source_key)
+        cite = getattr(style, "render_citation", None)
+        self._cite: Callable[[int, Any, AnswerContext], str | None] = (
+            cite if cite is not None else lambda ref, media, _: style.format_reference(ref, media)
+        )
+        listing = getattr(style, "render_references", None)
+        self._list: Callable[[list[tuple[int, Any]], AnswerContext], str] = (
+            listing if listing is not None else lambda refs, _: style.format_all_references(refs)
+        )
+        self._escape = bool(getattr(style, "escape_text", False))
+        self._omitted_invalid = 0
         self._parser = CitationParser(syntaxes, max_holdback=max_holdback)
         self._output_length = 0
         # The latest output, in pieces (joining per chunk would copy it each
@@ -162,6 +196,8 @@ class ReferenceSession:
         """
         if self._parser.pass_through(text):
             if text:
+                if self._escape:
+                    text = _escape_html(text)
                 self._note_output(text)
             return text
         return self._render(self._parser.feed(text))
@@ -171,25 +207,29 @@ class ReferenceSession:
 
         ``verify``, when given, receives the references once the text is
         complete and returns them with each citation's support filled in; the
-        list of sources is rendered after it (a style with a ``note_support``
-        method is told which numbers are supported).
+        list of sources is rendered after it, and the style is told which
+        numbers are supported (`AnswerContext.support`). The list names, for
+        each number, the document cited under it last (as langchain-references
+        0.2.x does).
 
         Example:
             >>> ReferenceSession([], source_key=str, style=None).feed("a [") == "a "
             True
         """
         tail = self._render(self._parser.close())
+        answer = self._answer
         if verify is not None:
             self._verified = verify(self.references)
-            note_support = getattr(self._style, "note_support", None)
-            if callable(note_support):
-                supported: dict[int, bool] = {}
-                for citation in self._verified.citations:
-                    if citation.supported is not None:
-                        supported[citation.number] = supported.get(citation.number, True) and citation.supported
-                note_support(supported)
-        refs = [(number, self._documents[positions[0] - 1]) for number, _, positions in self._registry.numbered()]
-        listing = self._style.format_all_references(refs) if refs else ""
+            supported: dict[int, bool] = {}
+            for citation in self._verified.citations:
+                if citation.supported is not None:
+                    supported[citation.number] = supported.get(citation.number, True) and citation.supported
+            answer = replace(answer, support=supported)
+        refs = [
+            (number, self._documents[position - 1])
+            for number, position in enumerate(self._registry.last_cited(), start=1)
+        ]
+        listing = self._list(refs, answer) if refs else ""
         self._output_length += len(listing)
         return tail + listing
 
@@ -204,8 +244,10 @@ class ReferenceSession:
         if self._verified is not None:
             return self._verified
         references = []
+        listed = self._registry.last_cited()
         for number, key, positions in self._registry.numbered():
-            metadata = getattr(self._documents[positions[0] - 1], "metadata", None) or {}
+            # The title of the document the list names.
+            metadata = getattr(self._documents[listed[number - 1] - 1], "metadata", None) or {}
             title = metadata.get("title")
             references.append(
                 Reference(
@@ -219,6 +261,7 @@ class ReferenceSession:
             references=tuple(references),
             citations=(*self._citations, *self._group.values()) if self._keep_citations else (),
             invalid_citations=tuple(self._invalid),
+            omitted_invalid_citations=self._omitted_invalid,
         )
 
     # -- internals ---------------------------------------------------------
@@ -246,29 +289,58 @@ class ReferenceSession:
         pieces: list[str] = []
         for event in events:
             if type(event) is Text:
-                if event.text:
-                    self._note_output(event.text)
-                pieces.append(event.text)
+                text = event.text
+                if text:
+                    if self._escape:
+                        text = _escape_html(text)
+                    self._note_output(text)
+                pieces.append(text)
             else:
                 rendered = self._render_marker(event)  # type: ignore[arg-type]
                 if rendered:
                     pieces.append(rendered)
         return "".join(pieces)
 
-    def _invalid_item(self, marker: Marker, item: str, reason: str) -> None:
-        logger.warning("dropped citation %r in %r: %s", item, marker.raw, reason)
-        self._invalid.append(InvalidCitation(marker=marker.raw, item=item, reason=reason, offset=self._output_length))
+    def _drop(self, marker: Marker, dropped: list[tuple[str, str]], offset: int) -> None:
+        """Log and record the invalid items of one marker: one log line, bounded storage."""
+        if logger.isEnabledFor(logging.WARNING):
+            raw = marker.raw if len(marker.raw) <= _LOGGED_MARKER else marker.raw[: _LOGGED_MARKER - 3] + "..."
+            if len(dropped) == 1:
+                logger.warning("dropped citation %r in %r: %s", dropped[0][0], raw, dropped[0][1])
+            else:
+                shown = "; ".join(f"{item!r}: {reason}" for item, reason in dropped[:3])
+                more = f"; and {len(dropped) - 3} more" if len(dropped) > 3 else ""
+                logger.warning("dropped %d citations in %r: %s%s", len(dropped), raw, shown, more)
+        if not self._keep_citations:
+            room = max(0, _INVALID_KEPT - len(self._invalid))
+            self._omitted_invalid += max(0, len(dropped) - room)
+            dropped = dropped[:room]
+        self._invalid.extend(
+            InvalidCitation(marker=marker.raw, item=item, reason=reason, offset=offset) for item, reason in dropped
+        )
 
     def _render_marker(self, marker: Marker) -> str:
-        for item in marker.malformed:
-            self._invalid_item(marker, item, "not a document id")
+        offset = self._output_length
+        dropped = [(item, "not a document id") for item in marker.malformed]
         count = len(self._registry)
         text_start, text_end, claim = self._claim_span() if not self._group else self._group_claim()
         pieces: list[str] = []
+        # A run of consecutive ids naming no document is one invalid item, so
+        # a range like 1-255 costs one entry, not 252.
+        run_start: int | None = None
+        run_end = 0
         for doc_id in marker.ids:
             if not 1 <= doc_id <= count:
-                self._invalid_item(marker, str(doc_id), f"no document {doc_id} ({count} given)")
+                if run_start is not None and doc_id == run_end + 1:
+                    run_end = doc_id
+                else:
+                    if run_start is not None:
+                        dropped.append(_no_document(run_start, run_end, count))
+                    run_start = run_end = doc_id
                 continue
+            if run_start is not None:
+                dropped.append(_no_document(run_start, run_end, count))
+                run_start = None
             number = self._registry.number_if_cited(doc_id)
             if number is not None and number in self._group:
                 self._registry.cite(doc_id)
@@ -277,9 +349,10 @@ class ReferenceSession:
                     positions = (*cited.document_positions, doc_id)
                     self._group[number] = replace(cited, document_positions=positions)
                 continue
-            rendered = self._style.format_reference(
+            rendered = self._cite(
                 self._registry.next_number() if number is None else number,
                 self._documents[doc_id - 1],
+                self._answer,
             )
             if rendered is None:
                 # Hidden by the style: no number is used up.
@@ -298,6 +371,10 @@ class ReferenceSession:
                 marker=marker.raw,
             )
             pieces.append(rendered)
+        if run_start is not None:
+            dropped.append(_no_document(run_start, run_end, count))
+        if dropped:
+            self._drop(marker, dropped, offset)
         rendered_text = "".join(pieces)
         if rendered_text:
             self._remember(rendered_text)
@@ -323,3 +400,25 @@ class ReferenceSession:
         while start < end and text[start] in _CLAIM_LEAD:
             start += 1
         return floor + start, floor + end, text[start:end]
+
+
+def _escape_html(text: str) -> str:
+    # Most chunks hold none of the three: keep the very same object then.
+    if "&" in text or "<" in text or ">" in text:
+        return html.escape(text, quote=False)
+    return text
+
+
+def _id_text(doc_id: int) -> str:
+    try:
+        return str(doc_id)
+    except ValueError:  # past Python's int-to-str digit limit
+        return f"a {doc_id.bit_length()}-bit number"
+
+
+def _no_document(first: int, last: int, count: int) -> tuple[str, str]:
+    """The invalid item and its reason for ids ``first``..``last``, none of which names a document."""
+    if first == last:
+        return _id_text(first), f"no document {_id_text(first)} ({count} given)"
+    ids = f"{_id_text(first)}-{_id_text(last)}"
+    return ids, f"no documents {ids} ({count} given)"

@@ -1,11 +1,25 @@
-"""Reference styles: how citations and the list of sources are written."""
+"""Reference styles: how citations and the list of sources are written.
+
+A style is configuration, shared by every answer and never changed while
+rendering. What belongs to one answer (its id, which numbers a verifier found
+supported) reaches it with each call: the session calls `render_citation` and
+`render_references` with an `AnswerContext`; these run the langchain-references
+0.2.x methods `format_reference` / `format_all_references` with that answer
+current, which the built-in templates read.
+
+Link safety: a URL becomes a link only when, read the way a Markdown renderer
+and then a browser read it, it has no scheme (a relative URL) or the scheme
+http, https or mailto; see `safe_url`.
+"""
 
 from __future__ import annotations
 
-import copy
+import contextvars
 import functools
+import html
 import importlib.resources
 import re
+import unicodedata
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +28,9 @@ from typing import Any, ClassVar
 
 import jinja2
 from langchain_core.documents.base import BaseMedia
-from typing_extensions import Self, override
+from typing_extensions import override
+
+from langchain_refs.streaming._references import AnswerContext
 
 __all__ = [
     "EmptyReferenceStyle",
@@ -23,48 +39,137 @@ __all__ = [
     "ReferenceStyle",
     "TemplateReferenceStyle",
     "TextReferenceStyle",
+    "safe_url",
+    "source_key_function",
     "styles_directory",
 ]
 
 SourceKey = str | Callable[[BaseMedia], Any]
 
 _SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
-_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
-_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*:")
+_PATH_START = re.compile(r"[/?#]")
+# What may hide inside a scheme: browsers drop tab and newline anywhere and
+# strip leading C0 controls and spaces; to be safe, any whitespace, control
+# (C0, DEL, C1) or invisible format character (soft hyphen, zero-width and
+# bidi marks, BOM) is ignored when judging a URL.
+_IGNORED = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+")
+# What a browser strips from both ends of a URL: C0 controls and space.
+_URL_EDGES = "".join(map(chr, range(0x21)))
+# A Markdown renderer decodes character references once and a browser may
+# decode once more; a few rounds also catch double encodings.
+_DECODE_ROUNDS = 3
+# Judging a URL costs a few passes over it: remember recent short ones (a
+# source is cited many times per answer).
+_CACHED_URL_LENGTH = 2048
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_link_allowed(url: str) -> bool:
+    return _link_allowed(url)
+
+
+def _link_allowed(url: str) -> bool:
+    """Whether ``url``, as a renderer and a browser read it, has no scheme or a safe one."""
+    probe = url
+    for _ in range(_DECODE_ROUNDS):
+        # Character references (named, decimal, hex, with or without ";"),
+        # then percent-encoding: whatever a reader might decode.
+        decoded = urllib.parse.unquote(html.unescape(probe))
+        if decoded == probe:
+            break
+        probe = decoded
+    # Compatibility forms (fullwidth letters, colons) read as plain ones.
+    probe = _IGNORED.sub("", unicodedata.normalize("NFKC", probe))
+    if not probe:
+        return False
+    path_start = _PATH_START.search(probe)
+    head = probe if path_start is None else probe[: path_start.start()]
+    if ":" not in head:
+        return True  # relative: no scheme at all
+    scheme = _SCHEME.match(head)
+    return scheme is not None and scheme[0][:-1].lower() in _SAFE_SCHEMES
 
 
 def safe_url(value: Any) -> str | None:
-    """``value`` if it may become a link: http, https, mailto or relative.
+    """``value`` if it may become a link: an http, https, mailto or relative URL.
+
+    The decision is made on the URL as a Markdown renderer and a browser read
+    it: HTML character references (``&#58;``, ``&colon;``, ``&Tab;``, with or
+    without ``;``) and percent-encoding are decoded, whitespace and control
+    characters anywhere are ignored, and the scheme's case does not matter.
+    A relative URL is one with no ``:`` before its first ``/``, ``?`` or
+    ``#``. Anything else (``javascript:``, ``data:``, ``vbscript:``,
+    ``file:``, an undecidable URL) gives None: no link, the text is shown.
+    The URL returned is the one given, with the C0 controls and spaces a
+    browser strips from its ends removed.
 
     Example:
-        >>> safe_url("https://a.org/x"), safe_url("b.pdf"), safe_url("javascript:alert(1)")
+        >>> safe_url("https://a.org/x"), safe_url("b.pdf"), safe_url("javascript&#58;alert(1)")
         ('https://a.org/x', 'b.pdf', None)
     """
     if value is None:
         return None
-    url = str(value).strip()
-    # Browsers ignore tabs/newlines inside a scheme: "java\tscript:" is javascript:.
-    probe = _CONTROL.sub("", url)
-    if not probe:
+    url = str(value).strip(_URL_EDGES)
+    if not url:
         return None
-    scheme = _SCHEME.match(probe)
-    if scheme is not None and scheme[1].lower() not in _SAFE_SCHEMES:
-        return None
-    if scheme is None and ":" in probe.split("/", 1)[0]:
-        return None
-    return url
+    allowed = _cached_link_allowed(url) if len(url) <= _CACHED_URL_LENGTH else _link_allowed(url)
+    return url if allowed else None
+
+
+# Every line break `str.splitlines` knows, \r\n as one.
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# Controls a terminal acts on (escape sequences, backspace, bell), tab aside.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|!~])")
+
+
+def _one_line(value: Any) -> str:
+    """Text kept on one line: each line break becomes a space, controls a visible U+FFFD."""
+    return _CONTROL.sub("\ufffd", _LINE_BREAK.sub(" ", str(value)))
 
 
 def _md_text(value: Any) -> str:
-    """Escape text for use inside a Markdown link label or list item."""
-    text = str(value)
-    text = re.sub(r"([\\`*_\[\]()#|!])", r"\\\1", text)
-    return text.replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+    """Escape text for a Markdown link label or list item: one line, no markup."""
+    text = _MD_SPECIAL.sub(r"\\\1", _one_line(value))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _md_url(value: Any) -> str:
-    """Percent-encode what would end a Markdown link destination early."""
+    """Percent-encode what would end a Markdown link destination early (and every line break)."""
     return urllib.parse.quote(str(value), safe="/:?#[]@!$&'*+,;=%~-._").replace("(", "%28").replace(")", "%29")
+
+
+def _md_link(url: Any, text: Any = None) -> str:
+    """A Markdown link to a URL `safe_url` allowed, labelled ``text`` (else the URL).
+
+    An untitled absolute URL is written ``<url>`` as langchain-references does;
+    any other is ``[text](url)``, since ``<b.pdf>`` would be no link in
+    CommonMark, and ``<script>`` or ``<b>`` raw HTML.
+    """
+    if text is None and _SCHEME.match(str(url)):
+        return f"<{_md_url(url)}>"
+    return f"[{_md_text(url if text is None else text)}]({_md_url(url)})"
+
+
+def source_key_function(key: SourceKey) -> Callable[[BaseMedia], Any]:
+    """The function giving a document's source key, from a metadata key or a callable.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> source_key_function("url")(Document("x", metadata={"url": "a.org"}))
+        'a.org'
+    """
+    if isinstance(key, str):
+        return lambda media: media.metadata.get(key)
+    if callable(key):
+        owner = getattr(key, "__self__", None)
+        if isinstance(owner, ReferenceStyle):
+            # A plain function set on a style class arrives bound to the style.
+            return key.__func__  # type: ignore[attr-defined, no-any-return]
+        return key
+    msg = f"source_id_key must be a metadata key (str) or a callable, got {type(key).__name__}"
+    raise TypeError(msg)
 
 
 def styles_directory() -> Path:
@@ -91,8 +196,10 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    environment.filters["md_link"] = _md_link
     environment.filters["md_text"] = _md_text
     environment.filters["md_url"] = _md_url
+    environment.filters["one_line"] = _one_line
     environment.filters["safe_url"] = safe_url
     return environment
 
@@ -117,13 +224,28 @@ class SourceView:
     supported: bool | None = None
 
 
+# The answer being rendered, set only while the session's render_* call runs:
+# the 0.2.x methods take no answer argument, so they find it here (per thread
+# and per asyncio task, so concurrent answers never see each other's).
+_ANSWER: contextvars.ContextVar[AnswerContext] = contextvars.ContextVar("langchain_refs_answer")
+_NO_ANSWER = AnswerContext()
+
+
 class ReferenceStyle:
     """How citations are written in the text and listed at the end.
 
     Subclass it and override `format_reference` and `format_all_references`,
     as with langchain-references 0.2.x. ``source_id_key`` names the metadata
     key that identifies a document's source, or is a callable taking the
-    document (set on the class or on an instance).
+    document (set on the class or on an instance). ``total_pages_key``,
+    ``max_total_pages`` and ``_get_key_assigner`` are there for 0.2.x
+    subclasses that read them; nothing here uses them.
+
+    A style is configuration: the middleware never changes it, so one style
+    may serve any number of answers at once. Inside `format_reference` and
+    `format_all_references`, `answer` is the answer being rendered.
+    ``escape_text`` asks the middleware to HTML-escape the model's own words
+    (see `HTMLReferenceStyle`).
 
     Example:
         >>> from langchain_core.documents import Document
@@ -137,8 +259,24 @@ class ReferenceStyle:
     """
 
     source_id_key: SourceKey = "source"
-    answer_id: str = ""
-    support: dict[int, bool] | None = None
+    total_pages_key: SourceKey = "total_pages"
+    max_total_pages: int = 4
+    escape_text: bool = False
+
+    @staticmethod
+    def _get_key_assigner(source_id_key: SourceKey) -> Callable[[BaseMedia], Any]:
+        """The 0.2.x name of `source_key_function`, for subclasses that call it."""
+        return source_key_function(source_id_key)
+
+    @property
+    def answer(self) -> AnswerContext:
+        """The answer being rendered (an empty `AnswerContext` outside a rendering call).
+
+        Example:
+            >>> TextReferenceStyle().answer.answer_id
+            ''
+        """
+        return _ANSWER.get(_NO_ANSWER)
 
     def source_of(self, media: BaseMedia) -> Any:
         """The source key of a document (None when it has none).
@@ -151,35 +289,40 @@ class ReferenceStyle:
         key = self.source_id_key
         if isinstance(key, str):
             return media.metadata.get(key)
-        if getattr(key, "__self__", None) is self:
-            # A plain function set on the class arrives bound to the style.
-            return key.__func__(media)  # type: ignore[attr-defined]
-        if callable(key):
-            return key(media)
-        msg = f"source_id_key must be a metadata key (str) or a callable, got {type(key).__name__}"
-        raise TypeError(msg)
+        return source_key_function(key)(media)
 
-    def for_answer(self, answer_id: str) -> Self:
-        """A copy of this style for one answer, whose ids carry ``answer_id``.
+    def render_citation(self, ref: int, media: BaseMedia, answer: AnswerContext) -> str | None:
+        """The citation written in the text of ``answer``; None hides it.
+
+        Runs `format_reference` with ``answer`` current.
 
         Example:
-            >>> HTMLReferenceStyle().for_answer("q7").answer_id
-            'q7'
+            >>> from langchain_core.documents import Document
+            >>> HTMLReferenceStyle().render_citation(1, Document("x"), AnswerContext(answer_id="a1"))
+            '<sup class="citation"><a href="#ref-a1-1">1</a></sup>'
         """
-        bound = copy.copy(self)
-        bound.answer_id = answer_id
-        return bound
+        token = _ANSWER.set(answer)
+        try:
+            return self.format_reference(ref, media)
+        finally:
+            _ANSWER.reset(token)
 
-    def note_support(self, support: dict[int, bool]) -> None:
-        """Learn which numbers a verifier found supported, before the list is written.
+    def render_references(self, refs: list[tuple[int, BaseMedia]], answer: AnswerContext) -> str:
+        """The list of cited sources written after ``answer``.
+
+        Runs `format_all_references` with ``answer`` current.
 
         Example:
-            >>> style = TextReferenceStyle().for_answer("a")
-            >>> style.note_support({1: False})
-            >>> style.support
-            {1: False}
+            >>> from langchain_core.documents import Document
+            >>> doc = Document("x", metadata={"source": "b.pdf"})
+            >>> TextReferenceStyle().render_references([(1, doc)], AnswerContext(support={1: False}))
+            '\\n\\n- [1] b.pdf [unsupported]\\n'
         """
-        self.support = support
+        token = _ANSWER.set(answer)
+        try:
+            return self.format_all_references(refs)
+        finally:
+            _ANSWER.reset(token)
 
     def format_reference(self, ref: int, media: BaseMedia) -> str | None:
         """The citation written in the text; None hides it.
@@ -206,11 +349,15 @@ class TemplateReferenceStyle(ReferenceStyle):
 
     The template defines two macros: ``citation(c)`` for one citation and
     ``references(refs)`` for the list; each ``c`` / item of ``refs`` has
-    ``number``, ``source``, ``url`` (None unless safe to link), ``title``,
-    ``label`` (title, source or "untitled document"), ``document``,
-    ``answer_id`` and ``supported`` (None unless a verifier ran).
+    ``number``, ``source``, ``url`` (None unless `safe_url` allows a link),
+    ``title``, ``label`` (title, source or "untitled document"),
+    ``document``, ``answer_id`` and ``supported`` (None unless a verifier
+    ran). Filters: ``md_text``, ``md_url`` and ``md_link`` (Markdown escaping),
+    ``one_line`` (line breaks to spaces), ``safe_url``.
     Give exactly one of ``template`` (the text), ``path`` (a file) or
     ``name`` (a built-in from ``styles/``: text, markdown, html, empty).
+    ``autoescape`` HTML-escapes every value the template prints;
+    ``escape_text`` HTML-escapes the model's own words too.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -233,11 +380,14 @@ class TemplateReferenceStyle(ReferenceStyle):
         name: str | None = None,
         autoescape: bool | None = None,
         source_id_key: SourceKey | None = None,
+        escape_text: bool | None = None,
     ) -> None:
         if autoescape is not None:
             self.autoescape = autoescape
         if source_id_key is not None:
             self.source_id_key = source_id_key
+        if escape_text is not None:
+            self.escape_text = escape_text
         given = [x for x in (template, path, name) if x is not None]
         if len(given) > 1:
             msg = "give only one of template, path or name to TemplateReferenceStyle"
@@ -264,14 +414,11 @@ class TemplateReferenceStyle(ReferenceStyle):
             if not callable(getattr(module, macro, None)):
                 msg = f"the style template defines no {macro}() macro"
                 raise ValueError(msg)
-        # Per-answer render cache (see for_answer); None on a style not bound
-        # to an answer, whose documents may be gone and their ids reused.
-        self._rendered: dict[tuple[int, int], str] | None = None
         self._citation_macro = module.citation  # type: ignore[attr-defined]
         self._references_macro = module.references  # type: ignore[attr-defined]
 
-    def _view(self, number: int, media: BaseMedia) -> SourceView:
-        source = self.source_of(media)
+    def _view(self, number: int, media: BaseMedia, answer: AnswerContext) -> SourceView:
+        source = (answer.source_of or self.source_of)(media)
         source_text = None if source is None or source == "" else str(source)
         title = media.metadata.get("title") or None
         title_text = None if title is None else str(title)
@@ -282,33 +429,32 @@ class TemplateReferenceStyle(ReferenceStyle):
             title=title_text,
             label=title_text or source_text or "untitled document",
             document=media,
-            answer_id=self.answer_id,
-            supported=None if self.support is None else self.support.get(number),
+            answer_id=answer.answer_id,
+            supported=None if answer.support is None else answer.support.get(number),
         )
 
     @override
-    def for_answer(self, answer_id: str) -> Self:
-        bound = super().for_answer(answer_id)
-        bound._rendered = {}
-        return bound
-
-    @override
     def format_reference(self, ref: int, media: BaseMedia) -> str | None:
-        # A citation of the same document under the same number renders the
-        # same way within one answer: render it once.
-        if self._rendered is None:
-            return str(self._citation_macro(self._view(ref, media)))
-        key = (ref, id(media))
-        rendered = self._rendered.get(key)
-        if rendered is None:
-            rendered = self._rendered[key] = str(self._citation_macro(self._view(ref, media)))
+        answer = _ANSWER.get(_NO_ANSWER)
+        if answer is _NO_ANSWER:
+            return str(self._citation_macro(self._view(ref, media, answer)))
+        # A number cited again with the same document renders the same way
+        # within one answer: render it once. The document is kept beside its
+        # rendering, so its id cannot be reused while the entry lives.
+        key = (self, ref, id(media))
+        cached = answer.rendered.get(key)
+        if cached is not None and cached[0] is media:
+            return cached[1]  # type: ignore[no-any-return]
+        rendered = str(self._citation_macro(self._view(ref, media, answer)))
+        answer.rendered[key] = (media, rendered)
         return rendered
 
     @override
     def format_all_references(self, refs: list[tuple[int, BaseMedia]]) -> str:
         if not refs:
             return ""
-        return str(self._references_macro([self._view(ref, media) for ref, media in refs]))
+        answer = _ANSWER.get(_NO_ANSWER)
+        return str(self._references_macro([self._view(ref, media, answer) for ref, media in refs]))
 
 
 class EmptyReferenceStyle(TemplateReferenceStyle):
@@ -326,6 +472,12 @@ class EmptyReferenceStyle(TemplateReferenceStyle):
 class TextReferenceStyle(TemplateReferenceStyle):
     """``[1]`` in the text and ``- [1] title (source)`` lines at the end.
 
+    For terminals and logs: nothing is escaped (there is no markup), but every
+    title and source is kept on one line (each line break becomes a space, so
+    no title can start a line of its own) and control characters a terminal
+    would act on (escape sequences) show as U+FFFD. The model's own words pass
+    through unchanged.
+
     Example:
         >>> from langchain_core.documents import Document
         >>> TextReferenceStyle().format_all_references([(1, Document("x", metadata={"source": "b.pdf"}))])
@@ -337,6 +489,16 @@ class TextReferenceStyle(TemplateReferenceStyle):
 
 class MarkdownReferenceStyle(TemplateReferenceStyle):
     """Linked superscripts in the text and a Markdown list of sources.
+
+    What is escaped: every title or source shown as text is kept on one line
+    (each line break becomes a space) with Markdown's special characters
+    backslash-escaped and ``&``, ``<``, ``>`` written as character references;
+    every link target is percent-encoded where it could end the link early. A
+    source becomes a link only when `safe_url` allows it (http, https, mailto,
+    relative); otherwise it is shown as escaped text. The citation is wrapped
+    in raw ``<sup>`` HTML, as langchain-references writes it. The model's own
+    words pass through unchanged: they are Markdown for your renderer, which
+    must itself treat raw HTML in them as untrusted.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -350,12 +512,26 @@ class MarkdownReferenceStyle(TemplateReferenceStyle):
 class HTMLReferenceStyle(TemplateReferenceStyle):
     """Footnote links in the text and an ordered list of linked sources.
 
-    Everything is HTML-escaped; only safe URLs become links.
+    What is escaped: everything this style writes. Titles, sources, numbers
+    and ids are HTML-escaped (attributes too), and a source becomes a link
+    only when `safe_url` allows it (http, https, mailto, relative); otherwise
+    it is shown as escaped text. The markup is well-formed and its ids carry
+    the answer id, unique per answer, so several answers can share a page.
+
+    What is not, by default: the model's own words. They pass through
+    unchanged, as in langchain-references, so a model asked to write HTML can.
+    If the answer goes into a page as HTML and the model (or a document it
+    quotes) is not trusted, pass ``escape_text=True``: the middleware then
+    HTML-escapes the model's words (``&``, ``<``, ``>``) before they reach
+    the output, while markers are still recognised and rendered. Do not also
+    escape them yourself, or they are escaped twice.
 
     Example:
         >>> from langchain_core.documents import Document
-        >>> HTMLReferenceStyle().for_answer("a1").format_reference(1, Document("x"))
+        >>> HTMLReferenceStyle().render_citation(1, Document("x"), AnswerContext(answer_id="a1"))
         '<sup class="citation"><a href="#ref-a1-1">1</a></sup>'
+        >>> HTMLReferenceStyle(escape_text=True).escape_text
+        True
     """
 
     template_name = "html"

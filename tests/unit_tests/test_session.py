@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_refs import DEFAULT_MAX_HOLDBACK, ReferenceSession, TextReferenceStyle
+from langchain_refs import (
+    DEFAULT_MAX_HOLDBACK,
+    AnswerReferences,
+    HTMLReferenceStyle,
+    InvalidCitation,
+    Marker,
+    ReferenceSession,
+    Text,
+    TextReferenceStyle,
+)
 from tests.unit_tests.cases import CASE_IDS, CASES, Case
 from tests.unit_tests.fakes import sample_documents
 from tests.unit_tests.strategies import every_split, per_char, per_word, random_splits, whole
@@ -99,3 +111,184 @@ def test_text_without_opener_is_never_held(data: st.DataObject, text: str) -> No
         assert session.feed(chunk) == chunk
         assert session.held == ""
     assert session.close() == ""
+
+
+# -- the claim a citation backs, in a long answer ------------------------------------
+
+EARLIER = "An earlier sentence that says something else entirely. " * 40
+LONG_CLAIM = (
+    "The committee, after three years of hearings in four cities and a survey of more than "
+    "twelve thousand households across every region of the country, concluded that the "
+    "reform had lowered the average waiting time for a first appointment from nine weeks "
+    "to a little under five, while leaving the cost per patient roughly where it had been"
+)
+
+
+def test_long_claim_is_the_whole_sentence() -> None:
+    """A citation after a long sentence in a long answer backs that whole sentence, not its tail."""
+    answer = EARLIER + LONG_CLAIM + "[1](id=3). After."
+    style = TextReferenceStyle()
+    session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style)
+    output = "".join(session.feed(answer[i : i + 7]) for i in range(0, len(answer), 7)) + session.close()
+    (citation,) = session.references.citations
+    assert len(LONG_CLAIM) > 300
+    assert citation.text == LONG_CLAIM
+    assert output[citation.text_start : citation.text_end] == LONG_CLAIM
+    assert output[citation.start : citation.end] == "[1]"
+
+
+# -- a marker's cost is bounded by its length -----------------------------------------
+
+
+class _OneMarker:
+    """A stand-in parser that yields one given marker: the session's side, whatever the parser does."""
+
+    held = ""
+
+    def __init__(self, marker: Marker) -> None:
+        self.marker = marker
+
+    def pass_through(self, text: str) -> bool:
+        return False
+
+    def feed(self, text: str) -> list[Text | Marker]:
+        return [Text(text=text), self.marker]
+
+    def close(self) -> list[Text | Marker]:
+        return []
+
+
+def session_with_marker(marker: Marker, *, keep_citations: bool = True) -> ReferenceSession:
+    style = TextReferenceStyle()
+    docs = sample_documents()[:3]
+    session = ReferenceSession(docs, source_key=style.source_of, style=style, keep_citations=keep_citations)
+    session._parser = _OneMarker(marker)  # type: ignore[assignment]
+    return session
+
+
+def test_huge_range_is_one_log_line_and_one_invalid_citation(caplog: pytest.LogCaptureFixture) -> None:
+    """A marker naming 100,000 ids, 3 of them documents, cites the 3 and costs one log line and one entry."""
+    marker = Marker(raw="[1](id=1-100000)", ids=tuple(range(1, 100_001)))
+    session = session_with_marker(marker)
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        output = session.feed("A") + session.close()
+    assert output == "A[1][2][3]\n\n- [1] a.html#chap1\n- [2] a.html#chap2\n- [3] b.pdf\n"
+    assert session.references.invalid_citations == (
+        InvalidCitation(marker="[1](id=1-100000)", item="4-100000", reason="no documents 4-100000 (3 given)", offset=1),
+    )
+    assert len(caplog.records) == 1
+
+
+def test_scattered_invalid_ids_are_bounded_without_kept_citations(caplog: pytest.LogCaptureFixture) -> None:
+    """With keep_citations off, 5,000 scattered bad ids keep 100 entries and count the rest, in one log line."""
+    marker = Marker(raw="[1](id=...)", ids=tuple(range(10, 10_010, 2)))
+    session = session_with_marker(marker, keep_citations=False)
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        assert session.feed("A") + session.close() == "A"
+    references = session.references
+    assert [i.item for i in references.invalid_citations] == [str(n) for n in range(10, 210, 2)]
+    assert references.omitted_invalid_citations == 4_900
+    assert len(caplog.records) == 1
+    assert "dropped 5000 citations in '[1](id=...)'" in caplog.text
+
+
+@pytest.mark.parametrize("marker", ["[1](id=1, 7, 8, 9, 10, 11, 12)", "[1](id=1-255)"])
+def test_many_bad_markers_stay_bounded(caplog: pytest.LogCaptureFixture, marker: str) -> None:
+    """2,000 markers with bad ids, through the parser: at most one log line and one entry each, 100 kept."""
+    style = TextReferenceStyle()
+    session = ReferenceSession(sample_documents()[:3], source_key=style.source_of, style=style, keep_citations=False)
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        for _ in range(2_000):
+            session.feed(f"x{marker} ")
+        session.close()
+    references = session.references
+    kept = len(references.invalid_citations)
+    assert len(caplog.records) <= 2_000
+    assert kept <= 100
+    # Every log line reports at least one entry; entries are bounded by what was written.
+    assert len(caplog.records) <= kept + references.omitted_invalid_citations <= 2_000 * len(marker)
+    if marker.endswith("12)"):
+        # A list of ids is a marker whatever the parser makes of ranges: exact counts.
+        assert len(caplog.records) == 2_000
+        assert references.omitted_invalid_citations == 1_900
+        assert references.invalid_citations[0].item == "7-12"
+
+
+def test_invalid_ids_next_to_valid_ones_are_reported_as_written() -> None:
+    """Runs of bad ids are split by good ids; a lone bad id keeps its own wording."""
+    marker = Marker(raw="[1](id=0, 9, 1, 10, 11)", ids=(0, 9, 1, 10, 11))
+    session = session_with_marker(marker)
+    assert session.feed("A") + session.close() == "A[1]\n\n- [1] a.html#chap1\n"
+    assert [(i.item, i.reason) for i in session.references.invalid_citations] == [
+        ("0", "no document 0 (3 given)"),
+        ("9", "no document 9 (3 given)"),
+        ("10-11", "no documents 10-11 (3 given)"),
+    ]
+
+
+def test_huge_id_does_not_crash_the_session() -> None:
+    """An id past Python's int-to-str limit is reported, not raised."""
+    marker = Marker(raw="[1](id=big)", ids=(10**5000,))
+    session = session_with_marker(marker)
+    assert session.feed("A") + session.close() == "A"
+    (invalid,) = session.references.invalid_citations
+    assert invalid.item.endswith("-bit number")
+
+
+# -- HTML escaping of the model's words, on request ----------------------------------
+
+
+def html_session(style: HTMLReferenceStyle) -> ReferenceSession:
+    return ReferenceSession(sample_documents(), source_key=style.source_of, style=style, answer_id="a1")
+
+
+ANSWER_WITH_HTML = "<b>Paris</b> & <i>co</i>[1](id=3) <script>x()</script>"
+
+
+@pytest.mark.parametrize("chunks", [[ANSWER_WITH_HTML], list(ANSWER_WITH_HTML)], ids=["whole", "per char"])
+def test_escape_text_escapes_the_models_words(chunks: list[str]) -> None:
+    """With escape_text=True the model's words are HTML-escaped; citations stay markup and offsets hold."""
+    session = html_session(HTMLReferenceStyle(escape_text=True))
+    output = "".join(session.feed(c) for c in chunks) + session.close()
+    body = output.split("\n<ol", 1)[0]
+    assert body == (
+        '&lt;b&gt;Paris&lt;/b&gt; &amp; &lt;i&gt;co&lt;/i&gt;<sup class="citation"><a href="#ref-a1-1">1</a></sup>'
+        " &lt;script&gt;x()&lt;/script&gt;"
+    )
+    (citation,) = session.references.citations
+    assert output[citation.start : citation.end] == '<sup class="citation"><a href="#ref-a1-1">1</a></sup>'
+    assert citation.text == "&lt;b&gt;Paris&lt;/b&gt; &amp; &lt;i&gt;co&lt;/i&gt;"
+
+
+def test_html_style_passes_the_models_words_by_default() -> None:
+    """By default the HTML style leaves the model's words as written (as langchain-references does)."""
+    session = html_session(HTMLReferenceStyle())
+    output = session.feed(ANSWER_WITH_HTML) + session.close()
+    assert output.startswith('<b>Paris</b> & <i>co</i><sup class="citation">')
+    assert "<script>x()</script>" in output
+
+
+# -- styles are configuration: per-answer data goes with each call -------------------
+
+
+def test_one_style_serves_interleaved_answers_unchanged() -> None:
+    """Two answers rendered at once with one style get their own ids and support; the style is untouched."""
+    style = HTMLReferenceStyle()
+    before = dict(vars(style))
+    first, second = (
+        ReferenceSession(sample_documents(), source_key=style.source_of, style=style, answer_id=a) for a in "AB"
+    )
+    out_first = first.feed("x[1](id=3)")
+    out_second = second.feed("y[1](id=5)")
+    out_first += first.feed(" z[2](id=5).")
+
+    def unsupported(references: AnswerReferences) -> AnswerReferences:
+        return replace(references, citations=tuple(replace(c, supported=False) for c in references.citations))
+
+    out_second += second.close(unsupported)
+    out_first += first.close()
+    assert re.findall(r'(?:href="#|id=")(ref-[^"]*)"', out_first) == ["ref-A-1", "ref-A-2", "ref-A-1", "ref-A-2"]
+    assert re.findall(r'(?:href="#|id=")(ref-[^"]*)"', out_second) == ["ref-B-1", "ref-B-1"]
+    assert "unsupported" not in out_first
+    assert '<li id="ref-B-1" value="1" class="unsupported">' in out_second
+    assert vars(style) == before

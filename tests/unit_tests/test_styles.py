@@ -1,11 +1,15 @@
-"""Styles: golden outputs, escaping, well-formed HTML, langchain-references subclasses."""
+"""Styles: golden outputs, escaping, well-formed HTML, langchain-references subclasses.
+
+The golden files are compared here and only here; they are rewritten by a
+separate command, never by a test: ``python -m tests.regenerate_goldens``.
+"""
 
 from __future__ import annotations
 
 import html.parser
-import os
 import re
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,7 +31,7 @@ from tests.unit_tests.fakes import CLASSIC_ANSWER, classic_documents, str_chunks
 GOLDEN = Path(__file__).parent / "golden"
 RUN_ID = uuid.UUID("00000000-0000-4000-8000-0000c1a55c00")  # answer id "0c1a55c0"... last 8 hex
 
-STYLES = {
+STYLES: dict[str, Callable[[], ReferenceStyle]] = {
     "text": TextReferenceStyle,
     "markdown": MarkdownReferenceStyle,
     "html": HTMLReferenceStyle,
@@ -41,25 +45,6 @@ def render(style: ReferenceStyle, answer: str, documents: list[Document]) -> str
     return result
 
 
-@pytest.mark.parametrize("name", sorted(STYLES))
-def test_golden_classic_example(name: str) -> None:
-    """Each built-in style renders the classic example exactly as its golden file."""
-    output = render(STYLES[name](), CLASSIC_ANSWER, classic_documents())
-    golden = GOLDEN / f"classic.{name}.txt"
-    if os.environ.get("UPDATE_GOLDEN"):
-        golden.write_text(output, encoding="utf-8")
-    assert output == golden.read_text(encoding="utf-8")
-
-
-def test_text_style_classic_numbers_and_order() -> None:
-    """The Text style numbers by source and lists exactly the cited sources in order."""
-    output = render(TextReferenceStyle(), CLASSIC_ANSWER, classic_documents())
-    body, listing = output.split("\n\n", 1)
-    assert body == "Yes[1], certainly[2], no[1], yes[3], yes[4]"
-    assert re.findall(r"- \[\d\] (\S+)", listing) == ["b.pdf", "a.html#chap2", "a.html#chap1", "c.pdf"]
-    assert "d.csv" not in output
-
-
 HOSTILE = [
     Document(
         "x",
@@ -71,6 +56,58 @@ HOSTILE = [
     Document("v", metadata={"source": "docs/page (2).html", "title": "[x](javascript:alert(3))"}),
 ]
 HOSTILE_ANSWER = "One[1](id=1) two[2](id=2) three[3](id=3) four[4](id=4) five[5](id=5)."
+
+
+HOSTILE_MORE = [
+    *HOSTILE,
+    Document("u", metadata={"source": "javascript&#58;alert(4)", "title": "line\n- **9** fake"}),
+    Document("t", metadata={"source": "script"}),
+    Document("s", metadata={"source": "https://ok.org/t", "title": "para\u2029- [9] fake"}),
+]
+HOSTILE_MORE_ANSWER = HOSTILE_ANSWER + " Six[6](id=6) seven[7](id=7) eight[8](id=8)."
+
+# name -> (answer, documents): each is rendered in every built-in style and
+# compared with golden/<name>.<style>.txt.
+GOLDEN_CASES: dict[str, tuple[str, Callable[[], list[Document]]]] = {
+    "classic": (CLASSIC_ANSWER, classic_documents),
+    "hostile": (HOSTILE_MORE_ANSWER, lambda: list(HOSTILE_MORE)),
+}
+
+
+def golden_outputs() -> dict[Path, str]:
+    """Each golden file's path and what the current code renders for it."""
+    return {
+        GOLDEN / f"{case}.{name}.txt": render(STYLES[name](), answer, documents())
+        for case, (answer, documents) in GOLDEN_CASES.items()
+        for name in STYLES
+    }
+
+
+@pytest.mark.parametrize("name", sorted(STYLES))
+@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+def test_golden(case: str, name: str) -> None:
+    """Each built-in style renders each golden case exactly as its golden file."""
+    answer, documents = GOLDEN_CASES[case]
+    output = render(STYLES[name](), answer, documents())
+    golden = GOLDEN / f"{case}.{name}.txt"
+    assert output == golden.read_text(encoding="utf-8"), (
+        f"{golden.name} differs; if the change is intended, run `python -m tests.regenerate_goldens` "
+        "and review the diff"
+    )
+
+
+def test_no_stray_golden_files() -> None:
+    """Every golden file belongs to a case, so none is left unchecked."""
+    assert sorted(GOLDEN.glob("*.txt")) == sorted(golden_outputs())
+
+
+def test_text_style_classic_numbers_and_order() -> None:
+    """The Text style numbers by source and lists exactly the cited sources in order."""
+    output = render(TextReferenceStyle(), CLASSIC_ANSWER, classic_documents())
+    body, listing = output.split("\n\n", 1)
+    assert body == "Yes[1], certainly[2], no[1], yes[3], yes[4]"
+    assert re.findall(r"- \[\d\] (\S+)", listing) == ["b.pdf", "a.html#chap2", "a.html#chap1", "c.pdf"]
+    assert "d.csv" not in output
 
 
 class _WellFormed(html.parser.HTMLParser):
@@ -149,9 +186,71 @@ def test_markdown_escapes_link_syntax() -> None:
 
 
 def test_text_style_writes_no_markup_escapes() -> None:
-    """The Text style prints titles as they are (a terminal has nothing to escape)."""
+    """The Text style prints titles without markup escapes (a terminal has no markup)."""
     output = render(TextReferenceStyle(), "One[1](id=2).", HOSTILE)
     assert output == 'One[1].\n\n- [1] A & B <i> (https://ok.org/a?b=1&c="2")\n'
+
+
+LINE_BREAKS = ["\r", "\n", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+def broken_documents(brk: str) -> list[Document]:
+    """A titled and an untitled source, each trying to start a fake list line with ``brk``."""
+    return [
+        Document("x", metadata={"source": "https://ok.org/a", "title": f"Real{brk}- **9** [fake](https://evil.org)"}),
+        Document("y", metadata={"source": f"b.pdf{brk}- [9] fake"}),
+        Document("z", metadata={"source": "c.pdf", "title": f"T{brk}- [9] fake{brk}"}),
+    ]
+
+
+@pytest.mark.parametrize("brk", LINE_BREAKS, ids=[repr(b) for b in LINE_BREAKS])
+def test_markdown_line_breaks_cannot_add_list_items(brk: str) -> None:
+    """No line break in a title or source starts a line of its own in Markdown: three sources, three items."""
+    from markdown_it import MarkdownIt
+
+    output = render(MarkdownReferenceStyle(), "A[1](id=1) B[2](id=2) C[3](id=3)", broken_documents(brk))
+    listing = output.split("\n\n", 1)[1]
+    items = listing.split("\n")
+    assert len(items) == 4
+    assert items[-1] == ""
+    assert not [item for item in items if any(b in item for b in LINE_BREAKS)]
+    rendered = MarkdownIt("commonmark").render(output)
+    assert rendered.count("<li>") == 3
+    assert "evil.org" not in re.findall(r'href="([^"]*)"', rendered)
+
+
+@pytest.mark.parametrize("brk", LINE_BREAKS, ids=[repr(b) for b in LINE_BREAKS])
+def test_text_line_breaks_cannot_add_list_lines(brk: str) -> None:
+    """No line break in a title or source starts a fake ``- [n]`` line in the Text style."""
+    output = render(TextReferenceStyle(), "A[1](id=1) B[2](id=2) C[3](id=3)", broken_documents(brk))
+    lines = output.splitlines()
+    assert [line.split("]")[0] for line in lines if line.startswith("- [")] == ["- [1", "- [2", "- [3"]
+    assert lines[-3:] == [
+        "- [1] Real - **9** [fake](https://evil.org) (https://ok.org/a)",
+        "- [2] b.pdf - [9] fake",
+        "- [3] T - [9] fake  (c.pdf)",
+    ]
+
+
+def test_text_style_shows_terminal_controls_visibly() -> None:
+    """Escape sequences and other controls in a title cannot act on the terminal; a tab stays."""
+    docs = [Document("x", metadata={"source": "s\x07", "title": "red \x1b[31mX\x1b[0m\tend\x08"})]
+    assert render(TextReferenceStyle(), "A[1](id=1)", docs) == (
+        "A[1]\n\n- [1] red \ufffd[31mX\ufffd[0m\tend\ufffd (s\ufffd)\n"
+    )
+
+
+def test_markdown_untitled_relative_source_is_a_link() -> None:
+    """An untitled relative source is a real link (``<b.pdf>`` would be none in CommonMark)."""
+    from markdown_it import MarkdownIt
+
+    output = render(
+        MarkdownReferenceStyle(),
+        "A[1](id=3) B[2](id=8)",
+        [*classic_documents(), Document("e"), Document("f", metadata={"source": "https://e.org/x"})],
+    )
+    assert output.endswith("\n\n- **1** [b.pdf](b.pdf)\n- **2** <https://e.org/x>\n")
+    assert MarkdownIt("commonmark").render(output).count('<a href="b.pdf">b.pdf</a>') == 1
 
 
 @pytest.mark.parametrize(
@@ -312,10 +411,36 @@ def test_template_sees_documents() -> None:
 
 
 def test_template_renders_each_style_file() -> None:
-    """Every template in styles/ loads and renders."""
+    """Every template in styles/ loaded by name renders as its built-in style and its golden file."""
     from langchain_refs import styles_directory
 
     names = sorted(p.stem for p in styles_directory().glob("*.jinja"))
-    assert names == ["empty", "html", "markdown", "text"]
+    assert names == sorted(STYLES)
     for name in names:
-        render(TemplateReferenceStyle(name=name), CLASSIC_ANSWER, classic_documents())
+        by_name = render(
+            TemplateReferenceStyle(name=name, autoescape=name == "html"), CLASSIC_ANSWER, classic_documents()
+        )
+        assert by_name == render(STYLES[name](), CLASSIC_ANSWER, classic_documents())
+        assert by_name == (GOLDEN / f"classic.{name}.txt").read_text(encoding="utf-8")
+
+
+def test_subclass_calling_super_renders_for_its_answer() -> None:
+    """An HTML subclass overriding format_reference and calling super() links to its own answer's list."""
+
+    class Bracketed(HTMLReferenceStyle):
+        def format_reference(self, ref: int, media: BaseMedia) -> str | None:
+            return f"[{super().format_reference(ref, media)}|{self.answer.answer_id}]"
+
+    parsed = parse_html(render(Bracketed(), CLASSIC_ANSWER, classic_documents()))
+    assert {h[1:] for h in parsed.hrefs if h.startswith("#")} == set(parsed.ids)
+    assert parsed.ids == ["ref-c1a55c00-1", "ref-c1a55c00-2", "ref-c1a55c00-3", "ref-c1a55c00-4"]
+
+
+def test_source_key_option_shows_in_the_list_without_changing_the_style() -> None:
+    """manage_references(source_key=...) numbers and lists by that key; the shared style is not changed."""
+    style = TextReferenceStyle()
+    docs = [Document("x", metadata={"source": "a.pdf", "url": "https://a.org"})]
+    chain = manage_references(str_chunks(["A[1](id=1)"]), style=style, source_key="url")
+    assert chain.invoke({"documents": docs}) == "A[1]\n\n- [1] https://a.org\n"
+    assert style.source_id_key == "source"
+    assert render(style, "A[1](id=1)", docs) == "A[1]\n\n- [1] a.pdf\n"
