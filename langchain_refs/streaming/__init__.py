@@ -24,7 +24,7 @@ from langchain_refs.streaming._parser import (
     Text,
 )
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
-from langchain_refs.streaming._references import AnswerReferences, Citation, InvalidCitation, Reference
+from langchain_refs.streaming._references import AnswerContext, AnswerReferences, Citation, InvalidCitation, Reference
 from langchain_refs.streaming._registry import SourceRegistry
 from langchain_refs.streaming._runnable import (
     REFERENCES_EVENT,
@@ -51,6 +51,7 @@ __all__ = [
     "FORMAT_REFERENCES",
     "ID_SYNTAX",
     "REFERENCES_EVENT",
+    "AnswerContext",
     "AnswerReferences",
     "Citation",
     "CitationMiddleware",

@@ -19,6 +19,7 @@ def test_public_names() -> None:
         "FORMAT_REFERENCES",
         "ID_SYNTAX",
         "REFERENCES_EVENT",
+        "AnswerContext",
         "AnswerReferences",
         "Citation",
         "CitationMiddleware",
