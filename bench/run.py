@@ -185,7 +185,7 @@ def predictor_speed(repeats: int) -> dict[str, Any]:
     sentences = [s.strip().capitalize() + "." for s in chunked(text, 100)]
     documents = [Document(" ".join(sentences[i * 20 : (i + 1) * 20])[:2000]) for i in range(5)]
     answer = " ".join(sentences[100:110])
-    from langchain_refs import _scoring
+    from langchain_refs.grounding import _scoring
 
     predictor = ReferencePredictor()
     times = []

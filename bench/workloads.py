@@ -87,3 +87,38 @@ def str_stream(chunks: list[str]) -> Runnable[Any, str]:
         yield from chunks
 
     return RunnableGenerator(generate)
+
+
+def inline_code_line(length: int) -> str:
+    """One line that opens a ``double-backtick`` code span and never closes it: single backticks, brackets, markers.
+
+    No line break until the end, so a scanner that searches for the line end
+    from every backtick reads the rest of the line each time.
+    """
+    unit = "x`y`z`[i]`[1](id=2) "
+    head, tail = "Run ``", "\ndone[1](id=3).\n"
+    body = (unit * (length // len(unit) + 1))[: max(length - len(head) - len(tail), 0)]
+    return (head + body + tail)[:length]
+
+
+def sentences(length: int) -> str:
+    """Prose in sentences, with abbreviations, decimals, initials, quotes, markers and list items."""
+    rng = random.Random(5)
+    openings = ["The model", "Dr. Smith", "J. R. R. Tolkien", "The U.S. team", "Version 2.5", '"Quoted', "It"]
+    endings = [".", ".", ".", "!", "?", "...", "[1](id=2).", '."', ". [2]"]
+    out: list[str] = []
+    size = 0
+    while size < length:
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 14)))
+        piece = f"{rng.choice(openings)} {words}, e.g. {rng.choice(WORDS)}{rng.choice(endings)} "
+        if rng.random() < 0.05:
+            piece += "\n\n- "
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)[:length]
+
+
+def range_markers(length: int) -> str:
+    """``[1](id=1-255)`` repeated: each marker names a range far past the three documents."""
+    unit = "[1](id=1-255)"
+    return (unit * (length // len(unit) + 1))[:length]
