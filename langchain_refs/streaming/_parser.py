@@ -8,41 +8,72 @@ are) and `Marker` (a recognised citation such as ``[1](id=3, 5)``). It never
 does I/O and imports neither LangChain nor Jinja2; the caller pushes text with
 `feed(text)` and says the stream is over with `close()`.
 
-The parser is in exactly one of three modes:
+The rules below are stated on the whole answer. The parser applies them as
+the text arrives and gives the same events however the answer is chunked; it
+holds text back only where a rule needs to see characters that have not
+arrived yet, and never more than ``max_holdback`` characters (*L* below,
+default 64). A line ends at ``\\n``, ``\\r\\n`` or ``\\r``.
 
-``PROSE``
-    Ordinary text. Only an *opener* character (``[`` by default, ``【`` for
-    the dagger syntax) can begin a marker, and only a backtick or tilde can
-    change the mode. Everything else is released in the same `feed` call it
-    arrived in. At an opener the parser tries every enabled syntax with a
-    partial regular-expression match:
+Modes
+    ``prose``: ordinary text. Markers are found here and only here.
+    ``fence``: a fenced code block. ``inline code``: a code span, or a run of
+    backticks whose meaning is not settled yet. Nothing in code is rewritten.
 
-    * a full match becomes a `Marker` event;
-    * a match that runs into the end of the buffered text *could* still become
-      a marker, so that tail is held back -- but never more than
-      ``max_holdback`` characters; past the bound the opener is released as
-      text and scanning resumes one character later. A marker longer than the
-      bound is therefore text even when it arrives whole, so the result never
-      depends on the chunking;
-    * no match: the opener is plain text.
+Fences
+    A line that starts (after at most three spaces or tabs) with three or more
+    backticks or tildes opens a fence; the rest of that line is in the fence.
+    The fence closes at a line that starts (same indentation rule) with a run
+    of the same character at least as long; the rest of that line is prose.
 
-``INLINE_CODE``
-    Entered at a run of *n* backticks that does not open a fence; left at the
-    next run of exactly *n* backticks, or at a blank line (a code span cannot
-    cross a paragraph). Nothing inside is rewritten.
+Inline code: where a code span ends
+    In prose, any other run of *n* backticks opens a code span, which ends
+    at the next run of exactly *n* backticks **on the same line**: in a
+    streamed chat answer a code span never crosses a line end. With no such
+    run before the line ends:
 
-``FENCE``
-    Entered at a line that starts (after at most three spaces) with three or
-    more backticks or tildes; left at a line that starts with a run of the
-    same character at least as long. Nothing inside is rewritten.
+    * if the line (or the answer) ends within *L* characters of the span's
+      first backtick, the backticks were an ordinary character after all,
+      and the text after them is read as prose again -- a stray backtick
+      costs nothing;
+    * otherwise the span is code up to the end of the line.
 
-Backtick and tilde runs are released at once. When a run touches the end of
-a chunk its *meaning* (how long it is) is settled when the next chunk arrives,
-so a fence split as ``"``" + "`python"`` is still seen as a fence.
+    Why not wait for the whole line: a streaming parser cannot look ahead, so
+    a marker after an unclosed backtick is held back (from its ``[``) until
+    the span is settled, and that wait must stay within *L*. Past it the
+    parser sides with code: a real code span longer than *L* (a long command,
+    a URL) is then read right, and a stray backtick costs at most the rest of
+    its own line. The next line starts in prose, so a fence there is seen.
 
-End of input is explicit: `close()` settles whatever is held. A held tail that
-never completed a marker is released verbatim, so every character fed in comes
-out exactly once, in order, whatever the chunking.
+Markers
+    At an opener (``[``, or ``【`` for the dagger syntax) every enabled syntax
+    is tried. A complete match of at most *L* characters is a `Marker`; a
+    longer one is text, whether or not it arrived in one chunk. A match cut
+    off by the end of the text received so far is held back (at most *L*
+    characters); ``close()`` releases it verbatim if it never completes.
+
+Malformed markers: the model's words are never deleted
+    An id list is items separated by commas; an item is an id (``3``, ``-1``),
+    a range (``3-5``) or empty. An id has at most 9 digits (leading zeros
+    aside) and a range names at most 32 ids (``_MAX_RANGE_IDS``), so no marker
+    costs more than a few ids per character. Anything else -- ``1 2``,
+    ``1-2-3``, ``-``, ``9-7``, ``1-300``, a 5,000-digit number -- is a
+    malformed item. A marker with at least one id cites its ids and reports
+    its malformed items; one with no id and a non-empty malformed item is not
+    a marker at all and stays text. An empty list (``id=``) is a marker with
+    no id, which the session drops and reports, like an id that names no
+    document (0, negative, past the end).
+
+Holdback and cost
+    Held text always starts at an opener and is at most *L* characters. What
+    is held is read again when the next chunk arrives, so a `feed` costs
+    O(len(chunk) + L); a backtick or tilde run is counted as it arrives, never
+    re-read. Over the whole answer the work is linear in its length: every
+    search runs forward from where the last one stopped, a match attempt
+    looks at no more than *L* + 1 characters, and a span settled as ordinary
+    backticks is re-read once, within *L* characters.
+
+End of input is explicit: `close()` settles whatever is held, so every
+character fed in comes out exactly once, in order, whatever the chunking.
 """
 
 from __future__ import annotations
@@ -69,9 +100,13 @@ __all__ = [
 DEFAULT_MAX_HOLDBACK: Final = 64
 """Characters a partial marker may hold back before it is given up as text."""
 
-# A marker may list up to this many ids once ranges are expanded; a longer
-# range is reported as malformed instead of allocating a huge tuple.
-_MAX_RANGE_LENGTH: Final = 256
+# A range names at most this many ids: a marker's cost stays a small multiple
+# of its length, and no realistic prompt lists more documents for one claim.
+_MAX_RANGE_IDS: Final = 32
+
+# No prompt holds a billion documents; a longer number is malformed, which
+# also keeps int() far from Python's 4,300-digit conversion limit.
+_MAX_ID_DIGITS: Final = 9
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,10 +125,11 @@ class Text:
 class Marker:
     """A recognised citation marker.
 
-    ``ids`` are the document ids it names (1-based, ranges expanded, in the
-    order written, not yet checked against the documents); ``malformed`` holds
-    the items of the id list that are not ids at all (an empty ``id=``, a
-    reversed or huge range).
+    ``ids`` are the document ids it names (ranges expanded, in the order
+    written, not yet checked against the documents); ``malformed`` holds the
+    items of the id list that name no id: an empty item, or one that is no id
+    or range of at most 32 ids (see the module's theory of operation). A
+    marker whose ``ids`` are empty has only empty items.
 
     Example:
         >>> Marker(raw="[1](id=3-4)", ids=(3, 4), syntax="id")
@@ -133,17 +169,19 @@ class MarkerSyntax:
 
 
 _SP = r"[ \t]*"
+# The id list is matched loosely (one character class, so a failed match costs
+# one pass) and judged item by item in `parse_ids`.
 ID_SYNTAX: Final = MarkerSyntax(
     name="id",
     opener="[",
-    pattern=regex.compile(rf"\[{_SP}(?:[-+]?\d+|NUMBER){_SP}\]\({_SP}id{_SP}={_SP}(?P<ids>[-\d, \t]*)\)"),
+    pattern=regex.compile(rf"\[{_SP}(?:[-+]?[0-9]+|NUMBER){_SP}\]\({_SP}id{_SP}=(?P<ids>[-0-9, \t]*)\)"),
 )
 """``[n](id=k)``: the default, as asked for by `FORMAT_REFERENCES`."""
 
 BRACKET_SYNTAX: Final = MarkerSyntax(
     name="bracket",
     opener="[",
-    pattern=regex.compile(rf"\[{_SP}(?P<ids>\d+(?:{_SP}[-,]{_SP}\d+)*){_SP}\](?!\()"),
+    pattern=regex.compile(rf"\[{_SP}(?P<ids>[0-9]+(?:{_SP}[-,]{_SP}[0-9]+)*){_SP}\](?!\()"),
     needs_next_char=True,
     after_word_char=False,
 )
@@ -152,15 +190,27 @@ BRACKET_SYNTAX: Final = MarkerSyntax(
 DAGGER_SYNTAX: Final = MarkerSyntax(
     name="dagger",
     opener="【",
-    pattern=regex.compile(r"【(?P<ids>\d+)(?::\d+)?†[^】\n]{0,40}】"),
+    pattern=regex.compile(r"【(?P<ids>[0-9]+)(?::[0-9]+)?†[^】\r\n]{0,40}】"),
 )
 """``【k†source】`` and ``【k:m†source】`` as some assistants write them."""
 
 
 class _Mode(enum.Enum):
     PROSE = "prose"
-    INLINE_CODE = "inline code"
+    # A backtick run read as an opener, not yet settled as code or as literal.
+    OPEN_SPAN = "open span"
+    # A span settled as code (its line went on past the holdback bound).
+    CODE_SPAN = "code span"
     FENCE = "fence"
+
+
+class _RunPlace(enum.Enum):
+    """Where a backtick/tilde run that reached the end of a chunk stands."""
+
+    LINE_START = "line start"
+    MID_LINE = "mid line"
+    CODE_SPAN = "code span"
+    FENCE_LINE_START = "fence line start"
 
 
 class _MayComplete(enum.Enum):
@@ -168,35 +218,48 @@ class _MayComplete(enum.Enum):
 
 
 _MAY_COMPLETE: Final = _MayComplete.MAY_COMPLETE
+_DONE: Final = -1
+"""Returned by a scan step that has used up the buffer."""
 
-_ID_ITEM = regex.compile(rf"{_SP}(?P<a>-?\d+)(?:{_SP}-{_SP}(?P<b>-?\d+))?{_SP}")
+_ID_ITEM = re.compile(r"(?P<first>[0-9]+)[ \t]*-[ \t]*(?P<last>[0-9]+)|(?P<id>-?[0-9]+)")
+_BLANKS = re.compile(r"[ \t]*")
+_LINE_END = re.compile(r"[\r\n]")
+_CODE_SPAN_STOP = re.compile(r"[`\r\n]")
+_RUNS = {"`": re.compile(r"`+"), "~": re.compile(r"~+")}
+_MODE_NAMES: Final = {
+    _Mode.PROSE: "prose",
+    _Mode.OPEN_SPAN: "inline code",
+    _Mode.CODE_SPAN: "inline code",
+    _Mode.FENCE: "fence",
+}
+
+
+def _too_many_digits(number: str) -> bool:
+    return len(number.lstrip("-0")) > _MAX_ID_DIGITS
 
 
 def parse_ids(id_list: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Split a marker's id list into ids and malformed items.
 
     Example:
-        >>> parse_ids("3, 5-6,, x")
-        ((3, 5, 6), ('', 'x'))
+        >>> parse_ids("3, 5-6,, x, 1-300")
+        ((3, 5, 6), ('', 'x', '1-300'))
     """
-    if id_list.isdigit():
+    if id_list.isascii() and id_list.isdigit() and len(id_list) <= _MAX_ID_DIGITS:
         return (int(id_list),), ()
-    items = id_list.split(",")
-    if all(item.strip(" \t").isdigit() for item in items):
-        return tuple(int(item) for item in items), ()
     ids: list[int] = []
     malformed: list[str] = []
-    for item in items:
-        match = _ID_ITEM.fullmatch(item)
-        if match is None:
-            malformed.append(item.strip())
-            continue
-        first = int(match["a"])
-        last = first if match["b"] is None else int(match["b"])
-        if not 0 <= last - first < _MAX_RANGE_LENGTH:
-            malformed.append(item.strip())
-            continue
-        ids.extend(range(first, last + 1))
+    for piece in id_list.split(","):
+        item = piece.strip(" \t")
+        found = _ID_ITEM.fullmatch(item)
+        if found is None or any(_too_many_digits(number) for number in found.groups() if number is not None):
+            malformed.append(item)
+        elif found["id"] is not None:
+            ids.append(int(found["id"]))
+        elif 0 <= int(found["last"]) - int(found["first"]) < _MAX_RANGE_IDS:
+            ids.extend(range(int(found["first"]), int(found["last"]) + 1))
+        else:
+            malformed.append(item)
     return tuple(ids), tuple(malformed)
 
 
@@ -218,19 +281,28 @@ class CitationParser:
     """
 
     __slots__ = (
+        "_before",
         "_closed",
-        "_code_delimiter",
+        "_events",
+        "_fence_char",
+        "_fence_length",
         "_full_patterns",
-        "_held",
+        "_held_from",
         "_idle",
-        "_last_char",
         "_line_spaces",
         "_max_holdback",
         "_mode",
         "_openers",
-        "_run_at_line_start",
+        "_out",
+        "_pending",
+        "_pending_out",
+        "_pieces",
         "_run_char",
         "_run_length",
+        "_run_place",
+        "_span_length",
+        "_span_special",
+        "_span_start",
         "_special",
         "_syntaxes",
     )
@@ -252,26 +324,43 @@ class CitationParser:
         # asked only whether a tail at the end of the text may still complete.
         self._full_patterns = tuple(re.compile(s.pattern.pattern) for s in syntaxes)
         self._openers = frozenset(s.opener for s in syntaxes)
-        specials = "".join(sorted(self._openers | {"`", "~"}))
+        openers = "".join(sorted(self._openers))
         # The stdlib engine is the faster one for a plain character class.
-        self._special = re.compile("[" + re.escape(specials) + "]")
+        self._special = re.compile("[" + re.escape(openers + "`~") + "]")
+        self._span_special = re.compile("[" + re.escape(openers + "`") + "\r\n]")
         self._max_holdback = max_holdback
         self._mode = _Mode.PROSE
-        self._held = ""
         self._closed = False
-        # Spaces since the last newline while the line holds nothing else, or
-        # None once it has other content: a fence may open only where this is
-        # 0..3, and a newline seen while it is not None ends a blank line.
+        # Spaces and tabs since the last line end while the line holds nothing
+        # else, or None once it has other content: a fence opens or closes
+        # only where this is 0..3.
         self._line_spaces: int | None = 0
-        self._last_char = ""
-        self._code_delimiter = ""
-        # A backtick/tilde run that touched the end of the last chunk and may
-        # continue in the next one.
+        # The character before the text scanned next (for `after_word_char`).
+        self._before = ""
+        # Text to scan again with the next chunk (a partial marker, or the
+        # content of an open span) and how much of it is already released.
+        self._pending = ""
+        self._pending_out = 0
+        # A backtick/tilde run that reached the end of the last chunk and may
+        # go on in the next one: it is released, and only counted.
         self._run_char = ""
         self._run_length = 0
-        self._run_at_line_start = False
-        # True while no text is held, no run is open and the mode is prose:
-        # then text without a special character passes straight through.
+        self._run_place = _RunPlace.MID_LINE
+        self._fence_char = ""
+        self._fence_length = 0
+        # The open or settled code span: where its opening run starts (in the
+        # coordinates of the buffer being scanned) and how long that run is.
+        self._span_start = 0
+        self._span_length = 0
+        # In an open span, where the first possible marker starts (-1: none):
+        # text from there on waits until the span is settled.
+        self._held_from = -1
+        # Per-scan output: how far the buffer has been released, and events.
+        self._out = 0
+        self._pieces: list[str] = []
+        self._events: list[Event] = []
+        # True while nothing is held or open and the mode is prose: then text
+        # without a special character passes straight through.
         self._idle = True
 
     @property
@@ -284,7 +373,7 @@ class CitationParser:
             >>> parser.held
             '[1](id='
         """
-        return self._held
+        return self._pending[self._pending_out :]
 
     @property
     def mode(self) -> str:
@@ -296,7 +385,7 @@ class CitationParser:
             >>> parser.mode
             'fence'
         """
-        return self._mode.value
+        return _MODE_NAMES[self._mode]
 
     def feed(self, text: str) -> list[Event]:
         """Push the next chunk of the answer and return the events it completes.
@@ -310,10 +399,7 @@ class CitationParser:
             raise RuntimeError(msg)
         if self.pass_through(text):
             return [Text(text=text)] if text else []
-        events: list[Event] = []
-        buf, self._held = self._held + text, ""
-        self._process(buf, events, final=False)
-        return events
+        return self._process(self._pending + text, final=False)
 
     def pass_through(self, text: str) -> bool:
         """Take ``text`` as plain text if none of it can matter; say whether it did.
@@ -330,7 +416,8 @@ class CitationParser:
         if not self._idle or self._closed or self._special.search(text) is not None:
             return False
         if text:
-            self._note_text(text)
+            self._advance(text, 0, len(text))
+            self._before = text[-1]
         return True
 
     def close(self) -> list[Event]:
@@ -346,198 +433,283 @@ class CitationParser:
         if self._closed:
             return []
         events: list[Event] = []
-        held, self._held = self._held, ""
-        if held:
-            self._process(held, events, final=True)
+        if self._pending or self._run_char or self._mode is _Mode.OPEN_SPAN:
+            events = self._process(self._pending, final=True)
         self._closed = True
-        self._run_char = ""
         self._idle = False
         return events
 
-    # -- internals ---------------------------------------------------------
+    # -- the scan ----------------------------------------------------------
 
-    def _note_text(self, text: str) -> None:
-        """Track line starts (for fences) and the last character released."""
-        newline = text.rfind("\n")
-        if newline == -1:
-            if self._line_spaces is not None:
-                self._line_spaces = None if text.strip(" \t") else self._line_spaces + len(text)
-        else:
-            tail = text[newline + 1 :]
-            self._line_spaces = None if tail.strip(" \t") else len(tail)
-        self._last_char = text[-1]
-
-    def _process(self, buf: str, events: list[Event], *, final: bool) -> None:
-        pieces: list[str] = []
-        pos = 0
-        end = len(buf)
-        if self._run_char:
-            pos = self._continue_run(buf, pieces)
-        while pos < end:
-            if self._mode is _Mode.PROSE:
-                pos = self._scan_prose(buf, pos, pieces, events, final=final)
-            elif self._mode is _Mode.INLINE_CODE:
-                pos = self._scan_inline_code(buf, pos, pieces)
+    def _process(self, buf: str, *, final: bool) -> list[Event]:
+        """Scan ``buf`` (held text + new chunk) as far as it can be settled."""
+        self._out = self._pending_out
+        self._pending = ""
+        self._pending_out = 0
+        self._pieces = []
+        self._events = []
+        pos = self._continue_run(buf, final=final) if self._run_char else 0
+        while pos != _DONE:
+            mode = self._mode
+            if mode is _Mode.PROSE:
+                pos = self._scan_prose(buf, pos, final=final)
+            elif mode is _Mode.OPEN_SPAN:
+                pos = self._scan_open_span(buf, pos, final=final)
+            elif mode is _Mode.CODE_SPAN:
+                pos = self._scan_code_span(buf, pos, final=final)
             else:
-                pos = self._scan_fence(buf, pos, pieces)
-        if pieces:
-            events.append(Text(text="".join(pieces)))
-        self._idle = not self._held and not self._run_char and self._mode is _Mode.PROSE
+                pos = self._scan_fence(buf, pos, final=final)
+        if not self._pending and buf:
+            self._before = buf[-1]
+        self._flush()
+        events = self._events
+        self._pieces = []
+        self._events = []
+        self._idle = self._mode is _Mode.PROSE and not self._pending and not self._run_char
+        return events
 
-    def _release(self, text: str, pieces: list[str]) -> None:
-        if text:
-            pieces.append(text)
-            self._note_text(text)
-
-    def _run_length_at(self, buf: str, pos: int) -> int:
-        char = buf[pos]
-        end = pos
-        while end < len(buf) and buf[end] == char:
-            end += 1
-        return end - pos
-
-    def _start_run(self, buf: str, pos: int, pieces: list[str]) -> int:
-        """Release the backtick/tilde run at ``pos``; settle it unless it may go on."""
-        at_line_start = self._line_spaces is not None and self._line_spaces <= 3
-        length = self._run_length_at(buf, pos)
-        self._release(buf[pos : pos + length], pieces)
-        if pos + length == len(buf):
-            self._run_char = buf[pos]
-            self._run_length = length
-            self._run_at_line_start = at_line_start
-        else:
-            self._settle_run(buf[pos], length, at_line_start=at_line_start)
-        return pos + length
-
-    def _continue_run(self, buf: str, pieces: list[str]) -> int:
-        """Extend the run left open by the previous chunk, then settle it."""
-        length = 0
-        while length < len(buf) and buf[length] == self._run_char:
-            length += 1
-        self._release(buf[:length], pieces)
-        self._run_length += length
-        if length == len(buf):
-            return length
-        char, total, at_line_start = self._run_char, self._run_length, self._run_at_line_start
-        self._run_char = ""
-        self._settle_run(char, total, at_line_start=at_line_start)
-        return length
-
-    def _settle_run(self, char: str, length: int, *, at_line_start: bool) -> None:
-        """Apply the meaning of a complete backtick/tilde run to the mode."""
-        if self._mode is _Mode.PROSE:
-            if at_line_start and length >= 3:
-                self._mode = _Mode.FENCE
-                self._code_delimiter = char * length
-            elif char == "`":
-                self._mode = _Mode.INLINE_CODE
-                self._code_delimiter = char * length
-        elif self._mode is _Mode.INLINE_CODE:
-            if char == "`" and length == len(self._code_delimiter):
-                self._mode = _Mode.PROSE
-        elif at_line_start and char == self._code_delimiter[0] and length >= len(self._code_delimiter):
-            self._mode = _Mode.PROSE
-
-    def _scan_prose(self, buf: str, pos: int, pieces: list[str], events: list[Event], *, final: bool) -> int:
+    def _scan_prose(self, buf: str, pos: int, *, final: bool) -> int:
         found = self._special.search(buf, pos)
         if found is None:
-            self._release(buf[pos:], pieces)
-            return len(buf)
+            self._advance(buf, pos, len(buf))
+            self._release(buf, len(buf))
+            return _DONE
         start = found.start()
+        self._advance(buf, pos, start)
         char = buf[start]
-        if char not in self._openers:
-            self._release(buf[pos:start], pieces)
-            if char == "`" or (self._line_spaces is not None and self._line_spaces <= 3):
-                return self._start_run(buf, start, pieces)
-            self._release(char, pieces)
-            return start + 1
-        if start > pos:
-            # Text before an opener: whatever the opener becomes, the line
-            # then has content, so the line state needs no update here.
-            pieces.append(buf[pos:start])
-            self._last_char = buf[start - 1]
-        marker = self._match_marker(buf, start, final=final)
-        if marker is _MAY_COMPLETE:
-            if start > pos:
-                self._note_text(pieces[-1])
-            self._held = buf[start:]
-            return len(buf)
-        if marker is None:
-            pieces.append(char)
+        if char in self._openers:
+            marker = self._match_marker(buf, start, final=final)
+            if marker is _MAY_COMPLETE:
+                self._release(buf, start)
+                self._keep_pending(buf, start)
+                return _DONE
             self._line_spaces = None
-            self._last_char = char
-            return start + 1
-        if pieces:
-            events.append(Text(text="".join(pieces)))
-            pieces.clear()
-        events.append(marker)
+            if marker is None:
+                return start + 1
+            self._release(buf, start)
+            self._flush()
+            self._events.append(marker)
+            self._out = start + len(marker.raw)
+            return self._out
+        at_line_start = self._line_spaces is not None and self._line_spaces <= 3
         self._line_spaces = None
-        self._last_char = marker.raw[-1]
-        return start + len(marker.raw)
+        if char == "~" and not at_line_start:
+            return start + 1
+        end = _RUNS[char].match(buf, start).end()  # type: ignore[union-attr]
+        if end == len(buf) and not final:
+            self._release(buf, end)
+            self._open_run(char, end - start, _RunPlace.LINE_START if at_line_start else _RunPlace.MID_LINE)
+            return _DONE
+        return self._settle_prose_run(char, start, end, at_line_start=at_line_start)
+
+    def _settle_prose_run(self, char: str, start: int, end: int, *, at_line_start: bool) -> int:
+        """Give a complete backtick/tilde run in prose its meaning; ``start`` may be < 0."""
+        length = end - start
+        if at_line_start and length >= 3:
+            self._mode = _Mode.FENCE
+            self._fence_char = char
+            self._fence_length = length
+        elif char == "`":
+            self._mode = _Mode.OPEN_SPAN
+            self._span_start = start
+            self._span_length = length
+            self._held_from = -1
+        return end
+
+    def _scan_open_span(self, buf: str, pos: int, *, final: bool) -> int:
+        """Look for the span's closing run or line end within the holdback window."""
+        start, length, bound = self._span_start, self._span_length, self._max_holdback
+        # The first position past the window: a character there that is not a
+        # line end means the line goes on too long to wait; the span is code.
+        window_end = start + bound
+        size = len(buf)
+        while True:
+            found = self._span_special.search(buf, pos)
+            if found is None:
+                if size > window_end:
+                    return self._settle_span_as_code(pos)
+                if final:
+                    return self._settle_span_as_literal()
+                return self._keep_span_open(buf)
+            at = found.start()
+            char = buf[at]
+            if char in "\r\n":
+                if at - start <= bound:
+                    return self._settle_span_as_literal()
+                return self._settle_span_as_code(pos)
+            if at >= window_end:
+                return self._settle_span_as_code(pos)
+            if char == "`":
+                end = _RUNS["`"].match(buf, at).end()  # type: ignore[union-attr]
+                if end == size and not final:
+                    if size > window_end:
+                        return self._settle_span_as_code(pos)
+                    return self._keep_span_open(buf)
+                if end - at == length:
+                    self._mode = _Mode.PROSE
+                    return end
+                pos = end
+                continue
+            if self._held_from < 0 and self._match_marker(buf, at, final=final) is not None:
+                self._held_from = at
+            pos = at + 1
+
+    def _settle_span_as_code(self, pos: int) -> int:
+        self._mode = _Mode.CODE_SPAN
+        self._held_from = -1
+        return pos
+
+    def _settle_span_as_literal(self) -> int:
+        """The opening backticks were ordinary: read what follows them as prose."""
+        self._mode = _Mode.PROSE
+        self._held_from = -1
+        self._line_spaces = None
+        return self._span_start + self._span_length
+
+    def _keep_span_open(self, buf: str) -> int:
+        content = self._span_start + self._span_length
+        self._release(buf, self._held_from if self._held_from >= 0 else len(buf))
+        self._keep_pending(buf, content)
+        # The next buffer starts with the span's content.
+        self._span_start = -self._span_length
+        self._held_from = -1
+        return _DONE
+
+    def _scan_code_span(self, buf: str, pos: int, *, final: bool) -> int:
+        found = _CODE_SPAN_STOP.search(buf, pos)
+        if found is None:
+            self._release(buf, len(buf))
+            return _DONE
+        at = found.start()
+        if buf[at] != "`":
+            # The line ends the span; the line end itself is prose.
+            self._mode = _Mode.PROSE
+            return at
+        end = _RUNS["`"].match(buf, at).end()  # type: ignore[union-attr]
+        if end == len(buf) and not final:
+            self._release(buf, end)
+            self._open_run("`", end - at, _RunPlace.CODE_SPAN)
+            return _DONE
+        if end - at == self._span_length:
+            self._mode = _Mode.PROSE
+        return end
+
+    def _scan_fence(self, buf: str, pos: int, *, final: bool) -> int:
+        size = len(buf)
+        while pos < size:
+            if self._line_spaces is not None:
+                blank_end = _BLANKS.match(buf, pos).end()  # type: ignore[union-attr]
+                self._line_spaces += blank_end - pos
+                pos = blank_end
+                if pos == size:
+                    break
+                if self._line_spaces <= 3 and buf[pos] == self._fence_char:
+                    end = _RUNS[self._fence_char].match(buf, pos).end()  # type: ignore[union-attr]
+                    self._line_spaces = None
+                    if end == size and not final:
+                        self._release(buf, end)
+                        self._open_run(self._fence_char, end - pos, _RunPlace.FENCE_LINE_START)
+                        return _DONE
+                    if end - pos >= self._fence_length:
+                        self._mode = _Mode.PROSE
+                        return end
+                    pos = end
+            found = _LINE_END.search(buf, pos)
+            if found is None:
+                self._advance(buf, pos, size)
+                break
+            self._advance(buf, pos, found.end())
+            pos = found.end()
+        self._release(buf, size)
+        return _DONE
+
+    def _open_run(self, char: str, length: int, place: _RunPlace) -> None:
+        self._run_char = char
+        self._run_length = length
+        self._run_place = place
+
+    def _continue_run(self, buf: str, *, final: bool) -> int:
+        """Extend the run left open by the previous chunk; settle it once it ends."""
+        char = self._run_char
+        found = _RUNS[char].match(buf)
+        end = 0 if found is None else found.end()
+        self._run_length += end
+        if end == len(buf) and not final:
+            self._release(buf, end)
+            return _DONE
+        self._run_char = ""
+        length, place = self._run_length, self._run_place
+        if place is _RunPlace.CODE_SPAN:
+            if length == self._span_length:
+                self._mode = _Mode.PROSE
+            return end
+        if place is _RunPlace.FENCE_LINE_START:
+            if length >= self._fence_length:
+                self._mode = _Mode.PROSE
+            return end
+        return self._settle_prose_run(char, end - length, end, at_line_start=place is _RunPlace.LINE_START)
 
     def _match_marker(self, buf: str, start: int, *, final: bool) -> Marker | _MayComplete | None:
         """The `Marker` at ``start``; `_MAY_COMPLETE` if one may still complete."""
+        bound = self._max_holdback
+        size = len(buf)
+        near_end = not final and size - start <= bound
+        # A marker longer than the bound is text: no match needs to look further.
+        limit = min(size, start + bound + 1)
+        before = buf[start - 1] if start > 0 else self._before
         may_complete = False
-        near_end = not final and len(buf) - start <= self._max_holdback
         for syntax, full_pattern in zip(self._syntaxes, self._full_patterns, strict=True):
             if buf[start] != syntax.opener:
                 continue
-            if not syntax.after_word_char and self._last_char.isalnum():
+            if not syntax.after_word_char and before.isalnum():
                 continue
-            match = full_pattern.match(buf, start)
+            match = full_pattern.match(buf, start, limit)
             if match is not None:
                 end = match.end()
-                if syntax.needs_next_char and end == len(buf) and not final:
+                if syntax.needs_next_char and end == size and not final:
                     may_complete = may_complete or near_end
                     continue
-                if end - start > self._max_holdback:
-                    # Longer than could ever be held: text, whatever the chunking.
+                if end - start > bound:
                     continue
                 ids, malformed = parse_ids(match["ids"])
+                if not ids and any(malformed):
+                    # Names no document and holds something that is no id:
+                    # the model's words stay as they are.
+                    continue
                 return Marker(raw=match[0], ids=ids, malformed=malformed, syntax=syntax.name)
             if near_end and not may_complete:
                 partial = syntax.pattern.match(buf, start, partial=True)
                 may_complete = partial is not None and partial.partial
         return _MAY_COMPLETE if may_complete else None
 
-    def _scan_inline_code(self, buf: str, pos: int, pieces: list[str]) -> int:
-        end = len(buf)
-        while pos < end:
-            backtick = buf.find("`", pos)
-            newline = buf.find("\n", pos)
-            if newline != -1 and (backtick == -1 or newline < backtick):
-                blank_line = self._line_spaces is not None
-                self._release(buf[pos : newline + 1], pieces)
-                pos = newline + 1
-                if blank_line:
-                    # A code span cannot cross a paragraph: the opening
-                    # backticks were literal after all.
-                    self._mode = _Mode.PROSE
-                    return pos
-                continue
-            if backtick == -1:
-                self._release(buf[pos:], pieces)
-                return end
-            self._release(buf[pos:backtick], pieces)
-            return self._start_run(buf, backtick, pieces)
-        return pos
+    # -- output and line state -----------------------------------------------
 
-    def _scan_fence(self, buf: str, pos: int, pieces: list[str]) -> int:
-        delimiter = self._code_delimiter[0]
-        end = len(buf)
-        while pos < end:
-            if self._line_spaces is not None and self._line_spaces <= 3:
-                char = buf[pos]
-                if char in " \t":
-                    self._release(char, pieces)
-                    pos += 1
-                    continue
-                if char == delimiter:
-                    return self._start_run(buf, pos, pieces)
-            newline = buf.find("\n", pos)
-            if newline == -1:
-                self._release(buf[pos:], pieces)
-                return end
-            self._release(buf[pos : newline + 1], pieces)
-            pos = newline + 1
-        return pos
+    def _release(self, buf: str, end: int) -> None:
+        """Release the buffer up to ``end`` (what was released before is not repeated)."""
+        if end > self._out:
+            self._pieces.append(buf[self._out : end])
+            self._out = end
+
+    def _flush(self) -> None:
+        if self._pieces:
+            self._events.append(Text(text="".join(self._pieces)))
+            self._pieces = []
+
+    def _keep_pending(self, buf: str, start: int) -> None:
+        self._pending = buf[start:]
+        self._pending_out = self._out - start
+        if start > 0:
+            self._before = buf[start - 1]
+
+    def _advance(self, buf: str, start: int, end: int) -> None:
+        """Track line starts (for fences) over ``buf[start:end]``."""
+        if start >= end:
+            return
+        line_end = max(buf.rfind("\n", start, end), buf.rfind("\r", start, end))
+        if line_end < 0:
+            if self._line_spaces is not None:
+                blank = _BLANKS.match(buf, start, end).end() == end  # type: ignore[union-attr]
+                self._line_spaces = self._line_spaces + end - start if blank else None
+        else:
+            blank = _BLANKS.match(buf, line_end + 1, end).end() == end  # type: ignore[union-attr]
+            self._line_spaces = end - line_end - 1 if blank else None

@@ -37,12 +37,13 @@ def reassemble(events: list[Event]) -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-def test_events_do_not_depend_on_chunking(case: Case) -> None:
-    """Whole, char-by-char and every split point give the same events."""
-    expected = run([case.answer])
+def test_events_match_the_table(case: Case) -> None:
+    """Whole, char-by-char and every split point give the hand-written events of the case."""
+    expected = list(case.events)
+    assert run([case.answer]) == expected
     assert run(per_char(case.answer)) == expected
     for chunks in every_split(case.answer):
-        assert run(chunks) == expected
+        assert run(chunks) == expected, chunks
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
@@ -93,6 +94,16 @@ def test_parse_ids_bounds() -> None:
     assert parse_ids("-1") == ((-1,), ())
     assert parse_ids("1-100000") == ((), ("1-100000",))
     assert parse_ids("") == ((), ("",))
+
+
+def test_parse_ids_items() -> None:
+    """Each item is an id, a range of at most 32 ids, or malformed; leading zeros do not count as digits."""
+    assert parse_ids("1-32") == (tuple(range(1, 33)), ())
+    assert parse_ids("2-34") == ((), ("2-34",))
+    assert parse_ids(" 4 - 6 ,7") == ((4, 5, 6, 7), ())
+    assert parse_ids("1 2, 1-2-3, -, 9-7, -3-5, 3") == ((3,), ("1 2", "1-2-3", "-", "9-7", "-3-5"))
+    assert parse_ids("123456789, 1234567890") == ((123456789,), ("1234567890",))
+    assert parse_ids("0000000003") == ((3,), ())
 
 
 def test_partial_marker_is_held_until_complete() -> None:
@@ -177,3 +188,140 @@ def test_bracket_syntax(text: str, expected: list[Event]) -> None:
     """Bare `[k]` is recognised when switched on, but not links or indexing."""
     for chunks in [[text], per_char(text), *every_split(text)]:
         assert run(chunks, CitationParser((ID_SYNTAX, BRACKET_SYNTAX))) == expected
+
+
+# -- regression tests for issue 9 ------------------------------------------------------
+
+
+def every_chunking(text: str) -> list[list[str]]:
+    return [[text], per_char(text), *every_split(text)]
+
+
+def test_code_span_across_lines_does_not_depend_on_chunking() -> None:
+    """An unclosed backtick followed by line ends gives the same events whole and per character."""
+    text = "Use `x\nthen y\nsee[1](id=1)"
+    for chunks in every_chunking(text):
+        assert run(chunks) == [Text(text="Use `x\nthen y\nsee"), Marker(raw="[1](id=1)", ids=(1,))]
+
+
+def test_stray_backtick_on_a_short_line_costs_nothing() -> None:
+    """A backtick with no closer and a line that ends soon is an ordinary character: both markers are found."""
+    text = "Press the ` key[1](id=1). Then type help[2](id=2)."
+    for chunks in every_chunking(text):
+        assert run(chunks) == [
+            Text(text="Press the ` key"),
+            Marker(raw="[1](id=1)", ids=(1,)),
+            Text(text=". Then type help"),
+            Marker(raw="[2](id=2)", ids=(2,)),
+            Text(text="."),
+        ]
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
+def test_every_line_end_ends_a_code_span(line_end: str) -> None:
+    """A line feed, CR LF and a bare CR each end an unclosed span: markers on both lines are found."""
+    text = f"a ` b[1](id=3){line_end}{line_end}c[1](id=4)"
+    for chunks in every_chunking(text):
+        assert run(chunks) == [
+            Text(text="a ` b"),
+            Marker(raw="[1](id=3)", ids=(3,)),
+            Text(text=f"{line_end}{line_end}c"),
+            Marker(raw="[1](id=4)", ids=(4,)),
+        ]
+
+
+def test_long_line_after_a_stray_backtick_is_code_to_its_end() -> None:
+    """Past the holdback bound an unclosed span is code, but only to the end of its line."""
+    text = "x ` " + "y" * 20 + "[1](id=1)\nz[1](id=2)"
+    for chunks in every_chunking(text):
+        assert run(chunks, CitationParser(max_holdback=16)) == [
+            Text(text="x ` " + "y" * 20 + "[1](id=1)\nz"),
+            Marker(raw="[1](id=2)", ids=(2,)),
+        ]
+
+
+def test_fence_after_a_stray_backtick() -> None:
+    """A fence on the line after a stray backtick protects its content and markers after it are found."""
+    text = "a ` b\n```\ncode[1](id=1)\n\nmore[1](id=2)\n```\nafter[1](id=3)"
+    for chunks in every_chunking(text):
+        assert run(chunks) == [
+            Text(text="a ` b\n```\ncode[1](id=1)\n\nmore[1](id=2)\n```\nafter"),
+            Marker(raw="[1](id=3)", ids=(3,)),
+        ]
+    parser = CitationParser()
+    parser.feed("a ` b\n")
+    assert parser.mode == "prose"
+    parser.feed("```\n")
+    assert parser.mode == "fence"
+
+
+def test_open_span_holds_a_possible_marker_until_settled() -> None:
+    """In an unsettled span only a possible marker and what follows it are held, then settled either way."""
+    parser = CitationParser()
+    assert parser.feed("a `b [1](id=1)") == [Text(text="a `b ")]
+    assert parser.mode == "inline code"
+    assert parser.held == "[1](id=1)"
+    assert parser.feed(" c`") == []  # one backtick closes the span, unless the run goes on
+    assert parser.held == "[1](id=1) c`"
+    assert parser.feed(" d") == [Text(text="[1](id=1) c` d")]
+    assert parser.mode == "prose"
+    parser = CitationParser()
+    parser.feed("a `b [1](id=1)")
+    assert parser.feed("\n") == [Marker(raw="[1](id=1)", ids=(1,)), Text(text="\n")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Paris[1](id=1 2) is big.",
+        "Paris[1](id=1-2-3) is big.",
+        "Paris[1](id=-) is big.",
+        "Paris[1](id=9-7) is big.",
+        "Paris[1](id=1-300) is big.",
+        "Paris[1](id=1-255) is big.",
+    ],
+)
+def test_malformed_id_list_keeps_the_words(text: str) -> None:
+    """A marker that names no id and holds something that is not one stays text, verbatim."""
+    for chunks in every_chunking(text):
+        assert run(chunks) == [Text(text=text)]
+
+
+def test_malformed_item_beside_a_valid_id() -> None:
+    """A marker with a valid id cites it and reports the malformed items."""
+    assert run(["A[1](id=2, 1-300) B[2](id=1 2, 3)"]) == [
+        Text(text="A"),
+        Marker(raw="[1](id=2, 1-300)", ids=(2,), malformed=("1-300",)),
+        Text(text=" B"),
+        Marker(raw="[2](id=1 2, 3)", ids=(3,), malformed=("1 2",)),
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(id_list=st.text(alphabet="0123456789-, ", max_size=200))
+def test_range_expansion_is_bounded(id_list: str) -> None:
+    """However an id list is written, it yields at most 32 ids per item and never raises."""
+    ids, malformed = parse_ids(id_list)
+    assert len(ids) <= 32 * (id_list.count(",") + 1)
+    assert len(ids) + len(malformed) >= id_list.count(",") + 1
+
+
+def test_huge_id_is_malformed_not_a_crash() -> None:
+    """Ids of thousands of digits (past Python's int limit) never raise: they are malformed."""
+    digits = "7" * 5000
+    parser = CitationParser(max_holdback=10_000)
+    assert run([f"a[1](id={digits}) b"], parser) == [Text(text=f"a[1](id={digits}) b")]
+    parser = CitationParser(max_holdback=10_000)
+    assert run([f"[1](id=2, 1-{digits})"], parser) == [
+        Marker(raw=f"[1](id=2, 1-{digits})", ids=(2,), malformed=(f"1-{digits}",)),
+    ]
+    dagger = f"【{digits}†x】"
+    assert run([dagger], CitationParser((DAGGER_SYNTAX,), max_holdback=10_000)) == [Text(text=dagger)]
+    bracket = f"see [{digits}] ok"
+    assert run([bracket], CitationParser((BRACKET_SYNTAX,), max_holdback=10_000)) == [Text(text=bracket)]
+
+
+def test_bracket_marker_at_the_bound_sees_the_next_character() -> None:
+    """A bare `[k]` exactly as long as the bound is still not taken when a `(` follows it."""
+    for chunks in every_chunking("x [3](y)"):
+        assert run(chunks, CitationParser((BRACKET_SYNTAX,), max_holdback=3)) == [Text(text="x [3](y)")]
