@@ -10,6 +10,7 @@ Example:
 """
 
 from langchain_refs.apps._cli import STYLES, build_parser, main
+from langchain_refs.apps._errors import CommandError
 from langchain_refs.apps._models import load_model
 
-__all__ = ["STYLES", "build_parser", "load_model", "main"]
+__all__ = ["STYLES", "CommandError", "build_parser", "load_model", "main"]

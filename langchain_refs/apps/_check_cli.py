@@ -22,6 +22,11 @@ redone. The saved progress belongs to one input (its bytes) and one set of
 options (mode, aggregator, model, claim format, threshold): a different
 input or option is reported on stderr and the work starts over.
 
+An input that cannot be read (missing, not UTF-8, not JSON, nested too
+deeply, an integer too long for Python) or an output that cannot be written
+stops the command with one line on stderr and exit status 2; Ctrl-C stops it
+with exit status 130, the progress kept.
+
 Example:
     >>> read_json_text('{"a": NaN, "b": 1e999, "c": 2.5}', count=[0])
     {'a': None, 'b': None, 'c': 2.5}
