@@ -197,10 +197,13 @@ def create_app(
             references = AnswerReferences()
             pieces = _Pieces()
             async for chunk in chain.astream({"question": question}):
-                for event in pieces.feed(content_text(chunk.content)):
+                # A chat model gives message chunks; a chain ending in a parser gives str.
+                text = chunk if isinstance(chunk, str) else content_text(getattr(chunk, "content", ""))
+                for event in pieces.feed(text):
                     yield event
-                if "references" in chunk.response_metadata:
-                    references = AnswerReferences.from_dict(chunk.response_metadata["references"])
+                metadata = getattr(chunk, "response_metadata", None) or {}
+                if "references" in metadata:
+                    references = AnswerReferences.from_dict(metadata["references"])
             for event in pieces.close():
                 yield event
             yield _event("references", {"answer_id": answer_id, "sources": _sources(references)})

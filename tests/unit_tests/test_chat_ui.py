@@ -133,6 +133,15 @@ def test_page_lets_only_its_own_script_run() -> None:
     assert "insertAdjacentHTML" not in first.text
 
 
+def test_a_chain_that_streams_str_works_too() -> None:
+    """A model chain ending in a string parser streams text events and citations like a chat model."""
+    from langchain_core.output_parsers import StrOutputParser
+
+    model = streaming_model(["Paris is big[1](id=1).", [{"type": "text", "text": " <i>Yes</i>"}]]) | StrOutputParser()
+    stream = events(ask("Paris?", model=model, documents=DOCUMENTS, k=2))
+    assert shown(stream) == "Paris is big[1]. <i>Yes</i>"
+
+
 def test_empty_question_is_refused() -> None:
     """An empty question is a 400 with a clear message."""
     response = TestClient(create_app()).get("/api/ask")

@@ -208,17 +208,18 @@ def fake_langchain(monkeypatch: pytest.MonkeyPatch, error: BaseException | None)
 
 
 def installed(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
-    """Make exactly these provider packages look installed (find_spec answers for them only)."""
+    """Make exactly these provider packages look installed to importlib.util.find_spec."""
+    import importlib.machinery
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: (
-            (real(__name__) if name in modules else None) if name.startswith("langchain_") else real(name, *a)
-        ),
-    )
+
+    def find_spec(name: str, *args: Any) -> Any:
+        if name.startswith("langchain_") and not name.startswith("langchain_refs"):
+            return importlib.machinery.ModuleSpec(name, None) if name in modules else None
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
 
 
 def test_cli_models_extra_missing_says_how_to_install(
