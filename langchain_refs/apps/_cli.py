@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from langchain_refs.apps._check_cli import add_check_command
+from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import CommandError, first_line
 from langchain_refs.apps._models import load_model
 from langchain_refs.streaming import (
@@ -53,9 +54,12 @@ def run_demo(args: argparse.Namespace) -> int:
         if not question.strip():
             msg = "no question asked: give one as an argument or type it at the prompt"
             raise CommandError(msg)
-        chain = build_demo_chain(style=STYLES[args.style](), model=model, k=args.k)
-        for token in chain.stream({"question": question.strip()}):
-            print(token, end="", flush=True)
+        # Message chunks, not a StrOutputParser: when Ctrl-C closes the stream,
+        # a parser stage would first read the rest of the answer for its trace,
+        # and the command would hang until the model ends.
+        chain = build_demo_chain(style=STYLES[args.style](), model=model, k=args.k, as_text=False)
+        for chunk in chain.stream({"question": question.strip()}):
+            print(chunk if isinstance(chunk, str) else content_text(chunk.content), end="", flush=True)
     except KeyboardInterrupt:
         print(flush=True)  # end the prompt or the half-printed answer before the message
         raise

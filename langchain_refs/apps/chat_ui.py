@@ -45,6 +45,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from typing_extensions import override
 
+from langchain_refs.apps._content import content_text
 from langchain_refs.apps.demo import ExtractiveChatModel, demo_context, demo_prompt
 from langchain_refs.streaming import AnswerReferences, ReferenceStyle, manage_references, safe_url
 
@@ -57,30 +58,6 @@ _PAGE = (Path(__file__).parent / "chat_ui.html").read_text(encoding="utf-8")
 # own words first, so a model cannot fake a citation.
 _MARK = "\x00"
 _CITATION = re.compile(f"{_MARK}(\\d+){_MARK}")
-
-
-def content_text(content: Any) -> str:
-    """The text of a message's content, whatever its shape; other blocks are left out.
-
-    A string is itself; a list contributes its strings and the ``text`` of its
-    ``{"type": "text"}`` blocks, in order; anything else (reasoning, images,
-    tool calls) contributes nothing.
-
-    Example:
-        >>> content_text(["a", {"type": "text", "text": "<b>"}, {"type": "reasoning", "reasoning": "x"}])
-        'a<b>'
-    """
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    pieces = []
-    for block in content:
-        if isinstance(block, str):
-            pieces.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            pieces.append(block["text"])
-    return "".join(pieces)
 
 
 class _MarkedCitations(ReferenceStyle):

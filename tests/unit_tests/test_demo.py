@@ -188,6 +188,33 @@ def test_cli_ctrl_c_while_streaming(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert one_line(captured.err) == "langchain-refs: interrupted"
 
 
+def test_cli_ctrl_c_stops_the_model(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C while a token is printed stops the model: the rest of the answer is not streamed first."""
+    from langchain_refs.apps import _cli
+
+    streamed: list[str] = []
+    real_stream = ExtractiveChatModel._stream
+
+    def counted(self: ExtractiveChatModel, *args: Any, **kwargs: Any) -> Any:
+        for chunk in real_stream(self, *args, **kwargs):
+            streamed.append(chunk.text)
+            yield chunk
+
+    printed: list[str] = []
+
+    def interrupted_print(*values: Any, **options: Any) -> None:
+        if options.get("end") == "" and printed:
+            raise KeyboardInterrupt  # Ctrl-C lands while the second token is printed
+        printed.extend(map(str, values))
+        print(*values, **options)
+
+    monkeypatch.setattr(ExtractiveChatModel, "_stream", counted)
+    monkeypatch.setattr(_cli, "print", interrupted_print, raising=False)
+    assert main(["demo", "--delay", "0", "How are sources numbered?"]) == 130
+    assert one_line(capsys.readouterr().err) == "langchain-refs: interrupted"
+    assert len(streamed) < 10  # the full answer is over 100 tokens
+
+
 def fake_langchain(monkeypatch: pytest.MonkeyPatch, error: BaseException | None) -> None:
     """Stand in for the models extra: an init_chat_model that raises ``error`` (or is missing when None)."""
     import sys
