@@ -40,8 +40,8 @@ async def test_astream_events_v2_shows_rewritten_chunks_nested_runs_and_referenc
     """astream_events(v2): our run streams rewritten text, the model nests under it, one references event."""
     events = [event async for event in chain().astream_events(inputs(), version="v2")]
     ours = [e for e in events if e["name"] == "manage_references"]
-    assert [e["event"] for e in ours][0] == "on_chain_start"
-    assert [e["event"] for e in ours][-1] == "on_chain_end"
+    assert ours[0]["event"] == "on_chain_start"
+    assert ours[-1]["event"] == "on_chain_end"
     streamed = [text_of(e["data"]["chunk"]) for e in ours if e["event"] == "on_chain_stream"]
     assert "".join(streamed) == EXPECTED
     assert all("(id=" not in piece for piece in streamed)
