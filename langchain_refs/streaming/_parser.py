@@ -225,13 +225,25 @@ _ID_ITEM = re.compile(r"(?P<first>[0-9]+)[ \t]*-[ \t]*(?P<last>[0-9]+)|(?P<id>-?
 _BLANKS = re.compile(r"[ \t]*")
 _LINE_END = re.compile(r"[\r\n]")
 _CODE_SPAN_STOP = re.compile(r"[`\r\n]")
-_RUNS = {"`": re.compile(r"`+"), "~": re.compile(r"~+")}
+_RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
 _MODE_NAMES: Final = {
     _Mode.PROSE: "prose",
     _Mode.OPEN_SPAN: "inline code",
     _Mode.CODE_SPAN: "inline code",
     _Mode.FENCE: "fence",
 }
+
+
+def _run_end(buf: str, start: int, char: str) -> int:
+    """Where the run of ``char`` starting at ``start`` ends (``start`` if there is none)."""
+    found = _RUNS[char].match(buf, start)
+    return start if found is None else found.end()
+
+
+def _blanks_end(buf: str, start: int, end: int) -> int:
+    """Where the spaces and tabs starting at ``start`` end (looking no further than ``end``)."""
+    found = _BLANKS.match(buf, start, end)
+    return start if found is None else found.end()
 
 
 def _too_many_digits(number: str) -> bool:
@@ -247,10 +259,13 @@ def parse_ids(id_list: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """
     if id_list.isascii() and id_list.isdigit() and len(id_list) <= _MAX_ID_DIGITS:
         return (int(id_list),), ()
+    items = [piece.strip(" \t") for piece in id_list.split(",")]
+    if id_list.isascii() and all(item.isdigit() and len(item) <= _MAX_ID_DIGITS for item in items):
+        # The common case: plain ids only.
+        return tuple(int(item) for item in items), ()
     ids: list[int] = []
     malformed: list[str] = []
-    for piece in id_list.split(","):
-        item = piece.strip(" \t")
+    for item in items:
         found = _ID_ITEM.fullmatch(item)
         if found is None or any(_too_many_digits(number) for number in found.groups() if number is not None):
             malformed.append(item)
@@ -416,7 +431,8 @@ class CitationParser:
         if not self._idle or self._closed or self._special.search(text) is not None:
             return False
         if text:
-            self._advance(text, 0, len(text))
+            if self._line_spaces is not None or "\n" in text or "\r" in text:
+                self._advance(text, 0, len(text))
             self._before = text[-1]
         return True
 
@@ -463,8 +479,6 @@ class CitationParser:
             self._before = buf[-1]
         self._flush()
         events = self._events
-        self._pieces = []
-        self._events = []
         self._idle = self._mode is _Mode.PROSE and not self._pending and not self._run_char
         return events
 
@@ -475,15 +489,16 @@ class CitationParser:
             self._release(buf, len(buf))
             return _DONE
         start = found.start()
-        self._advance(buf, pos, start)
         char = buf[start]
         if char in self._openers:
+            # Whatever the opener turns out to be, its line then has content,
+            # so the text before it cannot change the line state.
+            self._line_spaces = None
             marker = self._match_marker(buf, start, final=final)
             if marker is _MAY_COMPLETE:
                 self._release(buf, start)
                 self._keep_pending(buf, start)
                 return _DONE
-            self._line_spaces = None
             if marker is None:
                 return start + 1
             self._release(buf, start)
@@ -491,11 +506,12 @@ class CitationParser:
             self._events.append(marker)
             self._out = start + len(marker.raw)
             return self._out
+        self._advance(buf, pos, start)
         at_line_start = self._line_spaces is not None and self._line_spaces <= 3
         self._line_spaces = None
         if char == "~" and not at_line_start:
             return start + 1
-        end = _RUNS[char].match(buf, start).end()  # type: ignore[union-attr]
+        end = _run_end(buf, start, char)
         if end == len(buf) and not final:
             self._release(buf, end)
             self._open_run(char, end - start, _RunPlace.LINE_START if at_line_start else _RunPlace.MID_LINE)
@@ -540,7 +556,7 @@ class CitationParser:
             if at >= window_end:
                 return self._settle_span_as_code(pos)
             if char == "`":
-                end = _RUNS["`"].match(buf, at).end()  # type: ignore[union-attr]
+                end = _run_end(buf, at, "`")
                 if end == size and not final:
                     if size > window_end:
                         return self._settle_span_as_code(pos)
@@ -585,7 +601,7 @@ class CitationParser:
             # The line ends the span; the line end itself is prose.
             self._mode = _Mode.PROSE
             return at
-        end = _RUNS["`"].match(buf, at).end()  # type: ignore[union-attr]
+        end = _run_end(buf, at, "`")
         if end == len(buf) and not final:
             self._release(buf, end)
             self._open_run("`", end - at, _RunPlace.CODE_SPAN)
@@ -598,13 +614,13 @@ class CitationParser:
         size = len(buf)
         while pos < size:
             if self._line_spaces is not None:
-                blank_end = _BLANKS.match(buf, pos).end()  # type: ignore[union-attr]
+                blank_end = _blanks_end(buf, pos, size)
                 self._line_spaces += blank_end - pos
                 pos = blank_end
                 if pos == size:
                     break
                 if self._line_spaces <= 3 and buf[pos] == self._fence_char:
-                    end = _RUNS[self._fence_char].match(buf, pos).end()  # type: ignore[union-attr]
+                    end = _run_end(buf, pos, self._fence_char)
                     self._line_spaces = None
                     if end == size and not final:
                         self._release(buf, end)
@@ -631,8 +647,7 @@ class CitationParser:
     def _continue_run(self, buf: str, *, final: bool) -> int:
         """Extend the run left open by the previous chunk; settle it once it ends."""
         char = self._run_char
-        found = _RUNS[char].match(buf)
-        end = 0 if found is None else found.end()
+        end = _run_end(buf, 0, char)
         self._run_length += end
         if end == len(buf) and not final:
             self._release(buf, end)
@@ -656,12 +671,11 @@ class CitationParser:
         near_end = not final and size - start <= bound
         # A marker longer than the bound is text: no match needs to look further.
         limit = min(size, start + bound + 1)
-        before = buf[start - 1] if start > 0 else self._before
         may_complete = False
         for syntax, full_pattern in zip(self._syntaxes, self._full_patterns, strict=True):
             if buf[start] != syntax.opener:
                 continue
-            if not syntax.after_word_char and before.isalnum():
+            if not syntax.after_word_char and (buf[start - 1] if start > 0 else self._before).isalnum():
                 continue
             match = full_pattern.match(buf, start, limit)
             if match is not None:
@@ -703,13 +717,15 @@ class CitationParser:
 
     def _advance(self, buf: str, start: int, end: int) -> None:
         """Track line starts (for fences) over ``buf[start:end]``."""
-        if start >= end:
-            return
-        line_end = max(buf.rfind("\n", start, end), buf.rfind("\r", start, end))
+        line_end = buf.rfind("\n", start, end)
+        # The last line end: a CR before the last LF cannot be it.
+        cr = buf.rfind("\r", line_end + 1 if line_end >= 0 else start, end)
+        if cr > line_end:
+            line_end = cr
         if line_end < 0:
             if self._line_spaces is not None:
-                blank = _BLANKS.match(buf, start, end).end() == end  # type: ignore[union-attr]
+                blank = _blanks_end(buf, start, end) == end
                 self._line_spaces = self._line_spaces + end - start if blank else None
         else:
-            blank = _BLANKS.match(buf, line_end + 1, end).end() == end  # type: ignore[union-attr]
+            blank = _blanks_end(buf, line_end + 1, end) == end
             self._line_spaces = end - line_end - 1 if blank else None
