@@ -26,10 +26,10 @@ Fences
     of the same character at least as long; the rest of that line is prose.
 
 Inline code: where a code span ends
-    In prose, any other run of *n* backticks opens a code span, which ends
-    at the next run of exactly *n* backticks **on the same line**: in a
-    streamed chat answer a code span never crosses a line end. With no such
-    run before the line ends:
+    In prose, a run of *n* backticks that opens no fence opens a code span,
+    which ends at the next run of exactly *n* backticks **on the same line**:
+    in a streamed chat answer a code span never crosses a line end. With no
+    such run before the line ends:
 
     * if the line (or the answer) ends within *L* characters of the span's
       first backtick, the backticks were an ordinary character after all,
@@ -52,8 +52,9 @@ Markers
     characters); ``close()`` releases it verbatim if it never completes.
 
 Malformed markers: the model's words are never deleted
-    An id list is items separated by commas; an item is an id (``3``, ``-1``),
-    a range (``3-5``) or empty. An id has at most 9 digits (leading zeros
+    An id list holds only ASCII digits, ``-``, ``,``, spaces and tabs (else
+    the marker does not match at all). It is items separated by commas; an
+    item is an id (``3``, ``-1``), a range (``3-5``) or empty. An id has at most 9 digits (leading zeros
     aside) and a range names at most 32 ids (``_MAX_RANGE_IDS``), so no marker
     costs more than a few ids per character. Anything else -- ``1 2``,
     ``1-2-3``, ``-``, ``9-7``, ``1-300``, a 5,000-digit number -- is a
@@ -64,13 +65,16 @@ Malformed markers: the model's words are never deleted
     document (0, negative, past the end).
 
 Holdback and cost
-    Held text always starts at an opener and is at most *L* characters. What
-    is held is read again when the next chunk arrives, so a `feed` costs
-    O(len(chunk) + L); a backtick or tilde run is counted as it arrives, never
-    re-read. Over the whole answer the work is linear in its length: every
-    search runs forward from where the last one stopped, a match attempt
-    looks at no more than *L* + 1 characters, and a span settled as ordinary
-    backticks is re-read once, within *L* characters.
+    Held text always starts at an opener and is at most *L* characters. The
+    text since the last settled point (a possible marker, or the content of
+    an unsettled span: at most *L* characters) is read again when the next
+    chunk arrives, so a `feed` costs O(len(chunk) + L); a backtick or tilde
+    run is counted as it arrives, never re-read. Over the whole answer the
+    work is linear in its length: every search runs forward from where the
+    last one stopped, and a match attempt looks at no more than *L* + 1
+    characters. A run of backticks settled as ordinary has the rest of its
+    line (under *L* characters) read again; such runs on one line all differ
+    in length, so no character is read more than about sqrt(2 *L*) times.
 
 End of input is explicit: `close()` settles whatever is held, so every
 character fed in comes out exactly once, in order, whatever the chunking.
@@ -380,7 +384,7 @@ class CitationParser:
 
     @property
     def held(self) -> str:
-        """The text held back because it may still become a marker.
+        """The text held back: a possible marker, and in an unsettled code span what follows it.
 
         Example:
             >>> parser = CitationParser()
