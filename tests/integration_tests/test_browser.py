@@ -15,15 +15,16 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessageChunk
-from langchain_core.runnables import Runnable, RunnableGenerator
+from langchain_core.runnables import Runnable
+
+from tests.unit_tests.fakes import streaming_model
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "chat-ui.png"
@@ -65,24 +66,6 @@ HOSTILE_SHOWN = (
     'Numbers <img src=x onerror="window.__xss=1;alert(1)"> are shared1. <img src=y onerror=window.__xss=2>'
     "<script>window.__xss=3</script> Tags & <img src=z onerror=window.__xss=4> end2."
 )
-
-
-def streaming_model(chunks: list[Any]) -> Runnable[Any, Any]:
-    """A chat model stand-in that streams exactly these message contents, whatever it is asked."""
-
-    def stream(inputs: Iterator[Any]) -> Iterator[AIMessageChunk]:
-        for _ in inputs:
-            pass
-        for content in chunks:
-            yield AIMessageChunk(content=content)
-
-    async def astream(inputs: AsyncIterator[Any]) -> AsyncIterator[AIMessageChunk]:
-        async for _ in inputs:
-            pass
-        for content in chunks:
-            yield AIMessageChunk(content=content)
-
-    return RunnableGenerator(stream, astream)
 
 
 def _free_port() -> int:

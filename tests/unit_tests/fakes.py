@@ -143,3 +143,21 @@ class AsyncOnlyRunnable(Runnable[Any, str]):
         for chunk in self.chunks:
             await asyncio.sleep(0)
             yield chunk
+
+
+def streaming_model(chunks: list[Any]) -> RunnableGenerator[Any, Any]:
+    """A chat model stand-in that streams exactly these message contents, whatever it is asked."""
+
+    def stream(inputs: Iterator[Any]) -> Iterator[AIMessageChunk]:
+        for _ in inputs:
+            pass
+        for content in chunks:
+            yield AIMessageChunk(content=content)
+
+    async def astream(inputs: AsyncIterator[Any]) -> AsyncIterator[AIMessageChunk]:
+        async for _ in inputs:
+            pass
+        for content in chunks:
+            yield AIMessageChunk(content=content)
+
+    return RunnableGenerator(stream, astream)

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessageChunk
-from langchain_core.runnables import RunnableGenerator
 from starlette.testclient import TestClient
 
 from langchain_refs.apps.chat_ui import content_text, create_app
+from tests.unit_tests.fakes import streaming_model
 
 # The question "Paris?" ranks the first document first (it says Paris more often), so it is id=1.
 DOCUMENTS = [
@@ -36,24 +34,6 @@ HOSTILE_SHOWN = (
     'Paris <img src=x onerror="window.__xss=1"> is big[1]. <script>window.__xss=2</script>'
     " Rome & <b onmouseover=alert(3)>co</b> is old[2]. Fake: \ufffd1\ufffd"
 )
-
-
-def streaming_model(chunks: list[Any]) -> RunnableGenerator[Any, Any]:
-    """A chat model stand-in that streams exactly these message contents, whatever it is asked."""
-
-    def stream(inputs: Iterator[Any]) -> Iterator[AIMessageChunk]:
-        for _ in inputs:
-            pass
-        for content in chunks:
-            yield AIMessageChunk(content=content)
-
-    async def astream(inputs: AsyncIterator[Any]) -> AsyncIterator[AIMessageChunk]:
-        async for _ in inputs:
-            pass
-        for content in chunks:
-            yield AIMessageChunk(content=content)
-
-    return RunnableGenerator(stream, astream)
 
 
 def events(body: str) -> list[tuple[str, Any]]:
