@@ -119,6 +119,6 @@ def sentences(length: int) -> str:
 
 
 def range_markers(length: int) -> str:
-    """``[1](id=1-32)`` repeated: each marker names the longest range the parser expands, mostly past the three documents."""
+    """``[1](id=1-32)`` repeated: the longest range the parser expands, mostly past the three documents."""
     unit = "[1](id=1-32)"
     return (unit * (length // len(unit) + 1))[:length]
