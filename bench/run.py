@@ -1,38 +1,62 @@
 """Benchmarks of langchain-refs: one command prints the table (and can put it in the README).
 
-    python bench/run.py                 # full run, prints a Markdown table
-    python bench/run.py --write-readme  # ... and replaces the table in README.md
-    python bench/run.py --quick         # fewer repetitions, for a smoke test
+    python bench/run.py                      # full run, prints Markdown tables
+    python bench/run.py --write-readme       # ... and replaces the bench section of README.md
+    python bench/run.py --quick              # fewer repetitions, shorter streams (under 3 minutes)
+    python bench/run.py --quick --compare HEAD~1   # ... with the package at HEAD~1 as one more contender
 
-Every comparison is measured side by side in one run, interleaved (A B C A B C ...),
-and reported as medians and ratios, because shared machines are noisy.
+Every comparison is measured side by side in one process, interleaved
+(A B C A B C ...), and reported as medians and ratios, because shared
+machines are noisy. Times are the CPU time of the streaming thread
+(``time.thread_time``), which stays within a few percent from run to run
+where wall time swings by 2x on a busy machine; wall time is shown beside it.
+
+The floor is the cheapest correct wrapper: the middleware's own run plumbing
+(``langchain_refs.streaming._plumbing``) passing every chunk on unchanged
+(``bench/workloads.py``). The middleware can only add to it; the ratio to
+the floor is what the middleware's own work costs.
+
+``--compare REV`` copies the package as it was at a git revision under
+another name and runs it as one more contender in the same interleaved
+runs, so a change is measured before and after in one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
+import importlib
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
+
 from bench.readme import replace_section  # noqa: E402
 from bench.workloads import (  # noqa: E402
+    FloorWrapper,
     answer,
     bracket_storm,
     chunked,
     citation_dense,
     documents,
+    generator_wrapper,
     message_stream,
     prose,
     str_stream,
@@ -44,51 +68,258 @@ try:
 except ImportError:  # the bench extra is not installed
     langchain_references = None
 
+BARE = "bare"
+FLOOR = "floor"
+GENERATOR = "identity as RunnableGenerator"
+OURS = "langchain-refs"
+THEIRS = "langchain-references 0.2.33"
+_MARKER = re.compile(r"\[[^\]\n]*\]\(id=[^)\n]*\)")
 
-def consume(runnable: Any, inputs: dict[str, Any]) -> float:
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Timing:
+    """Median wall and streaming-thread CPU seconds of one contender."""
+
+    wall: float
+    cpu: float
+
+
+# -- the contenders ------------------------------------------------------------
+
+
+def load_revision(rev: str) -> tuple[str, Any]:
+    """The package as it was at git revision ``rev``, imported under another name."""
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    name = f"langchain_refs_at_{sha}"
+    where = Path(tempfile.mkdtemp(prefix="bench-rev-"))
+    archive = subprocess.run(
+        ["git", "archive", sha, "langchain_refs", "styles"], cwd=ROOT, check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
+    # The templates stay in styles/ beside the package, where a source checkout keeps them.
+    (where / "langchain_refs").rename(where / name)
+    for path in (where / name).rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"\blangchain_refs\b", name, text), encoding="utf-8")
+    sys.path.insert(0, str(where))
+    module = importlib.import_module(name)
+    return f"{OURS} @{sha}", module
+
+
+def contenders(inner: Any, revisions: list[tuple[str, Any]], *, full: bool) -> dict[str, Any]:
+    """Every wrapper run side by side around ``inner``, by name (the bare stream first)."""
+    out: dict[str, Any] = {BARE: inner, FLOOR: FloorWrapper(inner)}
+    if full:
+        out[GENERATOR] = generator_wrapper(inner)
+    out.update(ours(inner, revisions))
+    if langchain_references is not None:
+        out[THEIRS] = langchain_references.manage_references(inner)
+    return out
+
+
+def ours(inner: Any, revisions: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The middleware of each compared revision, then of the working tree, in the Markdown style."""
+    out = {label: module.manage_references(inner, style=module.MarkdownReferenceStyle()) for label, module in revisions}
+    out[OURS] = manage_references(inner, style=MarkdownReferenceStyle())
+    return out
+
+
+# -- timing ----------------------------------------------------------------------
+
+
+def timed(run: Callable[[], object]) -> tuple[float, float]:
     gc.collect()
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.thread_time()
+    run()
+    return time.perf_counter() - wall, time.thread_time() - cpu
+
+
+def drain(runnable: Any, inputs: Any) -> None:
     for _ in runnable.stream(inputs):
         pass
-    return time.perf_counter() - start
 
 
-def interleaved(contenders: dict[str, Callable[[], float]], repeats: int) -> dict[str, float]:
-    """Median seconds of each contender, run in turn A B C A B C ..."""
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
+async def adrain(runnable: Any, inputs: Any) -> None:
+    async for _ in runnable.astream(inputs):
+        pass
+
+
+def interleaved(runs: dict[str, Callable[[], tuple[float, float]]], repeats: int) -> dict[str, Timing]:
+    """Median wall and CPU seconds of each run, taken in turn A B C A B C ..."""
+    walls: dict[str, list[float]] = {name: [] for name in runs}
+    cpus: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
-        for name, run in contenders.items():
-            samples[name].append(run())
-    return {name: statistics.median(times) for name, times in samples.items()}
+        for name, run in runs.items():
+            wall, cpu = run()
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    return {name: Timing(wall=statistics.median(walls[name]), cpu=statistics.median(cpus[name])) for name in runs}
 
 
-def end_to_end(chunk_size: int, kind: str, length: int, repeats: int) -> dict[str, Any]:
+# -- end to end ----------------------------------------------------------------------
+
+
+def end_to_end(
+    chunk_size: int,
+    kind: str,
+    length: int,
+    repeats: int,
+    revisions: list[tuple[str, Any]],
+    loop: asyncio.AbstractEventLoop,
+    *,
+    full: bool,
+) -> dict[str, Any]:
     text = answer(length)
     chunks = chunked(text, chunk_size)
     inner = message_stream(chunks) if kind == "message" else str_stream(chunks)
     inputs = {"documents": documents()}
-    ours = manage_references(inner, style=MarkdownReferenceStyle())
-    contenders: dict[str, Callable[[], float]] = {
-        "bare": lambda: consume(inner, inputs),
-        "langchain-refs": lambda: consume(ours, inputs),
-    }
-    if langchain_references is not None:
-        theirs = langchain_references.manage_references(inner)
-        contenders["langchain-references 0.2.33"] = lambda: consume(theirs, inputs)
-    medians = interleaved(contenders, repeats)
-    bare = medians["bare"]
-    return {
-        "chunk_size": chunk_size,
-        "kind": kind,
-        "length": length,
-        "chunks": len(chunks),
-        "medians_s": medians,
-        "ratios": {name: seconds / bare for name, seconds in medians.items()},
-    }
+    runnables = contenders(inner, revisions, full=full)
+    rows = {}
+    for mode in ("sync", "async"):
+        if mode == "sync":
+            runs = {name: (lambda r=r: timed(lambda: drain(r, inputs))) for name, r in runnables.items()}
+        else:
+            runs = {
+                name: (lambda r=r: timed(lambda: loop.run_until_complete(adrain(r, inputs))))
+                for name, r in runnables.items()
+            }
+        medians = interleaved(runs, repeats)
+        rows[mode] = {
+            "chunk_size": chunk_size,
+            "kind": kind,
+            "length": length,
+            "chunks": len(chunks),
+            "markers": len(_MARKER.findall(text)),
+            "wall_s": {name: t.wall for name, t in medians.items()},
+            "cpu_s": {name: t.cpu for name, t in medians.items()},
+        }
+    return rows
 
 
-def parser_throughput(repeats: int) -> list[dict[str, Any]]:
-    size = 2_000_000
+def first_chunk(repeats: int, revisions: list[tuple[str, Any]], loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
+    """Time from calling stream() to the first chunk, on a short plain-text start."""
+    chunks = chunked(answer(64), 4)
+    inner = message_stream(chunks)
+    inputs = {"documents": documents()}
+    runnables: dict[str, Any] = {FLOOR: FloorWrapper(inner), **ours(inner, revisions)}
+
+    def sync_run(runnable: Any) -> tuple[float, float]:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        stream = runnable.stream(inputs)
+        next(stream)
+        took = time.perf_counter() - wall, time.thread_time() - cpu
+        for _ in stream:
+            pass
+        return took
+
+    async def async_run(runnable: Any) -> tuple[float, float]:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        stream = runnable.astream(inputs)
+        await stream.__anext__()
+        took = time.perf_counter() - wall, time.thread_time() - cpu
+        async for _ in stream:
+            pass
+        return took
+
+    out: dict[str, Any] = {}
+    gc.collect()
+    sync = interleaved({name: (lambda r=r: sync_run(r)) for name, r in runnables.items()}, repeats)
+    out["sync"] = {name: t.cpu for name, t in sync.items()}
+    asynchronous = interleaved(
+        {name: (lambda r=r: loop.run_until_complete(async_run(r))) for name, r in runnables.items()}, repeats
+    )
+    out["async"] = {name: t.cpu for name, t in asynchronous.items()}
+    return out
+
+
+class _Listening(BaseCallbackHandler):
+    """A callback handler that does nothing: with one attached, the run reports to callbacks."""
+
+
+def last_chunk(repeats: int, revisions: list[tuple[str, Any]], loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
+    """CPU time between the last text chunk and the last chunk (sources and references data).
+
+    Also, with a callback handler attached: the time from the last chunk to the
+    end of the stream (the references event, the traced output).
+    """
+    text = answer(200_000)
+    inner = message_stream(chunked(text, 4))
+    inputs = {"documents": documents()}
+    runnables: dict[str, Any] = {FLOOR: FloorWrapper(inner), **ours(inner, revisions)}
+
+    def sync_run(runnable: Any, config: Any) -> tuple[float, float]:
+        gc.collect()
+        previous = last = time.thread_time()
+        for _ in runnable.stream(inputs, config):
+            previous, last = last, time.thread_time()
+        return last - previous, time.thread_time() - last
+
+    async def async_run(runnable: Any, config: Any) -> tuple[float, float]:
+        gc.collect()
+        previous = last = time.thread_time()
+        async for _ in runnable.astream(inputs, config):
+            previous, last = last, time.thread_time()
+        return last - previous, time.thread_time() - last
+
+    out: dict[str, Any] = {"markers": len(_MARKER.findall(text))}
+    for mode in ("sync", "async"):
+        for handlers in (False, True):
+            config = {"callbacks": [_Listening()]} if handlers else None
+            if mode == "sync":
+                runs = {name: (lambda r=r, c=config: sync_run(r, c)) for name, r in runnables.items()}
+            else:
+                runs = {
+                    name: (lambda r=r, c=config: loop.run_until_complete(async_run(r, c)))
+                    for name, r in runnables.items()
+                }
+            medians = interleaved(runs, repeats)
+            key = f"{mode}, handler" if handlers else mode
+            # `wall` holds the gap before the last chunk, `cpu` the time after it (see the run functions).
+            out[key] = {name: {"before_last": t.wall, "after_last": t.cpu} for name, t in medians.items()}
+    return out
+
+
+# -- the session alone --------------------------------------------------------------
+
+
+def session_cost(repeats: int, revisions: list[tuple[str, Any]]) -> dict[str, Any]:
+    """CPU µs per marker of a session: the answer against the same text with its markers turned to letters."""
+    with_markers = chunked(answer(200_000), 4)
+    without = chunked(answer(200_000, markers=False), 4)
+    markers = len(_MARKER.findall(answer(200_000)))
+    inputs = {"documents": documents()}
+    middleware_of = ours(message_stream([]), revisions)
+
+    def run(middleware: Any, chunks: list[str]) -> tuple[float, float]:
+        def feed_all() -> None:
+            session = middleware.start_session(inputs)
+            for chunk in chunks:
+                session.feed(chunk)
+            session.close()
+
+        return timed(feed_all)
+
+    runs = {}
+    for name, middleware in middleware_of.items():
+        runs[f"{name}|markers"] = lambda m=middleware: run(m, with_markers)
+        runs[f"{name}|plain"] = lambda m=middleware: run(m, without)
+    medians = interleaved(runs, repeats)
+    out: dict[str, Any] = {"markers": markers, "chunks": len(with_markers)}
+    for name in middleware_of:
+        cited, plain = medians[f"{name}|markers"].cpu, medians[f"{name}|plain"].cpu
+        out[name] = {
+            "us_per_marker": (cited - plain) / markers * 1e6,
+            "us_per_plain_chunk": plain / len(without) * 1e6,
+        }
+    return out
+
+
+# -- parser, holdback, memory, predictor ---------------------------------------------------
+
+
+def parser_throughput(repeats: int, size: int) -> list[dict[str, Any]]:
     rows = []
     for name, text in [
         ("prose", prose(size)),
@@ -98,16 +329,13 @@ def parser_throughput(repeats: int) -> list[dict[str, Any]]:
         for chunk_size in (4, 4096):
             chunks = chunked(text, chunk_size)
 
-            def run(chunks: list[str] = chunks) -> float:
+            def run(chunks: list[str] = chunks) -> None:
                 parser = CitationParser()
-                gc.collect()
-                start = time.perf_counter()
                 for chunk in chunks:
                     parser.feed(chunk)
                 parser.close()
-                return time.perf_counter() - start
 
-            seconds = statistics.median(run() for _ in range(repeats))
+            seconds = statistics.median(timed(run)[1] for _ in range(repeats))
             rows.append({"text": name, "chunk_size": chunk_size, "mb_per_s": len(text.encode()) / seconds / 1e6})
     return rows
 
@@ -145,7 +373,7 @@ def holdback(chunk_size: int = 4) -> list[dict[str, Any]]:
     return rows
 
 
-def memory() -> list[dict[str, Any]]:
+def memory(sizes: tuple[int, int]) -> list[dict[str, Any]]:
     inputs = {"documents": documents()}
     rows = []
     for text_name, block in [("prose", prose(1_000_000)), ("answer", answer(1_000_000))]:
@@ -154,7 +382,7 @@ def memory() -> list[dict[str, Any]]:
             if text_name == "prose" and keep:
                 continue
             middleware = manage_references(message_stream([]), keep_citations=keep)
-            for megabytes in (5, 50):
+            for megabytes in sizes:
                 session = middleware.start_session(inputs)
                 gc.collect()
                 tracemalloc.start()
@@ -183,8 +411,8 @@ def predictor_speed(repeats: int) -> dict[str, Any]:
 
     text = prose(12_000)
     sentences = [s.strip().capitalize() + "." for s in chunked(text, 100)]
-    documents = [Document(" ".join(sentences[i * 20 : (i + 1) * 20])[:2000]) for i in range(5)]
-    answer = " ".join(sentences[100:110])
+    docs = [Document(" ".join(sentences[i * 20 : (i + 1) * 20])[:2000]) for i in range(5)]
+    reply = " ".join(sentences[100:110])
     from langchain_refs.grounding import _scoring
 
     predictor = ReferencePredictor()
@@ -194,9 +422,12 @@ def predictor_speed(repeats: int) -> dict[str, Any]:
         _scoring._analyse.cache_clear()
         _scoring._evidence.cache_clear()
         start = time.perf_counter()
-        predictor.predict(answer, documents)
+        predictor.predict(reply, docs)
         times.append(time.perf_counter() - start)
     return {"median_ms": statistics.median(times) * 1000}
+
+
+# -- where and what ------------------------------------------------------------------
 
 
 def machine() -> str:
@@ -211,30 +442,207 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
-def table(results: dict[str, Any]) -> str:
-    lines = [
-        f"Measured on {results['machine']} with `{results['command']}`.",
-        "",
-        "**End to end** (200,000-character answer, a citation every ~150 characters; median seconds of "
-        f"{results['repeats']} interleaved runs; ratio to the bare stream):",
-        "",
-        "| chunks | bare stream | langchain-refs | langchain-references 0.2.33 |",
-        "|---|---|---|---|",
-    ]
-    for row in results["end_to_end"]:
-        cells = []
-        for name in ("bare", "langchain-refs", "langchain-references 0.2.33"):
-            if name in row["medians_s"]:
-                cells.append(f"{row['medians_s'][name]:.3f} s ({row['ratios'][name]:.2f}x)")
-            else:
+def commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    sha = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--", "langchain_refs", "bench")
+    return sha + (" with uncommitted changes" if dirty else "")
+
+
+# -- the tables ------------------------------------------------------------------------
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.3f}x" if value < 1.1 else f"{value:.2f}x"
+
+
+def _label(row: dict[str, Any]) -> str:
+    size = "" if row["length"] == 200_000 else f", {row['length']:,} chars"
+    return f"{row['chunk_size']}-char {row['kind']}{size}"
+
+
+# Targets of issue 12, as (bound, how it is measured).
+TARGETS_RATIO = {(4, "message"): 1.05, (1, "message"): 1.04, (32, "message"): 1.15}
+TARGET_STR_US = 0.5
+TARGET_LAST_MS = 3.0
+TARGET_SESSION_US = 5.0
+TARGET_FIRST_US = 20.0
+TARGET_BYTES = 500.0
+
+# Why a target is out of reach on this benchmark, shown when it is not met.
+WHY_NOT: dict[str, str] = {}
+
+
+def end_to_end_table(rows: list[dict[str, Any]], names: list[str], mode: str) -> list[str]:
+    others = [n for n in names if n not in (BARE, FLOOR)]
+    head = ["chunks", "bare stream, µs per chunk", "floor (same plumbing, identity)"]
+    for name in others:
+        head.append(name if name != OURS else f"{OURS} (to the floor)")
+    head.append(f"{OURS}: µs added per chunk")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cpu, wall = row["cpu_s"], row["wall_s"]
+        bare = cpu[BARE]
+        cells = [_label(row), f"{bare / row['chunks'] * 1e6:.2f}", _ratio(cpu[FLOOR] / bare)]
+        for name in others:
+            if name not in cpu:
                 cells.append("not installed")
-        label = f"{row['chunk_size']}-char {row['kind']}" + (
-            "" if row["length"] == 200_000 else f", {row['length']:,} chars"
+                continue
+            walled = _ratio(wall[name] / wall[BARE])
+            if name == OURS:
+                cells.append(f"**{_ratio(cpu[name] / bare)}** ({_ratio(cpu[name] / cpu[FLOOR])}; wall {walled})")
+            else:
+                cells.append(f"{_ratio(cpu[name] / bare)} (wall {walled})")
+        cells.append(f"{(cpu[OURS] - bare) / row['chunks'] * 1e6:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def targets(results: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
+    """(target, measured, met, key) for each target of issue 12."""
+    out = []
+    for mode in ("sync", "async"):
+        for row in results["end_to_end"][mode]:
+            cpu = row["cpu_s"]
+            key = (row["chunk_size"], row["kind"])
+            if key in TARGETS_RATIO:
+                bound = TARGETS_RATIO[key]
+                ratio = cpu[OURS] / cpu[BARE]
+                out.append(
+                    (
+                        f"{_label(row)}, {mode}: ≤ {bound:.2f}x the bare stream",
+                        f"{_ratio(ratio)} (floor {_ratio(cpu[FLOOR] / cpu[BARE])})",
+                        ratio <= bound,
+                        f"{key[0]}-{key[1]}",
+                    )
+                )
+            elif key == (4, "str"):
+                added = (cpu[OURS] - cpu[BARE]) / row["chunks"] * 1e6
+                floor = (cpu[FLOOR] - cpu[BARE]) / row["chunks"] * 1e6
+                out.append(
+                    (
+                        f"{_label(row)}, {mode}: ≤ {TARGET_STR_US} µs added per chunk",
+                        f"{added:.2f} µs (floor {floor:.2f} µs)",
+                        added <= TARGET_STR_US,
+                        "str",
+                    )
+                )
+    last = results["last_chunk"]
+    for mode in ("sync", "async"):
+        gap = last[mode][OURS]["before_last"] * 1e3
+        out.append(
+            (
+                f"last chunk ≤ {TARGET_LAST_MS:.0f} ms after the last text, {last['markers']:,} citations, {mode}",
+                f"{gap:.2f} ms",
+                gap <= TARGET_LAST_MS,
+                "last",
+            )
         )
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    session = results["session"][OURS]["us_per_marker"]
+    out.append(
+        (
+            f"session alone: ≤ {TARGET_SESSION_US:.0f} µs per marker",
+            f"{session:.2f} µs",
+            session <= TARGET_SESSION_US,
+            "session",
+        )
+    )
+    first = results["first_chunk"]
+    for mode in ("sync", "async"):
+        extra = (first[mode][OURS] - first[mode][FLOOR]) * 1e6
+        out.append(
+            (
+                f"time to the first chunk ≤ the floor's + {TARGET_FIRST_US:.0f} µs, {mode}",
+                f"+{extra:.1f} µs ({first[mode][OURS] * 1e6:.0f} µs against {first[mode][FLOOR] * 1e6:.0f} µs)",
+                extra <= TARGET_FIRST_US,
+                "first",
+            )
+        )
+    memory_rows = results["memory"]
+    flat = [r for r in memory_rows if not r["keep_citations"] and r["text"] == "answer"]
+    growth = flat[-1]["peak_kib"] - flat[0]["peak_kib"]
+    out.append(
+        (
+            "memory flat in stream length with `keep_citations=False`",
+            f"{flat[0]['peak_kib']:.0f} KiB at {flat[0]['stream_mb']} MB, {flat[-1]['peak_kib']:.0f} KiB at "
+            f"{flat[-1]['stream_mb']} MB",
+            growth < 0.1 * flat[0]["peak_kib"] + 16,
+            "flat",
+        )
+    )
+    per = results["bytes_per_citation"]
+    out.append((f"≤ {TARGET_BYTES:.0f} bytes per kept citation", f"{per:.0f} bytes", per <= TARGET_BYTES, "bytes"))
+    return out
+
+
+def table(results: dict[str, Any]) -> str:
+    e2e = results["end_to_end"]
+    names = list(e2e["sync"][0]["cpu_s"])
+    sample = e2e["sync"][0]
+    lines = [
+        f"Measured at commit `{results['commit']}` on {results['machine']}, langchain-core "
+        f"{results['langchain_core']}, with `{results['command']}`. Times are CPU time of the streaming "
+        f"thread (`time.thread_time`), medians of {results['repeats']} interleaved runs; wall-time ratios beside them.",
+        "",
+        "**Targets** (issue 12; each measured in this run):",
+        "",
+        "| target | measured | met |",
+        "|---|---|---|",
+    ]
+    for target, measured, met, key in targets(results):
+        verdict = "yes" if met else "no" + (f": {WHY_NOT[key]}" if key in WHY_NOT else "")
+        lines.append(f"| {target} | {measured} | {verdict} |")
+    for mode, title in (("sync", "`stream`"), ("async", "`astream`")):
+        lines += [
+            "",
+            f"**End to end, {title}** ({sample['length']:,}-character answer with {sample['markers']:,} citations, "
+            "one every ~150 characters; ratio of CPU time to the bare stream, for langchain-refs also to the floor):",
+            "",
+            *end_to_end_table(e2e[mode], names, mode),
+        ]
+    first = results["first_chunk"]
+    last = results["last_chunk"]
+    session = results["session"]
     lines += [
         "",
-        "**Parser alone** (no LangChain, one core; MB/s):",
+        "**Latency and per-marker cost** (CPU µs; the floor passes chunks on unchanged):",
+        "",
+        "| measure | " + " | ".join(n for n in first["sync"]) + " |",
+        "|---|" + "---|" * len(first["sync"]),
+    ]
+    for mode in ("sync", "async"):
+        lines.append(
+            f"| time to the first chunk, {mode} | " + " | ".join(f"{v * 1e6:.0f}" for v in first[mode].values()) + " |"
+        )
+    for key in ("sync", "async", "sync, handler", "async, handler"):
+        values = last[key]
+        lines.append(
+            f"| last chunk after the last text, {last['markers']:,} citations, {key} | "
+            + " | ".join(f"{v['before_last'] * 1e6:.0f}" for v in values.values())
+            + " |"
+        )
+    for key in ("sync, handler", "async, handler"):
+        values = last[key]
+        lines.append(
+            f"| stream end after the last chunk ({key}: references event, traced output) | "
+            + " | ".join(f"{v['after_last'] * 1e6:.0f}" for v in values.values())
+            + " |"
+        )
+    lines.append(
+        f"| session alone: per marker ({session['markers']:,} markers, 4-char chunks) | - | "
+        + " | ".join(f"{session[n]['us_per_marker']:.2f}" for n in first["sync"] if n != FLOOR)
+        + " |"
+    )
+    lines.append(
+        "| session alone: per plain 4-char chunk | - | "
+        + " | ".join(f"{session[n]['us_per_plain_chunk']:.2f}" for n in first["sync"] if n != FLOOR)
+        + " |"
+    )
+    lines += [
+        "",
+        "**Parser alone** (no LangChain; MB/s of CPU time):",
         "",
         "| text | 4-char chunks | 4096-char chunks |",
         "|---|---|---|",
@@ -248,7 +656,7 @@ def table(results: dict[str, Any]) -> str:
         "",
         "**Holdback** (4-char chunks; bound 64):",
         "",
-        "| text | most characters held | chunks with text held | median / p99 time in `feed` |",
+        "| text | most characters held | chunks with text held | median / p99 wall time in `feed` |",
         "|---|---|---|---|",
     ]
     for row in results["holdback"]:
@@ -256,11 +664,13 @@ def table(results: dict[str, Any]) -> str:
             f"| {row['text']} | {row['max_held_chars']} | {row['chunks_with_text_held']} | "
             f"{row['median_delay_us']:.1f} / {row['p99_delay_us']:.1f} µs |"
         )
+    sizes = sorted({r["stream_mb"] for r in results["memory"]})
     lines += [
         "",
-        "**Memory** (peak traced while one session reads the stream in 1 KiB chunks):",
+        "**Memory** (peak traced while one session reads the stream in 1 KiB chunks; "
+        f"{results['bytes_per_citation']:.0f} bytes per kept citation):",
         "",
-        "| text | keep_citations | 5 MB stream | 50 MB stream | citations kept (50 MB) |",
+        f"| text | keep_citations | {sizes[0]} MB stream | {sizes[1]} MB stream | citations kept ({sizes[1]} MB) |",
         "|---|---|---|---|---|",
     ]
     rows = results["memory"]
@@ -269,39 +679,70 @@ def table(results: dict[str, Any]) -> str:
             f"| {small['text']} | {small['keep_citations']} | {small['peak_kib']:.0f} KiB | "
             f"{large['peak_kib']:.0f} KiB | {large['citations_kept']:,} |"
         )
-    lines += [
-        "",
-        f"**ReferencePredictor** (lexical scorer, a 10-sentence answer against 5 documents of 2,000 characters): "
-        f"median {results['predictor']['median_ms']:.1f} ms.",
-    ]
+    if "predictor" in results:
+        lines += [
+            "",
+            f"**ReferencePredictor** (lexical scorer, a 10-sentence answer against 5 documents of 2,000 "
+            f"characters): median {results['predictor']['median_ms']:.1f} ms.",
+        ]
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions and shorter streams")
-    parser.add_argument("--write-readme", action="store_true", help="replace the table in README.md")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions and shorter side tables")
+    parser.add_argument("--write-readme", action="store_true", help="replace the bench section of README.md")
+    parser.add_argument(
+        "--compare", action="append", default=[], metavar="REV", help="also run the package as it was at REV"
+    )
     args = parser.parse_args()
+    if args.quick and args.write_readme:
+        parser.error("the README shows a full run: drop --quick")
+    import langchain_core
+
+    started = time.perf_counter()
+    revisions = [load_revision(rev) for rev in args.compare]
     repeats = 3 if args.quick else 7
     command = "python bench/run.py" + (" --quick" if args.quick else "")
-    results: dict[str, Any] = {"machine": machine(), "command": command, "repeats": repeats}
-    results["end_to_end"] = [
-        end_to_end(4, "message", 200_000, repeats),
-        end_to_end(1, "message", 50_000, repeats),
-        end_to_end(32, "message", 200_000, repeats),
-        end_to_end(4, "str", 200_000, repeats),
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "commit": commit(),
+        "langchain_core": langchain_core.__version__,
+        "command": command,
+        "repeats": repeats,
+    }
+    loop = asyncio.new_event_loop()
+    full = not args.quick
+    rows = [
+        end_to_end(4, "message", 200_000, repeats, revisions, loop, full=full),
+        end_to_end(1, "message", 50_000, repeats, revisions, loop, full=full),
+        end_to_end(32, "message", 200_000, repeats, revisions, loop, full=full),
+        end_to_end(4, "str", 200_000, repeats, revisions, loop, full=full),
     ]
-    results["parser"] = parser_throughput(repeats)
+    results["end_to_end"] = {mode: [row[mode] for row in rows] for mode in ("sync", "async")}
+    results["first_chunk"] = first_chunk(300 if args.quick else 2000, revisions, loop)
+    results["last_chunk"] = last_chunk(repeats, revisions, loop)
+    results["session"] = session_cost(repeats, revisions)
+    loop.close()
+    results["parser"] = parser_throughput(repeats, 200_000 if args.quick else 2_000_000)
     results["holdback"] = holdback()
-    results["memory"] = memory()
-    results["predictor"] = predictor_speed(repeats)
+    results["memory"] = memory((2, 20) if args.quick else (5, 50))
+    kept = [r for r in results["memory"] if r["keep_citations"]][-1]
+    unkept = [r for r in results["memory"] if not r["keep_citations"] and r["text"] == "answer"][-1]
+    results["bytes_per_citation"] = (kept["peak_kib"] - unkept["peak_kib"]) * 1024 / kept["citations_kept"]
+    if full:
+        results["predictor"] = predictor_speed(repeats)
+    results["seconds"] = time.perf_counter() - started
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     text = table(results)
     print(text)
+    print(f"\n({results['seconds']:.0f} s)", file=sys.stderr)
     if args.write_readme:
         replace_section("bench", text)
+    for _, module in revisions:
+        shutil.rmtree(Path(module.__file__).parents[1], ignore_errors=True)
 
 
 if __name__ == "__main__":

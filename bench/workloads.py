@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import Runnable, RunnableGenerator
+
+# The floor wrapper uses the middleware's own plumbing module, by its path.
+from langchain_refs.streaming import _plumbing
 
 WORDS = (
     "the model reads the numbered documents and answers with care while streaming each token to the "
@@ -23,8 +26,12 @@ def documents(count: int = 8) -> list[Document]:
     ]
 
 
-def answer(length: int = 200_000, *, citation_every: int = 150, seed: int = 7) -> str:
-    """Prose with a citation every ~150 characters, Markdown links and list[0]-style brackets."""
+def answer(length: int = 200_000, *, citation_every: int = 150, seed: int = 7, markers: bool = True) -> str:
+    """Prose with a citation every ~150 characters, Markdown links and list[0]-style brackets.
+
+    With ``markers=False`` each marker is replaced by as many letters: the same
+    text and chunk boundaries with no citation, to measure what markers cost.
+    """
     rng = random.Random(seed)
     parts: list[str] = []
     size = 0
@@ -32,7 +39,8 @@ def answer(length: int = 200_000, *, citation_every: int = 150, seed: int = 7) -
     while size < length:
         roll = rng.random()
         if since >= citation_every:
-            piece = rng.choice(["[1](id=%d)", "[NUMBER](id=%d)", "[2](id=%d, 3)"]) % rng.randint(1, 8) + ". "
+            marker = rng.choice(["[1](id=%d)", "[NUMBER](id=%d)", "[2](id=%d, 3)"]) % rng.randint(1, 8)
+            piece = (marker if markers else "q" * len(marker)) + ". "
             since = 0
         elif roll < 0.01:
             piece = "see [the guide](https://docs.example.org/guide) "
@@ -73,20 +81,30 @@ def chunked(text: str, size: int) -> list[str]:
 
 
 def message_stream(chunks: list[str]) -> Runnable[Any, AIMessageChunk]:
-    """A generator Runnable yielding AIMessageChunks, like a chat model's stream."""
+    """A generator Runnable yielding AIMessageChunks, like a chat model's stream (sync and async)."""
 
     def generate(_: Iterator[Any]) -> Iterator[AIMessageChunk]:
         for chunk in chunks:
             yield AIMessageChunk(content=chunk, id="run-bench")
 
-    return RunnableGenerator(generate)
+    async def agenerate(_: AsyncIterator[Any]) -> AsyncIterator[AIMessageChunk]:
+        for chunk in chunks:
+            yield AIMessageChunk(content=chunk, id="run-bench")
+
+    return RunnableGenerator(generate, agenerate)
 
 
 def str_stream(chunks: list[str]) -> Runnable[Any, str]:
+    """A generator Runnable yielding str chunks (sync and async)."""
+
     def generate(_: Iterator[Any]) -> Iterator[str]:
         yield from chunks
 
-    return RunnableGenerator(generate)
+    async def agenerate(_: AsyncIterator[Any]) -> AsyncIterator[str]:
+        for chunk in chunks:
+            yield chunk
+
+    return RunnableGenerator(generate, agenerate)
 
 
 def inline_code_line(length: int) -> str:
@@ -119,6 +137,72 @@ def sentences(length: int) -> str:
 
 
 def range_markers(length: int) -> str:
-    """``[1](id=1-32)`` repeated: the longest range the parser expands, mostly past the three documents."""
+    """``[1](id=1-32)`` repeated: each names the longest range the parser expands, mostly past the three documents."""
     unit = "[1](id=1-32)"
     return (unit * (length // len(unit) + 1))[:length]
+
+
+class _NoOutput:
+    """The floor's per-call state: it reports no output to tracers."""
+
+    __slots__ = ()
+
+    def traced_output(self) -> None:
+        return None
+
+
+class FloorWrapper(Runnable[Any, Any]):
+    """The cheapest correct wrapper: langchain-refs' own run plumbing, every chunk passed on unchanged.
+
+    It opens and closes a run as the middleware does (callbacks, tracing
+    context, the astream_events tap) and rewrites nothing, so it shows what any
+    wrapper built this way costs; the middleware can only add to it.
+    """
+
+    def __init__(self, bound: Runnable[Any, Any]) -> None:
+        self.bound = bound
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        out = None
+        for chunk in self.stream(input, config, **kwargs):
+            out = chunk if out is None else out + chunk
+        return out
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        return _plumbing.stream_run(
+            self,
+            input,
+            config,
+            start=lambda _run_manager: _NoOutput(),
+            rewrite=_pass_on,
+            inner=lambda child_config: self.bound.stream(input, child_config, **kwargs),
+        )
+
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        return _plumbing.astream_run(
+            self,
+            input,
+            config,
+            start=lambda _run_manager: _NoOutput(),
+            rewrite=_pass_on,
+            inner=lambda child_config: self.bound.astream(input, child_config, **kwargs),
+        )
+
+
+def _pass_on(_state: Any, chunks: Any) -> Any:
+    return chunks
+
+
+def generator_wrapper(bound: Runnable[Any, Any]) -> Runnable[Any, Any]:
+    """The identity wrapper written as a `RunnableGenerator` (LangChain adds its output up once more)."""
+
+    def generate(inputs: Iterator[Any]) -> Iterator[Any]:
+        for value in inputs:
+            yield from bound.stream(value)
+
+    async def agenerate(inputs: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for value in inputs:
+            async for chunk in bound.astream(value):
+                yield chunk
+
+    return RunnableGenerator(generate, agenerate, name="identity")
