@@ -7,9 +7,18 @@ Example:
     ...                           style=TextReferenceStyle())
     >>> chain.invoke({"documents": [Document("x", metadata={"source": "a.pdf"})]})
     'Yes[1].\\n\\n- [1] a.pdf\\n'
+
+The agent names (`ReferencesMiddleware`, `ReferencesChatModel`,
+`ReferencesState`, `CitationLeakWarning`, `documents_tool_output`) come from
+``langchain_refs.agents``, which needs the ``agents`` extra (langchain and
+langgraph). They are imported lazily, on first use, so ``import
+langchain_refs`` never imports ``langchain.agents`` and works without the
+extra; they are listed in ``__all__`` only when the extra is installed, so
+``from langchain_refs import *`` works either way.
 """
 
-from importlib import metadata
+from importlib import metadata, util
+from typing import Any
 
 from langchain_refs.grounding import (
     EXTENDED_ABBREVIATIONS,
@@ -77,6 +86,32 @@ try:
 except metadata.PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = ""
 
+_AGENT_NAMES = frozenset(
+    {"CitationLeakWarning", "ReferencesChatModel", "ReferencesMiddleware", "ReferencesState", "documents_tool_output"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The agent names, imported on first use (they need the ``agents`` extra)."""
+    if name in _AGENT_NAMES:
+        try:
+            import langchain_refs.agents
+        except ImportError as error:
+            msg = (
+                f"langchain_refs.{name} needs the agents extra (langchain and langgraph): "
+                f'in a clone of langchain-refs run pip install -e ".[agents]" ({error})'
+            )
+            raise ImportError(msg) from error
+        return getattr(langchain_refs.agents, name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def _agents_installed() -> bool:
+    # find_spec of a top-level name looks for the package without importing it.
+    return all(util.find_spec(package) is not None for package in ("langchain", "langgraph"))
+
+
 __all__ = [
     "BRACKET_SYNTAX",
     "DAGGER_SYNTAX",
@@ -88,6 +123,7 @@ __all__ = [
     "AnswerContext",
     "AnswerReferences",
     "Citation",
+    "CitationLeakWarning",
     "CitationMiddleware",
     "CitationParser",
     "CitationVerifier",
@@ -114,7 +150,10 @@ __all__ = [
     "ReferencePredictor",
     "ReferenceSession",
     "ReferenceStyle",
+    "ReferencesChatModel",
     "ReferencesCollector",
+    "ReferencesMiddleware",
+    "ReferencesState",
     "RuleBasedClaimExtractor",
     "ScorerClaimChecker",
     "SentenceSplitter",
@@ -127,6 +166,7 @@ __all__ = [
     "TextReferenceStyle",
     "__version__",
     "aggregate",
+    "documents_tool_output",
     "format_documents",
     "format_reference_list",
     "manage_references",
@@ -136,3 +176,5 @@ __all__ = [
     "styles_directory",
     "verify_citations",
 ]
+if not _agents_installed():
+    __all__ = [name for name in __all__ if name not in _AGENT_NAMES]

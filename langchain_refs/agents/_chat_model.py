@@ -1,0 +1,486 @@
+"""`ReferencesChatModel`: a chat model whose answers come out with citations rewritten.
+
+It wraps the model that writes the answer. Each call (``invoke``, ``stream``,
+``ainvoke``, ``astream``; with or without tools bound) runs the inner model's
+chunks through one `ReferenceSession` and yields rewritten chunks, so every
+reader of the wrapper's run (LangGraph's ``stream_mode="messages"``,
+``astream_events``, ``stream_events(version="v3")``, the final message) gets
+rewritten text. The inner model runs without the callback handlers that
+stream tokens to clients: its raw tokens reach tracers (LangSmith) but no
+stream.
+
+The chunks it yields carry text as standard ``{"type": "text", "index": 0}``
+blocks (one text block per answer once merged; tool-call chunk indices move
+up by one so they never share the text's index); the last chunk carries the
+held tail, the list of sources, the `Citation` annotations of the text block
+and, in ``response_metadata``: ``"references"`` (`AnswerReferences` as a
+dict), ``"citations"`` (the annotations, offsets into the whole text) and
+`MODEL_TEXT_KEY` (what the model wrote, markers and all, for the next turn).
+Read ``chunk.text`` or ``chunk.content_blocks``, not ``chunk.content``.
+
+Example:
+    >>> from langchain_core.documents import Document
+    >>> from langchain_core.language_models import GenericFakeChatModel
+    >>> from langchain_core.messages import AIMessage
+    >>> from langchain_refs.streaming import TextReferenceStyle
+    >>> model = ReferencesChatModel(
+    ...     inner=GenericFakeChatModel(messages=iter([AIMessage("Paris is in France[1](id=1).")])),
+    ...     documents=[Document("Paris is in France.", metadata={"source": "paris.html"})],
+    ...     style=TextReferenceStyle())
+    >>> print(model.invoke("Where is Paris?").text)
+    Paris is in France[1].
+    <BLANKLINE>
+    - [1] paris.html
+    <BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, Final
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    BaseCallbackManager,
+    CallbackManager,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import RunnableConfig, ensure_config
+from pydantic import Field
+from typing_extensions import override
+
+from langchain_refs.agents._citations import standard_citations
+from langchain_refs.streaming import (
+    BRACKET_SYNTAX,
+    DAGGER_SYNTAX,
+    DEFAULT_MAX_HOLDBACK,
+    ID_SYNTAX,
+    MarkdownReferenceStyle,
+    MarkerSyntax,
+    ReferenceSession,
+    ReferenceStyle,
+)
+
+__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "marker_syntaxes", "rewrite_message", "source_function"]
+
+MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
+"""``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
+
+_SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
+# The index of the text block when the inner model streams str content.
+_TEXT_INDEX: Final = 0
+
+
+def marker_syntaxes(syntaxes: Sequence[str | MarkerSyntax]) -> tuple[MarkerSyntax, ...]:
+    """Marker syntaxes from their names (``"id"``, ``"bracket"``, ``"dagger"``) or as given.
+
+    Example:
+        >>> [s.name for s in marker_syntaxes(["id", "dagger"])]
+        ['id', 'dagger']
+    """
+    resolved = []
+    for syntax in syntaxes:
+        if isinstance(syntax, MarkerSyntax):
+            resolved.append(syntax)
+        elif syntax in _SYNTAXES:
+            resolved.append(_SYNTAXES[syntax])
+        else:
+            msg = f"unknown marker syntax {syntax!r}; choose from {sorted(_SYNTAXES)} or pass a MarkerSyntax"
+            raise ValueError(msg)
+    return tuple(resolved)
+
+
+def source_function(style: ReferenceStyle, source_key: str | Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    """The function giving a document's source: ``source_key`` (a metadata key or callable), else the style's.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> source_function(MarkdownReferenceStyle(), "url")(Document("x", metadata={"url": "a.org"}))
+        'a.org'
+    """
+    if source_key is None:
+        return style.source_of
+    if isinstance(source_key, str):
+        key = source_key
+        return lambda document: document.metadata.get(key)
+    return source_key
+
+
+def _is_stream_consumer(handler: Any) -> bool:
+    # LangGraph's messages handlers, astream_events and astream_log all tap
+    # the output iterators (langchain-core's _StreamingCallbackHandler protocol).
+    return callable(getattr(handler, "tap_output_iter", None)) and callable(getattr(handler, "tap_output_aiter", None))
+
+
+def _quiet_config(run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> RunnableConfig:
+    """The config for the inner model: this run's callbacks minus those that stream tokens to clients.
+
+    Tracers still see the inner run (raw text, by design); stream readers see
+    only the wrapper's rewritten run.
+    """
+    parent: uuid.UUID | None
+    if run_manager is not None:
+        handlers = list(run_manager.inheritable_handlers)
+        parent = run_manager.run_id
+        tags = list(run_manager.inheritable_tags)
+        metadata = dict(run_manager.inheritable_metadata)
+    else:
+        # langchain-core's invoke-as-stream path calls _stream without a run
+        # manager: the callbacks are then those of the caller's config.
+        callbacks = ensure_config().get("callbacks")
+        if isinstance(callbacks, BaseCallbackManager):
+            handlers = list(callbacks.inheritable_handlers)
+            parent = callbacks.parent_run_id
+            tags = list(callbacks.inheritable_tags)
+            metadata = dict(callbacks.inheritable_metadata)
+        else:
+            handlers, parent, tags, metadata = list(callbacks or []), None, [], {}
+    kept = [h for h in handlers if not _is_stream_consumer(h)]
+    manager = CallbackManager(
+        handlers=kept,
+        inheritable_handlers=kept,
+        parent_run_id=parent,
+        tags=tags,
+        inheritable_tags=tags,
+        metadata=metadata,
+        inheritable_metadata=metadata,
+    )
+    return {"callbacks": manager}
+
+
+class _Segments:
+    """Where each piece of the rewritten text went: block index and offsets.
+
+    The session numbers its output as one text; a message may hold it in
+    several text blocks. A segment is (offset in the whole text, block index,
+    offset in the block, length).
+    """
+
+    __slots__ = ("_length", "_lengths", "_segments")
+
+    def __init__(self) -> None:
+        self._segments: list[tuple[int, Any, int, int]] = []
+        self._lengths: dict[Any, int] = {}
+        self._length = 0
+
+    def add(self, block: Any, text: str) -> None:
+        if not text:
+            return
+        local = self._lengths.get(block, 0)
+        last = self._segments[-1] if self._segments else None
+        if last is not None and last[1] == block and last[2] + last[3] == local:
+            self._segments[-1] = (last[0], block, last[2], last[3] + len(text))
+        else:
+            self._segments.append((self._length, block, local, len(text)))
+        self._lengths[block] = local + len(text)
+        self._length += len(text)
+
+    def locate(self, start: int, end: int) -> tuple[Any, int, int] | None:
+        """The block where ``[start, end)`` of the whole text ends, and the offsets in it.
+
+        The words a citation backs end right before the citation, so they are
+        placed in the block that holds their end; a start in an earlier
+        segment is moved up to where that segment begins. None: no text there.
+        """
+        for offset, block, local, length in self._segments:
+            if offset < end <= offset + length or offset == start == end:
+                start = max(start, offset)
+                return block, local + start - offset, local + end - offset
+        return None
+
+
+class _AnswerStream:
+    """One model call: the inner model's chunks in, rewritten chunks out, one session.
+
+    ``ReferencesChatModel``'s sync and async paths (and its whole-message
+    path) are thin loops around this object.
+    """
+
+    __slots__ = ("_documents", "_message_id", "_passages", "_raw", "_segments", "_session", "_str_text", "_tail_block")
+
+    def __init__(self, session: ReferenceSession, documents: Sequence[Document], *, passages: bool) -> None:
+        self._session = session
+        self._documents = documents
+        self._passages = passages
+        self._raw: list[str] = []
+        self._segments = _Segments()
+        self._message_id: str | None = None
+        # The block the held tail and the list of sources go to: the last text block seen.
+        self._tail_block: dict[str, Any] = {"type": "text", "index": _TEXT_INDEX}
+        self._str_text = False
+
+    def _feed(self, text: str) -> str:
+        self._raw.append(text)
+        # str(): a TextAccessor from `.text` must not reach the merged chunks
+        # (merging a str with a TextAccessor subclass fails).
+        return str(self._session.feed(text))
+
+    def on_chunk(self, chunk: AIMessageChunk) -> AIMessageChunk:
+        """The rewritten chunk for ``chunk`` (same id for every chunk of the answer)."""
+        if self._message_id is None:
+            self._message_id = chunk.id
+        update: dict[str, Any] = {"id": self._message_id, "chunk_position": None}
+        content = chunk.content
+        if isinstance(content, str):
+            self._str_text = True
+            out = self._feed(content) if content else ""
+            self._segments.add(_TEXT_INDEX, out)
+            update["content"] = [{"type": "text", "text": out, "index": _TEXT_INDEX}] if out else []
+            if chunk.tool_call_chunks:
+                # The text owns index 0: a tool call at the same index would be
+                # merged into the text block by the v3 event bridge and lost.
+                update["tool_call_chunks"] = [_shifted(c) for c in chunk.tool_call_chunks]
+        else:
+            blocks: list[Any] = []
+            for block in content:
+                if isinstance(block, str):
+                    out = self._feed(block)
+                    self._segments.add(None, out)
+                    blocks.append(out)
+                elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                    out = self._feed(block["text"])
+                    index = block.get("index")
+                    self._segments.add(index, out)
+                    self._tail_block = {"type": "text", "index": index} if index is not None else {"type": "text"}
+                    blocks.append({**block, "text": out})
+                else:
+                    blocks.append(block)
+            update["content"] = blocks
+        return chunk.model_copy(update=update)
+
+    def finish(self, *, tool_calls: bool) -> AIMessageChunk:
+        """The last chunk: held tail and list, annotations, references and the model's raw text."""
+        tail = str(self._session.close())
+        tail_index = self._tail_block.get("index")
+        self._segments.add(tail_index, tail)
+        references = self._session.references
+        citations = standard_citations(references, self._documents, passages=self._passages)
+        per_block: dict[Any, list[dict[str, Any]]] = {}
+        for citation in citations:
+            where = self._segments.locate(citation["start_index"], citation["end_index"])
+            if where is None:
+                continue
+            block, start, end = where
+            per_block.setdefault(block, []).append({**citation, "start_index": start, "end_index": end})
+        content: list[Any] = []
+        if tail or tail_index in per_block:
+            last_block: dict[str, Any] = {**self._tail_block, "text": tail}
+            if tail_index in per_block:
+                last_block["annotations"] = per_block.pop(tail_index)
+            content.append(last_block)
+        for index, found in per_block.items():
+            if index is not None:
+                content.append({"type": "text", "text": "", "index": index, "annotations": found})
+        metadata: dict[str, Any] = {
+            "references": references.to_dict(),
+            "citations": citations,
+            MODEL_TEXT_KEY: "".join(self._raw),
+        }
+        if citations and not tool_calls:
+            # The text block is standard v1 content: provider translators
+            # (Anthropic's rebuilds text blocks from its own `citations`) would
+            # drop our annotations from `content_blocks` otherwise. Not with
+            # tool calls: v1 content_blocks would then omit them.
+            metadata["output_version"] = "v1"
+        return AIMessageChunk(content=content, id=self._message_id, response_metadata=metadata, chunk_position="last")
+
+
+def _with_stop(stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    # Only chat models take ``stop``: pass it on only when there is one.
+    return kwargs if stop is None else {**kwargs, "stop": stop}
+
+
+def _shifted(chunk: Any) -> Any:
+    index = chunk.get("index")
+    return {**chunk, "index": index + 1} if isinstance(index, int) else chunk
+
+
+def _as_chunk(message: BaseMessage) -> AIMessageChunk:
+    if isinstance(message, AIMessageChunk):
+        return message
+    if isinstance(message, AIMessage):
+        return AIMessageChunk(
+            **message.model_dump(exclude={"type", "tool_calls", "invalid_tool_calls"}),
+            tool_call_chunks=[
+                {"name": c["name"], "args": _json(c["args"]), "id": c.get("id"), "index": i, "type": "tool_call_chunk"}
+                for i, c in enumerate(message.tool_calls)
+            ],
+        )
+    msg = f"ReferencesChatModel wraps chat models, which answer with AI messages; got {type(message).__name__}"
+    raise TypeError(msg)
+
+
+def _json(args: Any) -> str:
+    return json.dumps(args, ensure_ascii=False)
+
+
+def _merged(chunks: Sequence[AIMessageChunk]) -> AIMessage:
+    message = chunks[0]
+    for chunk in chunks[1:]:
+        message = message + chunk
+    return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+
+
+class ReferencesChatModel(BaseChatModel):
+    """A chat model that rewrites the ``[n](id=k)`` citations of another one, as it streams.
+
+    ``documents`` are the documents the model may cite: ``id=k`` names
+    ``documents[k - 1]``. `ReferencesMiddleware` builds one per model call of
+    an agent, with the thread's documents; use it directly where the
+    documents are known beforehand (``create_agent(ReferencesChatModel(...))``
+    or any chain that needs a real chat model). ``bind_tools`` and ``bind``
+    reach the inner model; ``profile`` and ``model_name`` are copied from it
+    by the middleware so that LangChain's checks see the real model.
+
+    Args:
+        inner: the model that writes the answer.
+        documents: the documents it was shown, id = 1-based position.
+        style: how citations and the list of sources are written
+            (default: `MarkdownReferenceStyle`).
+        source_key: the metadata key or callable giving a document's source
+            (default: the style's).
+        syntaxes: the marker syntaxes to recognise (names or `MarkerSyntax`).
+        max_holdback: the most characters held back for a partial marker.
+        cited_text: find, for each citation, the sentence of the cited
+            document that best supports it (``cited_text`` of the
+            annotation); off: the start of the document.
+
+    Example:
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> from langchain_core.messages import AIMessage
+        >>> model = ReferencesChatModel(inner=GenericFakeChatModel(messages=iter([AIMessage("Hi[1](id=9)")])))
+        >>> model.invoke("hello").text
+        'Hi'
+    """
+
+    inner: Any
+    documents: list[Document] = Field(default_factory=list)
+    style: Any = None
+    source_key: Any = None
+    syntaxes: tuple[Any, ...] = ("id",)
+    max_holdback: int = DEFAULT_MAX_HOLDBACK
+    cited_text: bool = True
+    model_name: str | None = None
+
+    @property
+    @override
+    def _llm_type(self) -> str:
+        return "langchain-refs"
+
+    @override
+    def __repr_args__(self) -> Any:
+        # Tracers record every run's model by its repr: keep it short, not
+        # every document of the thread and the inner model's whole state.
+        return [("inner", type(self.inner).__name__), ("documents", len(self.documents))]
+
+    @property
+    @override
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"inner": getattr(self.inner, "_identifying_params", repr(self.inner)), "documents": len(self.documents)}
+
+    @override
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ReferencesChatModel:
+        """A copy whose inner model has ``tools`` bound (as ``create_agent`` asks).
+
+        Example:
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> class Tools(GenericFakeChatModel):
+            ...     def bind_tools(self, tools, **kwargs): return self
+            >>> ReferencesChatModel(inner=Tools(messages=iter([]))).bind_tools([])._llm_type
+            'langchain-refs'
+        """
+        return self.model_copy(update={"inner": self.inner.bind_tools(tools, **kwargs)})
+
+    def _start(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> _AnswerStream:
+        style = self.style if self.style is not None else MarkdownReferenceStyle()
+        run_id = run_manager.run_id if run_manager is not None else uuid.uuid4()
+        session = ReferenceSession(
+            self.documents,
+            source_key=source_function(style, self.source_key),
+            style=style,
+            syntaxes=marker_syntaxes(self.syntaxes),
+            max_holdback=self.max_holdback,
+            answer_id=run_id.hex[-8:],
+        )
+        return _AnswerStream(session, self.documents, passages=self.cited_text)
+
+    @override
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        answer = self._start(run_manager)
+        tool_calls = False
+        for chunk in self.inner.stream(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs)):
+            message = _as_chunk(chunk)
+            tool_calls = tool_calls or bool(message.tool_call_chunks)
+            yield ChatGenerationChunk(message=answer.on_chunk(message))
+        yield ChatGenerationChunk(message=answer.finish(tool_calls=tool_calls))
+
+    @override
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        answer = self._start(run_manager)
+        tool_calls = False
+        async for chunk in self.inner.astream(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs)):
+            message = _as_chunk(chunk)
+            tool_calls = tool_calls or bool(message.tool_call_chunks)
+            yield ChatGenerationChunk(message=answer.on_chunk(message))
+        yield ChatGenerationChunk(message=answer.finish(tool_calls=tool_calls))
+
+    @override
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        inner = self.inner.invoke(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs))
+        return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
+
+    @override
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        inner = await self.inner.ainvoke(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs))
+        return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
+
+    def _rewrite_whole(
+        self, message: BaseMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
+    ) -> AIMessage:
+        answer = self._start(run_manager)
+        chunk = _as_chunk(message)
+        return _merged([answer.on_chunk(chunk), answer.finish(tool_calls=bool(chunk.tool_call_chunks))])
+
+
+def rewrite_message(message: AIMessage, model: ReferencesChatModel) -> AIMessage:
+    """``message`` (a whole answer) rewritten as ``model`` would have streamed it.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> from langchain_refs.streaming import TextReferenceStyle
+        >>> model = ReferencesChatModel(inner=None, documents=[Document("x", metadata={"source": "a"})],
+        ...                             style=TextReferenceStyle())
+        >>> rewrite_message(AIMessage("Yes[1](id=1)."), model).text
+        'Yes[1].\\n\\n- [1] a\\n'
+    """
+    return model._rewrite_whole(message, None)

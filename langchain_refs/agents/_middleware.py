@@ -1,0 +1,303 @@
+"""`ReferencesMiddleware`: citations for ``langchain.agents.create_agent``.
+
+Every model call of the agent goes through ``wrap_model_call``, which
+changes only what this call sends and how its answer streams (the state keeps
+what the tools and the model returned):
+
+1. The thread's documents are collected from the tools' results
+   (`ThreadDocuments`: ``ToolMessage.artifact``), each with an id stable for
+   the whole thread.
+2. The model is shown each tool result as those documents with their ids
+   (``<document id=k>``), the citation instruction (`FORMAT_REFERENCES`) in
+   the system prompt unless the prompt already asks for ``(id=...)``
+   markers, and its own earlier answers as it wrote them (``history``).
+3. The model is wrapped in a `ReferencesChatModel`, so the answer streams
+   rewritten to every reader: ``invoke``, ``stream(stream_mode="messages")``,
+   ``astream``, ``astream_events`` and ``stream_events(version="v3")``.
+
+``after_model`` adds each answer's references to the agent state
+(``references``) and is the leak guard: an answer that did not come through
+the wrapper (a middleware listed after this one replaced the model) but
+holds markers is rewritten in the state, with a `CitationLeakWarning`, since
+its raw tokens have already streamed.
+
+Put it last in ``middleware=[...]``: a middleware inside it that swaps the
+model (fallback, router) would drop the wrapper.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, Literal
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import OmitFromInput
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from typing_extensions import NotRequired, override
+
+from langchain_refs.agents._chat_model import (
+    MODEL_TEXT_KEY,
+    ReferencesChatModel,
+    marker_syntaxes,
+    rewrite_message,
+    source_function,
+)
+from langchain_refs.agents._documents import (
+    DocumentsFromTool,
+    ThreadDocuments,
+    format_thread_documents,
+    read_tool_documents,
+)
+from langchain_refs.streaming import (
+    DEFAULT_MAX_HOLDBACK,
+    FORMAT_REFERENCES,
+    CitationParser,
+    EmptyReferenceStyle,
+    MarkdownReferenceStyle,
+    Marker,
+    MarkerSyntax,
+    ReferenceSession,
+    ReferenceStyle,
+)
+
+__all__ = ["CitationLeakWarning", "ReferencesMiddleware", "ReferencesState"]
+
+History = Literal["raw", "plain", "rendered"]
+
+
+class CitationLeakWarning(UserWarning):
+    """An answer reached the agent without being rewritten while it streamed.
+
+    Its raw markers went to stream readers; the state copy is rewritten.
+    """
+
+
+class ReferencesState(AgentState[Any]):
+    """The agent state with the references of every cited answer of the thread.
+
+    Each entry of ``references`` is one answer's `AnswerReferences.to_dict()`
+    plus its ``message_id``. It is part of the agent's output, not of its input.
+    """
+
+    references: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+
+
+class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
+    """An agent middleware that makes the model cite the tools' documents, and rewrites its citations.
+
+    Args:
+        style: how citations and the list of sources are written
+            (default: `MarkdownReferenceStyle`).
+        source_key: the metadata key or callable giving a document's source;
+            documents of one source share a number (default: the style's).
+        syntaxes: the marker syntaxes to recognise (``"id"``, ``"bracket"``,
+            ``"dagger"`` or `MarkerSyntax`).
+        max_holdback: the most characters held back for a partial marker.
+        instructions: the citation rule added to the system prompt once the
+            thread has documents (None: add nothing; it is also left out when
+            the prompt already mentions ``(id=``).
+        history: how the model sees its own earlier answers: ``"raw"`` as it
+            wrote them, markers and all (the ids are stable for the thread,
+            so they stay true), ``"plain"`` with the citations taken out, or
+            ``"rendered"`` as the user saw them (footnote numbers and list of
+            sources: a model may then imitate bare numbers).
+        documents_from: reads the documents of tool results that do not carry
+            them as their artifact (return None to fall back to the artifact).
+        cited_text: find, for each citation, the sentence of the cited
+            document that best supports it.
+
+    Example:
+        >>> from langchain_refs.streaming import TextReferenceStyle
+        >>> ReferencesMiddleware(style=TextReferenceStyle()).name
+        'ReferencesMiddleware'
+    """
+
+    state_schema = ReferencesState
+
+    def __init__(
+        self,
+        *,
+        style: ReferenceStyle | None = None,
+        source_key: str | Callable[[Any], Any] | None = None,
+        syntaxes: Sequence[str | MarkerSyntax] = ("id",),
+        max_holdback: int = DEFAULT_MAX_HOLDBACK,
+        instructions: str | None = FORMAT_REFERENCES,
+        history: History = "raw",
+        documents_from: DocumentsFromTool | None = None,
+        cited_text: bool = True,
+    ) -> None:
+        super().__init__()
+        if history not in ("raw", "plain", "rendered"):
+            msg = f"history must be 'raw', 'plain' or 'rendered', got {history!r}"
+            raise ValueError(msg)
+        if max_holdback < 1:
+            msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
+            raise ValueError(msg)
+        self.style = style if style is not None else MarkdownReferenceStyle()
+        self.source_key = source_key
+        self.syntaxes = marker_syntaxes(syntaxes)
+        self.max_holdback = max_holdback
+        self.instructions = instructions
+        self.history = history
+        self.documents_from = documents_from
+        self.cited_text = cited_text
+
+    # -- the model call ------------------------------------------------------
+
+    def _wrapper(self, inner: Any, documents: Sequence[Document]) -> ReferencesChatModel:
+        if isinstance(inner, ReferencesChatModel):  # the agent's model was wrapped already
+            inner = inner.inner
+        return ReferencesChatModel(
+            inner=inner,
+            documents=list(documents),
+            style=self.style,
+            source_key=self.source_key,
+            syntaxes=self.syntaxes,
+            max_holdback=self.max_holdback,
+            cited_text=self.cited_text,
+            profile=getattr(inner, "profile", None),
+            model_name=_model_name(inner),
+        )
+
+    def prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request this middleware sends on: documents with ids, instructions, wrapped model.
+
+        Example:
+            >>> from langchain.agents.middleware import ModelRequest
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> request = ModelRequest(model=GenericFakeChatModel(messages=iter([])), messages=[])
+            >>> type(ReferencesMiddleware().prepare(request).model).__name__
+            'ReferencesChatModel'
+        """
+        if request.response_format is not None:
+            warnings.warn(
+                "ReferencesMiddleware leaves structured-output calls (response_format) alone: "
+                "rewriting citations would corrupt the structured answer",
+                CitationLeakWarning,
+                stacklevel=3,
+            )
+            return request
+        thread = ThreadDocuments.from_messages(request.messages, self.documents_from)
+        messages: list[Any] = [self._shown(message, thread) for message in request.messages]
+        system = request.system_message
+        if thread.documents and self.instructions and "(id=" not in (request.system_prompt or ""):
+            system = _with_instructions(system, self.instructions)
+        return request.override(
+            model=self._wrapper(request.model, thread.documents), messages=messages, system_message=system
+        )
+
+    def _shown(self, message: BaseMessage, thread: ThreadDocuments) -> BaseMessage:
+        """``message`` as the model reads it this call."""
+        if isinstance(message, ToolMessage):
+            documents = read_tool_documents(message, self.documents_from)
+            if documents:
+                return message.model_copy(update={"content": format_thread_documents(documents, thread)})
+            return message
+        if isinstance(message, AIMessage) and self.history != "rendered":
+            raw = message.response_metadata.get(MODEL_TEXT_KEY)
+            if isinstance(raw, str):
+                text = raw if self.history == "raw" else self._plain(raw, thread.documents)
+                return message.model_copy(update={"content": _with_text(message.content, text)})
+        return message
+
+    def _plain(self, raw: str, documents: Sequence[Document]) -> str:
+        session = ReferenceSession(
+            documents,
+            source_key=source_function(self.style, self.source_key),
+            style=EmptyReferenceStyle(),
+            syntaxes=self.syntaxes,
+            max_holdback=self.max_holdback,
+        )
+        return session.feed(raw) + session.close()
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(self.prepare(request))
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(self.prepare(request))
+
+    # -- after the model -----------------------------------------------------
+
+    @override
+    def after_model(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
+        messages = state.get("messages") or []
+        if not messages or not isinstance(messages[-1], AIMessage):
+            return None
+        answer = messages[-1]
+        update: dict[str, Any] = {}
+        if MODEL_TEXT_KEY not in answer.response_metadata and self._has_markers(answer.text):
+            warnings.warn(
+                "an answer with citation markers reached the agent without ReferencesMiddleware's rewriting "
+                "(is a middleware listed after it replacing the model?): its raw markers were streamed; "
+                "the copy in the agent state is rewritten",
+                CitationLeakWarning,
+                stacklevel=2,
+            )
+            thread = ThreadDocuments.from_messages(messages, self.documents_from)
+            answer = rewrite_message(answer, self._wrapper(None, thread.documents))
+            update["messages"] = [answer]
+        references = answer.response_metadata.get("references")
+        if isinstance(references, dict) and references.get("references"):
+            update["references"] = [*(state.get("references") or []), {"message_id": answer.id, **references}]
+        return update or None
+
+    @override
+    async def aafter_model(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
+
+    def _has_markers(self, text: str) -> bool:
+        parser = CitationParser(self.syntaxes, max_holdback=self.max_holdback)
+        return any(isinstance(event, Marker) for event in [*parser.feed(text), *parser.close()])
+
+
+def _model_name(model: Any) -> str | None:
+    for name in ("model_name", "model", "model_id"):
+        value = getattr(model, name, None)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _with_instructions(system: SystemMessage | None, instructions: str) -> SystemMessage:
+    if system is None:
+        return SystemMessage(instructions)
+    if isinstance(system.content, str):
+        text = f"{system.content}\n\n{instructions}" if system.content else instructions
+        return system.model_copy(update={"content": text})
+    # Block content (e.g. with cache-control marks): add a block, keep the others as they are.
+    return system.model_copy(update={"content": [*system.content, {"type": "text", "text": instructions}]})
+
+
+def _with_text(content: str | list[Any], text: str) -> str | list[Any]:
+    """``content`` with its text replaced by ``text``: in the first text block, other text blocks emptied."""
+    if isinstance(content, str):
+        return text
+    blocks: list[Any] = []
+    placed = False
+    for block in content:
+        if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"):
+            if placed:
+                continue
+            placed = True
+            blocks.append(
+                text
+                if isinstance(block, str)
+                else {k: v for k, v in block.items() if k != "annotations"} | {"text": text}
+            )
+        else:
+            blocks.append(block)
+    if not placed:
+        blocks.insert(0, {"type": "text", "text": text})
+    return blocks

@@ -1,0 +1,536 @@
+"""ReferencesMiddleware in create_agent: every stream mode rewritten, thread-stable ids, standard citations."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langchain_refs import (
+    CitationLeakWarning,
+    ReferencesChatModel,
+    ReferencesMiddleware,
+    TextReferenceStyle,
+    documents_tool_output,
+)
+from langchain_refs.agents import MODEL_TEXT_KEY, ThreadDocuments
+from tests.unit_tests.agent_fakes import (
+    CITY_DOCUMENTS,
+    ScriptedToolModel,
+    Step,
+    retriever_tool,
+    say,
+    search,
+)
+
+PARIS, LYON, ROME = CITY_DOCUMENTS
+QUESTION = {"messages": [{"role": "user", "content": "Tell me about French and Italian cities."}]}
+# Written by hand: round 1 searches Paris and Lyon in parallel (ids 1, 2), round 2 Rome (id 3).
+ANSWER = "Paris is the capital of France[1](id=1). Lyon is known for silk[2](id=2)[3](id=1). Rome is old[4](id=3)."
+EXPECTED = (
+    "Paris is the capital of France[1]. Lyon is known for silk[2][1]. Rome is old[3].\n\n"
+    "- [1] Paris (https://example.org/paris)\n"
+    "- [2] Lyon (https://example.org/lyon)\n"
+    "- [3] Rome (https://example.org/rome)\n"
+)
+RAW_MARKER = re.compile(r"\]\(\s*id\s*=")
+
+
+def two_rounds(size: int = 5) -> list[Step]:
+    return [search("paris", "lyon"), search("rome", first_id=3), say(ANSWER, size)]
+
+
+def build(script: list[Step], **options: Any) -> tuple[Any, ScriptedToolModel]:
+    model = ScriptedToolModel(script=script)
+    middleware = ReferencesMiddleware(style=options.pop("style", TextReferenceStyle()), **options)
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[middleware])
+    return agent, model
+
+
+def model_texts(stream: Iterator[tuple[Any, dict[str, Any]]]) -> list[str]:
+    """The text of every message chunk the model node streamed, in order."""
+    return [chunk.text for chunk, metadata in stream if metadata.get("langgraph_node") == "model"]
+
+
+def text_block(message: BaseMessage) -> dict[str, Any]:
+    blocks = [b for b in message.content_blocks if b["type"] == "text"]
+    assert len(blocks) == 1
+    return blocks[0]
+
+
+def check_citations(message: BaseMessage) -> list[dict[str, Any]]:
+    """Every Citation annotation slices the text block exactly and quotes its cited document."""
+    block = text_block(message)
+    annotations = block["annotations"]
+    by_url = {d.metadata["source"]: d for d in CITY_DOCUMENTS}
+    for annotation in annotations:
+        assert annotation["type"] == "citation"
+        cited = block["text"][annotation["start_index"] : annotation["end_index"]]
+        assert cited == message.response_metadata["references"]["citations"][annotations.index(annotation)]["text"]
+        document = by_url[annotation["url"]]
+        assert annotation["cited_text"] in document.page_content
+        extras = annotation["extras"]
+        assert document.page_content[extras["document_start"] : extras["document_end"]] == annotation["cited_text"]
+    return annotations
+
+
+def test_invoke_rewrites_the_answer_after_two_tool_rounds() -> None:
+    """invoke returns the rewritten answer: numbered by source, listed, no raw markers."""
+    agent, _ = build(two_rounds())
+    answer = agent.invoke(QUESTION)["messages"][-1]
+    assert answer.text == EXPECTED
+
+
+def test_final_message_carries_standard_citations() -> None:
+    """The text block has Citation annotations: exact slices, url/title, cited_text from the cited document."""
+    agent, _ = build(two_rounds())
+    answer = agent.invoke(QUESTION)["messages"][-1]
+    annotations = check_citations(answer)
+    assert [(a["title"], answer.text[a["start_index"] : a["end_index"]]) for a in annotations] == [
+        ("Paris", "Paris is the capital of France"),
+        ("Lyon", "Lyon is known for silk"),
+        ("Paris", "Lyon is known for silk"),
+        ("Rome", "Rome is old"),
+    ]
+    # The best supporting sentence of each cited document, chosen by hand.
+    assert annotations[0]["cited_text"] == "Paris is the capital of France."
+    assert annotations[1]["cited_text"] == "Lyon is known for its silk and its food."
+
+
+def test_references_data_on_the_message_and_in_the_state() -> None:
+    """response_metadata["references"] and the state's references name the thread's documents by id."""
+    agent, _ = build(two_rounds())
+    state = agent.invoke(QUESTION)
+    answer = state["messages"][-1]
+    references = answer.response_metadata["references"]["references"]
+    assert [(r["number"], r["title"], r["document_positions"]) for r in references] == [
+        (1, "Paris", [1]),
+        (2, "Lyon", [2]),
+        (3, "Rome", [3]),
+    ]
+    assert answer.response_metadata[MODEL_TEXT_KEY] == ANSWER
+    assert state["references"] == [{"message_id": answer.id, **answer.response_metadata["references"]}]
+
+
+def test_stream_messages_mode_shows_only_rewritten_text() -> None:
+    """stream(stream_mode="messages"): no chunk holds a raw marker; the chunks add up to the answer."""
+    agent, _ = build(two_rounds(size=3))
+    texts = model_texts(agent.stream(QUESTION, stream_mode="messages"))
+    assert not [t for t in texts if RAW_MARKER.search(t) or "(id=" in t]
+    assert "".join(texts) == EXPECTED
+
+
+def test_stream_messages_chunks_merge_into_one_annotated_block() -> None:
+    """The streamed chunks of the answer share one id and merge into one text block with the citations."""
+    agent, _ = build(two_rounds())
+    chunks = [c for c, meta in agent.stream(QUESTION, stream_mode="messages") if meta["langgraph_node"] == "model"]
+    answer_chunks = [c for c in chunks if c.id == chunks[-1].id]
+    merged = answer_chunks[0]
+    for chunk in answer_chunks[1:]:
+        merged = merged + chunk
+    assert merged.text == EXPECTED
+    assert len(check_citations(merged)) == 4
+
+
+def test_astream_messages_mode_shows_only_rewritten_text() -> None:
+    """astream(stream_mode="messages"): the same rewritten text, async."""
+    agent, _ = build(two_rounds(size=2))
+
+    async def collect() -> list[str]:
+        return [
+            chunk.text
+            async for chunk, meta in agent.astream(QUESTION, stream_mode="messages")
+            if meta["langgraph_node"] == "model"
+        ]
+
+    texts = asyncio.run(collect())
+    assert not [t for t in texts if "(id=" in t]
+    assert "".join(texts) == EXPECTED
+
+
+def test_ainvoke_rewrites_the_answer() -> None:
+    """ainvoke gives the same rewritten, annotated answer as invoke."""
+    agent, _ = build(two_rounds())
+    answer = asyncio.run(agent.ainvoke(QUESTION))["messages"][-1]
+    assert answer.text == EXPECTED
+    assert len(check_citations(answer)) == 4
+
+
+def test_updates_and_values_modes_are_rewritten() -> None:
+    """stream_mode="updates" and "values" carry the state: rewritten."""
+    agent, _ = build(two_rounds())
+    updates = list(agent.stream(QUESTION, stream_mode="updates"))
+    model_updates = [u["model"]["messages"][-1] for u in updates if "model" in u]
+    assert model_updates[-1].text == EXPECTED
+    agent, _ = build(two_rounds())
+    values = list(agent.stream(QUESTION, stream_mode="values"))
+    assert values[-1]["messages"][-1].text == EXPECTED
+
+
+def v3_or_skip(agent: Any) -> None:
+    if not hasattr(agent, "stream_events"):
+        pytest.skip("SKIPPED LOUDLY: this langgraph has no stream_events(version='v3') (needs langgraph>=1.2)")
+
+
+def test_stream_events_v3_raw_events_are_rewritten() -> None:
+    """stream_events(version="v3"): text deltas have no raw marker; the finish event holds the answer and citations."""
+    agent, _ = build(two_rounds(size=3))
+    v3_or_skip(agent)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # LangChainBetaWarning: v3 is experimental
+        run = agent.stream_events(QUESTION, version="v3")
+        deltas: list[str] = []
+        finished: list[dict[str, Any]] = []
+        for event in run:
+            if event["method"] != "messages":
+                continue
+            payload, _ = event["params"]["data"]
+            if payload.get("event") == "content-block-delta" and payload["delta"]["type"] == "text-delta":
+                deltas.append(payload["delta"]["text"])
+            elif payload.get("event") == "content-block-finish" and payload["content"]["type"] == "text":
+                finished.append(payload["content"])
+    assert not [d for d in deltas if "(id=" in d]
+    assert "".join(deltas) == EXPECTED
+    assert [f["text"] for f in finished] == [EXPECTED]
+    assert [a["title"] for a in finished[0]["annotations"]] == ["Paris", "Lyon", "Paris", "Rome"]
+
+
+def test_stream_events_v3_message_streams_and_output_are_rewritten() -> None:
+    """stream_events(version="v3"): run.messages text and the final state are rewritten."""
+    agent, _ = build(two_rounds(size=3))
+    v3_or_skip(agent)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = agent.stream_events(QUESTION, version="v3")
+        texts = ["".join(stream.text) for stream in run.messages]
+        output = run.output
+    assert texts[-1] == EXPECTED
+    assert not [t for t in texts if "(id=" in t]
+    assert output["messages"][-1].text == EXPECTED
+    check_citations(output["messages"][-1])
+
+
+def test_astream_events_v3_is_rewritten() -> None:
+    """astream_events(version="v3"): the async lane shows the same rewritten text."""
+    agent, _ = build(two_rounds(size=3))
+    v3_or_skip(agent)
+
+    async def collect() -> tuple[list[str], Any]:
+        run = await agent.astream_events(QUESTION, version="v3")
+        texts = []
+        async for stream in run.messages:
+            texts.append("".join([t async for t in stream.text]))
+        return texts, await run.output()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        texts, output = asyncio.run(collect())
+    assert texts[-1] == EXPECTED
+    assert output["messages"][-1].text == EXPECTED
+
+
+def test_astream_events_v2_shows_only_the_rewritten_run() -> None:
+    """astream_events(version="v2"): on_chat_model_stream events carry no raw marker."""
+    agent, _ = build(two_rounds(size=3))
+
+    async def collect() -> list[str]:
+        return [
+            event["data"]["chunk"].text
+            async for event in agent.astream_events(QUESTION, version="v2")
+            if event["event"] == "on_chat_model_stream"
+        ]
+
+    texts = asyncio.run(collect())
+    assert not [t for t in texts if "(id=" in t]
+    assert "".join(texts) == EXPECTED
+
+
+def test_tool_calls_survive_the_wrapper() -> None:
+    """Parallel tool calls streamed through the wrapper reach the tools node intact."""
+    agent, model = build(two_rounds())
+    state = agent.invoke(QUESTION)
+    calls = [c for m in state["messages"] if isinstance(m, AIMessage) for c in m.tool_calls]
+    assert [(c["id"], c["args"]) for c in calls] == [
+        ("call_1", {"query": "paris"}),
+        ("call_2", {"query": "lyon"}),
+        ("call_3", {"query": "rome"}),
+    ]
+    assert len(model.seen) == 3
+
+
+def test_model_sees_documents_with_thread_ids_and_the_instruction() -> None:
+    """Tool results reach the model as <document id=k> blocks; FORMAT_REFERENCES joins the system prompt."""
+    agent, model = build(two_rounds())
+    agent.invoke(QUESTION)
+    first, _, last = model.seen
+    assert not any(isinstance(m, SystemMessage) for m in first)  # no documents yet: nothing to cite
+    system = last[0]
+    assert isinstance(system, SystemMessage)
+    assert "[NUMBER](id=ID_NUMBER)" in system.text
+    tools = [m.text for m in last if isinstance(m, ToolMessage)]
+    assert tools == [
+        f"<document id=1>\n{PARIS.page_content}\n</document>",
+        f"<document id=2>\n{LYON.page_content}\n</document>",
+        f"<document id=3>\n{ROME.page_content}\n</document>",
+    ]
+
+
+def test_user_system_prompt_is_kept_and_own_rule_respected() -> None:
+    """The user's system prompt is kept; a prompt that already asks for (id=...) markers gets no second rule."""
+    model = ScriptedToolModel(script=two_rounds())
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        system_prompt="Be brief. Cite as [n](id=k).",
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle())],
+    )
+    agent.invoke(QUESTION)
+    assert model.seen[-1][0].text == "Be brief. Cite as [n](id=k)."
+    model = ScriptedToolModel(script=two_rounds())
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        system_prompt="Be brief.",
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle())],
+    )
+    agent.invoke(QUESTION)
+    assert model.seen[-1][0].text.startswith("Be brief.\n\nWhen referencing the documents")
+
+
+def test_same_document_keeps_its_id_across_turns() -> None:
+    """With a checkpointer, a document retrieved again next turn keeps its id; new ones get new ids."""
+    script = [
+        search("rome"),
+        say("Rome is old[1](id=1)."),
+        search("lyon rome", first_id=2),
+        say("Lyon has silk[1](id=2). Rome is old[2](id=1)."),
+    ]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle())],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "one"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, config)
+    second = agent.invoke({"messages": [{"role": "user", "content": "Lyon?"}]}, config)
+    # Turn 2's artifacts come back from the checkpointer as dicts: still read.
+    assert isinstance(second["messages"][2].artifact[0], dict)
+    shown = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert shown == [
+        f"<document id=1>\n{ROME.page_content}\n</document>",
+        f"<document id=2>\n{LYON.page_content}\n</document>\n<document id=1>\n{ROME.page_content}\n</document>",
+    ]
+    assert first["messages"][-1].text == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+    assert second["messages"][-1].text == (
+        "Lyon has silk[1]. Rome is old[2].\n\n- [1] Lyon (https://example.org/lyon)\n"
+        "- [2] Rome (https://example.org/rome)\n"
+    )
+    assert [len(e["references"]) for e in second["references"]] == [1, 2]
+
+
+def test_ids_of_two_tool_calls_never_collide() -> None:
+    """Documents of two parallel tool calls get distinct ids; a document in both gets one."""
+    messages = [
+        ToolMessage("", tool_call_id="a", artifact=[PARIS, ROME]),
+        ToolMessage("", tool_call_id="b", artifact=[LYON, {"page_content": ROME.page_content, **_dict(ROME)}]),
+    ]
+    thread = ThreadDocuments.from_messages(messages)
+    assert [thread.id_of(d) for d in (PARIS, ROME, LYON)] == [1, 2, 3]
+    assert len(thread.documents) == 3
+
+
+def _dict(document: Document) -> dict[str, Any]:
+    return {"metadata": dict(document.metadata), "id": document.id, "type": "Document"}
+
+
+def test_document_without_id_is_known_by_its_content() -> None:
+    """A document with no id keeps its id by text and metadata; another source's same text does not share it."""
+    twin = Document(ROME.page_content, metadata={"source": "https://mirror.org/rome"})
+    messages = [
+        ToolMessage("", tool_call_id="a", artifact=[ROME]),
+        ToolMessage("", tool_call_id="b", artifact=[Document(ROME.page_content, metadata=dict(ROME.metadata)), twin]),
+    ]
+    thread = ThreadDocuments.from_messages(messages)
+    assert [thread.id_of(d) for d in (ROME, twin)] == [1, 2]
+
+
+def test_model_sees_its_earlier_answer_raw_by_default() -> None:
+    """Next turn, the model reads its own earlier answer with raw markers, never the rendered list."""
+    script = [search("rome"), say("Rome is old[1](id=1)."), say("Yes, old[1](id=1).")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle())],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, config)
+    state = agent.invoke({"messages": [{"role": "user", "content": "Old?"}]}, config)
+    earlier = [m for m in model.seen[-1] if isinstance(m, AIMessage) and m.text]
+    assert [m.text for m in earlier] == ["Rome is old[1](id=1)."]
+    # The user's copy (the state) stays rendered.
+    assert state["messages"][3].text == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+    assert state["messages"][-1].text == "Yes, old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+
+
+def test_plain_history_takes_the_citations_out() -> None:
+    """history="plain": the model reads its earlier answer without markers or list."""
+    script = [search("rome"), say("Rome is old[1](id=1)."), say("Yes.")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle(), history="plain")],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, config)
+    agent.invoke({"messages": [{"role": "user", "content": "Old?"}]}, config)
+    assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == ["Rome is old."]
+
+
+def test_bare_number_is_never_a_citation() -> None:
+    """A bare [n] the model writes gets no number, no list entry and no citation data."""
+    agent, _ = build([search("rome"), say("As said before [1], Rome is old[2](id=1).")])
+    answer = agent.invoke(QUESTION)["messages"][-1]
+    assert answer.text == "As said before [1], Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+    citations = answer.response_metadata["references"]["citations"]
+    assert [(c["marker"], c["start"]) for c in citations] == [("[2](id=1)", 31)]
+    assert len(text_block(answer)["annotations"]) == 1
+
+
+class SwapModel(AgentMiddleware):
+    """A middleware that replaces the model (as a fallback or router would)."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__()
+        self.model = model
+
+    def wrap_model_call(self, request: ModelRequest, handler: Any) -> ModelResponse:
+        return handler(request.override(model=self.model))
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Any) -> ModelResponse:
+        return await handler(request.override(model=self.model))
+
+
+def test_a_model_swapped_inside_warns_and_the_state_is_rewritten() -> None:
+    """A middleware after ours that swaps the model: a CitationLeakWarning, and the state copy rewritten."""
+    script = [search("rome"), say("Rome is old[1](id=1).")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle()), SwapModel(model)],
+    )
+    with pytest.warns(CitationLeakWarning, match="without ReferencesMiddleware's rewriting"):
+        state = agent.invoke(QUESTION)
+    assert state["messages"][-1].text == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+
+
+def test_structured_output_calls_are_left_alone_with_a_warning() -> None:
+    """A call with response_format is not rewritten (it would corrupt the JSON); the middleware says so."""
+    from langchain_core.language_models import GenericFakeChatModel
+
+    request = ModelRequest(model=GenericFakeChatModel(messages=iter([])), messages=[], response_format=dict)
+    with pytest.warns(CitationLeakWarning, match="structured-output"):
+        prepared = ReferencesMiddleware().prepare(request)
+    assert prepared is request
+
+
+def test_documents_from_any_tool() -> None:
+    """A tool returning documents_tool_output(...) hands its documents over like a retriever tool."""
+
+    @tool(response_format="content_and_artifact")
+    def lookup(query: str) -> tuple[str, list[Document]]:
+        """Look a city up."""
+        return documents_tool_output([LYON])
+
+    model = ScriptedToolModel(script=[search("lyon", tool="lookup"), say("Silk[1](id=1).")])
+    agent = create_agent(model, tools=[lookup], middleware=[ReferencesMiddleware(style=TextReferenceStyle())])
+    answer = agent.invoke(QUESTION)["messages"][-1]
+    assert answer.text == "Silk[1].\n\n- [1] Lyon (https://example.org/lyon)\n"
+
+
+def test_documents_from_reads_other_tool_results() -> None:
+    """documents_from reads documents from a tool result that has no artifact."""
+
+    @tool
+    def note(query: str) -> str:
+        """Return a note."""
+        return "Lyon is famous for silk."
+
+    def read(message: ToolMessage) -> list[Document] | None:
+        return [Document(message.text, metadata={"source": "notes"})] if message.name == "note" else None
+
+    model = ScriptedToolModel(script=[search("x", tool="note"), say("Silk[1](id=1).")])
+    agent = create_agent(
+        model, tools=[note], middleware=[ReferencesMiddleware(style=TextReferenceStyle(), documents_from=read)]
+    )
+    answer = agent.invoke(QUESTION)["messages"][-1]
+    assert answer.text == "Silk[1].\n\n- [1] notes\n"
+    assert [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)] == [
+        "<document id=1>\nLyon is famous for silk.\n</document>"
+    ]
+
+
+def test_references_chat_model_works_as_the_agents_model() -> None:
+    """create_agent(ReferencesChatModel(...)) binds tools through the wrapper and rewrites with fixed documents."""
+    model = ScriptedToolModel(script=[say("Rome is old[1](id=1).")])
+    wrapped = ReferencesChatModel(inner=model, documents=[ROME], style=TextReferenceStyle())
+    agent = create_agent(wrapped, tools=[retriever_tool(CITY_DOCUMENTS)])
+    texts = model_texts(agent.stream(QUESTION, stream_mode="messages"))
+    assert "".join(texts) == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+
+
+def test_wrapper_forwards_profile_and_model_name() -> None:
+    """The wrapper the middleware builds copies the inner model's profile and name (LangChain's checks read them)."""
+    model = ScriptedToolModel(script=[say("x")], profile={"structured_output": True})
+    request = ModelRequest(model=model, messages=[])
+    wrapped = ReferencesMiddleware().prepare(request).model
+    assert wrapped.profile == {"structured_output": True}
+    assert isinstance(wrapped, ReferencesChatModel)
+    assert wrapped.inner is model
+
+
+def test_annotations_land_on_the_right_text_block_of_list_content() -> None:
+    """A model streaming list content with text in two blocks: each citation slices its own block."""
+    from langchain_core.messages import AIMessageChunk
+
+    from tests.unit_tests.fakes import message_chunks
+
+    chunks = [
+        AIMessageChunk(content=[{"type": "text", "text": "Rome is old[1](i", "index": 0}]),
+        AIMessageChunk(content=[{"type": "text", "text": "d=1).", "index": 0}]),
+        AIMessageChunk(content=[{"type": "reasoning", "reasoning": "hm", "index": 1}]),
+        AIMessageChunk(content=[{"type": "text", "text": "Lyon has silk[2](id=2).", "index": 2}]),
+    ]
+    wrapped = ReferencesChatModel(inner=message_chunks(chunks), documents=[ROME, LYON], style=TextReferenceStyle())
+    merged = None
+    for chunk in wrapped.stream("q"):
+        merged = chunk if merged is None else merged + chunk
+    assert merged is not None
+    texts = [b for b in merged.content if isinstance(b, dict) and b.get("type") == "text"]
+    assert [b["text"] for b in texts] == [
+        "Rome is old[1].",
+        "Lyon has silk[2].\n\n- [1] Rome (https://example.org/rome)\n- [2] Lyon (https://example.org/lyon)\n",
+    ]
+    assert [[b["text"][a["start_index"] : a["end_index"]] for a in b["annotations"]] for b in texts] == [
+        ["Rome is old"],
+        ["Lyon has silk"],
+    ]
