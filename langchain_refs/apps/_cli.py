@@ -1,4 +1,4 @@
-"""The ``langchain-refs`` command line: ``demo``, ``serve`` and ``check``.
+"""The ``langchain-refs`` command line: ``demo`` (``--agent`` for the agent), ``serve`` and ``check``.
 
 Whatever goes wrong, the user reads one line on stderr, never a traceback:
 exit status 2 when a command cannot run as asked (a `CommandError`, or an
@@ -42,6 +42,8 @@ def run_demo(args: argparse.Namespace) -> int:
     """Stream a cited answer to the terminal."""
     from langchain_refs.apps.demo import ExtractiveChatModel, build_demo_chain
 
+    if args.agent:
+        agents_extra_or_exit()
     model = load_model(args.model) if args.model else ExtractiveChatModel(delay=args.delay)
     try:
         if args.question is not None:
@@ -54,6 +56,10 @@ def run_demo(args: argparse.Namespace) -> int:
         if not question.strip():
             msg = "no question asked: give one as an argument or type it at the prompt"
             raise CommandError(msg)
+        if args.agent:
+            run_agent_demo(args, question.strip())
+            print()
+            return 0
         # Message chunks, not a StrOutputParser: when Ctrl-C closes the stream,
         # a parser stage would first read the rest of the answer for its trace,
         # and the command would hang until the model ends.
@@ -65,6 +71,44 @@ def run_demo(args: argparse.Namespace) -> int:
         raise
     print()
     return 0
+
+
+def agents_extra_or_exit() -> None:
+    """Raise a `CommandError` saying how to install the agents extra when it is missing."""
+    try:
+        import langchain.agents  # noqa: F401
+        import langgraph  # noqa: F401
+    except ImportError:
+        msg = 'demo --agent needs the "agents" extra: in a clone of langchain-refs run pip install -e ".[agents]"'
+        raise CommandError(msg) from None
+
+
+def run_agent_demo(args: argparse.Namespace, question: str) -> None:
+    """Stream the offline agent's answer: its tool call as one line, then the rewritten text."""
+    from langchain_core.messages import AIMessageChunk, ToolMessage
+
+    from langchain_refs.apps.demo.agent import AgentDemoChatModel, build_demo_agent
+
+    model = load_model(args.model) if args.model else AgentDemoChatModel(delay=args.delay)
+    agent = build_demo_agent(style=STYLES[args.style](), model=model, k=args.k)
+    inputs = {"messages": [{"role": "user", "content": question}]}
+    # stream_mode="messages" is what chat apps read; the middleware rewrites it as it streams.
+    stream = agent.stream(inputs, stream_mode="messages")
+    try:
+        for chunk, _ in stream:
+            if isinstance(chunk, ToolMessage):
+                found = len(chunk.artifact) if isinstance(chunk.artifact, list) else 0
+                print(f"[{chunk.name}: {found} documents]", flush=True)
+            elif isinstance(chunk, AIMessageChunk):
+                # .text, not .content: the rewritten chunks carry standard text blocks.
+                print(chunk.text, end="", flush=True)
+    except KeyboardInterrupt:
+        # Closing the stream waits for the model's worker thread: stop the
+        # offline model first so that Ctrl-C ends the command at once.
+        if isinstance(model, AgentDemoChatModel):
+            model.stop()
+        stream.close()
+        raise
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -121,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         help='a real chat model as provider:name; needs pip install -e ".[models]" in a clone, '
         "the provider package (e.g. langchain-openai) and its key",
+    )
+    demo.add_argument(
+        "--agent",
+        action="store_true",
+        help='run create_agent with the corpus behind a retriever tool (needs pip install -e ".[agents]")',
     )
     demo.add_argument("--k", type=_positive, default=4, help="documents retrieved per question")
     demo.add_argument("--delay", type=_seconds, default=0.02, help="seconds between tokens of the offline model")

@@ -319,3 +319,103 @@ def test_html_style_in_the_terminal_is_escaped() -> None:
     answer = build_demo_chain(documents=HOSTILE, style=HTMLReferenceStyle()).invoke({"question": "What is the answer?"})
     assert "javascript:" not in answer
     assert "&lt;img" in answer
+
+
+# -- the agent demo (demo --agent) ----------------------------------------------
+
+
+def needs_agents() -> None:
+    pytest.importorskip("langchain.agents", reason="the agent demo needs the agents extra: pip install -e '.[agents]'")
+
+
+def test_cli_agent_streams_the_tool_call_then_a_cited_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    """`demo --agent QUESTION`: one line for the search, then the rewritten answer and its sources."""
+    needs_agents()
+    assert main(["demo", "--agent", "--delay", "0", "How do I run the tests?"]) == 0
+    assert capsys.readouterr().out == (
+        "[search_docs: 3 documents]\n"
+        "The test suite runs offline with python -m pytest after installing the test extra[1].\n\n"
+        "- [1] Running the tests (https://langchain-refs.dev/docs/tests)\n\n"
+    )
+
+
+def test_cli_agent_markdown_style(capsys: pytest.CaptureFixture[str]) -> None:
+    """--style applies to the agent's answer too; no raw marker reaches the terminal."""
+    needs_agents()
+    assert main(["demo", "--agent", "--delay", "0", "--style", "markdown", "Which URLs become links?"]) == 0
+    out = capsys.readouterr().out
+    assert "<sup>[[1](https://langchain-refs.dev/docs/security)]</sup>" in out
+    assert "(id=" not in out
+
+
+@pytest.mark.parametrize(("question", "url"), QUESTIONS.items())
+def test_agent_answers_cite_the_right_source(question: str, url: str) -> None:
+    """The offline agent searches, then cites the section that answers each question first."""
+    needs_agents()
+    from langchain_refs.apps.demo.agent import build_demo_agent
+
+    state = build_demo_agent().invoke({"messages": [{"role": "user", "content": question}]})
+    answer = state["messages"][-1]
+    assert state["messages"][1].tool_calls[0]["args"] == {"query": question}
+    assert answer.response_metadata["references"]["references"][0]["source"] == url
+    assert state["references"][0]["references"][0]["source"] == url
+
+
+def test_agent_demo_model_reads_the_documents_the_middleware_shows() -> None:
+    """The demo model answers from <document id=k> blocks with thread ids, citing those ids."""
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from langchain_refs.apps.demo.agent import AgentDemoChatModel
+
+    model = AgentDemoChatModel()
+    shown = ToolMessage(
+        "<document id=2>\nBananas are yellow. Apples can be red.\n</document>\n"
+        "<document id=3>\nThe sky is blue on clear days.\n</document>",
+        tool_call_id="search-1",
+    )
+    reply = model.invoke([HumanMessage("What colour is the sky?"), shown])
+    assert reply.content == "The sky is blue on clear days[1](id=3)."
+    assert model.invoke([HumanMessage("What colour is the sky?")]).tool_calls[0]["name"] == "search_docs"
+
+
+def test_cli_agent_without_the_extra_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without langchain/langgraph, demo --agent says how to install the agents extra: one line, exit 2."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "langchain.agents", None)
+    assert main(["demo", "--agent", "How do I run the tests?"]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        'langchain-refs: demo --agent needs the "agents" extra: '
+        'in a clone of langchain-refs run pip install -e ".[agents]"'
+    )
+
+
+def test_cli_agent_ctrl_c_stops_the_model(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C during the agent's answer stops the offline model: exit 130 without streaming the rest."""
+    needs_agents()
+    from langchain_refs.apps import _cli
+    from langchain_refs.apps.demo.agent import AgentDemoChatModel
+
+    streamed: list[str] = []
+    real_stream = AgentDemoChatModel._stream
+
+    def counted(self: AgentDemoChatModel, *args: Any, **kwargs: Any) -> Any:
+        for chunk in real_stream(self, *args, **kwargs):
+            streamed.append(chunk.text)
+            yield chunk
+
+    printed: list[str] = []
+
+    def interrupted_print(*values: Any, **options: Any) -> None:
+        if options.get("end") == "" and len(printed) > 2:
+            raise KeyboardInterrupt  # Ctrl-C lands while the answer streams
+        printed.extend(map(str, values))
+        print(*values, **options)
+
+    monkeypatch.setattr(AgentDemoChatModel, "_stream", counted)
+    monkeypatch.setattr(_cli, "print", interrupted_print, raising=False)
+    assert main(["demo", "--agent", "--delay", "0.01", "How are sources numbered?"]) == 130
+    assert one_line(capsys.readouterr().err) == "langchain-refs: interrupted"
+    assert len(streamed) < 20  # the full answer is over 100 tokens
