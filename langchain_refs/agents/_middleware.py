@@ -281,11 +281,19 @@ def _with_instructions(system: SystemMessage | None, instructions: str) -> Syste
 
 
 def _with_text(content: str | list[Any], text: str) -> str | list[Any]:
-    """``content`` with its text replaced by ``text``: in the first text block, other text blocks emptied."""
+    """``content`` with its text replaced by ``text``, in its first text block; other text blocks dropped.
+
+    Example:
+        >>> _with_text([{"type": "text", "text": "A[1]."}, {"type": "tool_use", "id": "t"}], "A[1](id=2).")
+        [{'type': 'text', 'text': 'A[1](id=2).'}, {'type': 'tool_use', 'id': 't'}]
+        >>> _with_text([{"type": "tool_use", "id": "t"}], "")
+        [{'type': 'tool_use', 'id': 't'}]
+    """
     if isinstance(content, str):
         return text
     blocks: list[Any] = []
-    placed = False
+    # No text at all: no text block either (some providers refuse empty ones).
+    placed = not text
     for block in content:
         if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"):
             if placed:

@@ -536,3 +536,35 @@ def test_annotations_land_on_the_right_text_block_of_list_content() -> None:
         ["Rome is old"],
         ["Lyon has silk"],
     ]
+
+
+def test_agents_wing_imports_downward_only() -> None:
+    """agents stands on streaming and grounding; streaming and grounding never import agents, agents no apps."""
+    from tests.unit_tests.test_architecture import imports, wing
+
+    edges = {(wing(m), wing(target)) for m, found in imports().items() for target, _ in found}
+    assert ("agents", "streaming") in edges
+    assert ("agents", "grounding") in edges
+    assert not {e for e in edges if e[1] == "agents" and e[0] in ("streaming", "grounding", "_inputs")}
+    assert ("agents", "apps") not in edges
+
+
+def test_rendered_history_and_no_instructions_are_options() -> None:
+    """history="rendered" shows the model what the user saw; instructions=None adds no system prompt."""
+    script = [search("rome"), say("Rome is old[1](id=1)."), say("Yes.")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle(), history="rendered", instructions=None)],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, config)
+    agent.invoke({"messages": [{"role": "user", "content": "Old?"}]}, config)
+    assert not any(isinstance(m, SystemMessage) for m in model.seen[-1])
+    assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == [
+        "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+    ]
+    with pytest.raises(ValueError, match="history must be"):
+        ReferencesMiddleware(history="markers")  # type: ignore[arg-type]
