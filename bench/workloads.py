@@ -174,7 +174,6 @@ class FloorWrapper(Runnable[Any, Any]):
             input,
             config,
             start=lambda _run_manager: _NoOutput(),
-            rewrite=_pass_on,
             inner=lambda child_config: self.bound.stream(input, child_config, **kwargs),
         )
 
@@ -184,13 +183,8 @@ class FloorWrapper(Runnable[Any, Any]):
             input,
             config,
             start=lambda _run_manager: _NoOutput(),
-            rewrite=_pass_on,
             inner=lambda child_config: self.bound.astream(input, child_config, **kwargs),
         )
-
-
-def _pass_on(_state: Any, chunks: Any) -> Any:
-    return chunks
 
 
 def generator_wrapper(bound: Runnable[Any, Any]) -> Runnable[Any, Any]:

@@ -11,12 +11,16 @@ opened and closed by hand instead, in the few lines LangChain itself uses:
 1. ``on_chain_start`` on the callback manager of the config, a child config
    whose callbacks are the run's children (so the inner runnable nests under
    this run in traces and in ``astream_events``);
-2. the inner stream, mapped chunk by chunk by the caller's ``rewrite``, run
-   inside the child config's context (so ``get_config()`` and tracing context
-   work inside the inner runnable);
+2. the inner stream, each chunk mapped by the caller's ``map_chunk`` (and
+   one last chunk from ``finish``), the inner stream run inside the child
+   config's context (so ``get_config()`` and tracing context work inside the
+   inner runnable);
 3. if an ``astream_events``/``astream_log`` handler is attached (a
    ``_StreamingCallbackHandler``), it is handed the output iterator to tap,
-   which is how those APIs see each chunk as it is produced;
+   which is how those APIs see each chunk as it is produced; with none
+   attached, the mapping is done in the run's own loop, so the stream passes
+   through one generator only (each generator a chunk passes through costs
+   it a resumption);
 4. ``on_chain_end`` with whatever output the caller chooses to report (nothing
    is added up here), or ``on_chain_error``.
 
@@ -28,7 +32,7 @@ Runnable's ``stream`` and ``astream`` are one call each.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -61,15 +65,19 @@ def stream_run(
     config: RunnableConfig | None,
     *,
     start: Callable[[Any], StateT],
-    rewrite: Callable[[StateT, Iterator[Any]], Iterator[Any]],
     inner: Callable[[RunnableConfig], Iterator[Any]],
+    map_chunk: Callable[[StateT, Any], Any] | None = None,
+    finish: Callable[[StateT], Any] | None = None,
     on_end: Callable[[StateT, RunnableConfig], None] | None = None,
 ) -> Iterator[Any]:
-    """Stream ``rewrite(state, inner(child_config))`` as one run of ``runnable``.
+    """Stream ``inner(child_config)``, each chunk mapped, as one run of ``runnable``.
 
     ``start(run_manager)`` builds the per-call state once the run exists (so
-    it may use the run id); ``on_end(state, child_config)`` runs after the
-    last chunk when callbacks are attached (e.g. to dispatch a custom event).
+    it may use the run id); ``map_chunk(state, chunk)`` gives the chunk to
+    pass on, or None for none (without it every chunk passes on unchanged);
+    ``finish(state)`` gives one last chunk (or None) after the inner stream
+    ends; ``on_end(state, child_config)`` runs after the last chunk when
+    callbacks are attached (e.g. to dispatch a custom event).
 
     Example:
         >>> from langchain_core.runnables import RunnableLambda
@@ -77,9 +85,9 @@ def stream_run(
         ...     def traced_output(self): return None
         >>> shout = RunnableLambda(lambda s: s)
         >>> list(stream_run(shout, "hi", None, start=lambda rm: State(),
-        ...                 rewrite=lambda state, chunks: (c.upper() for c in chunks),
-        ...                 inner=lambda cfg: shout.stream("hi", cfg)))
-        ['HI']
+        ...                 inner=lambda cfg: shout.stream("hi", cfg),
+        ...                 map_chunk=lambda state, chunk: chunk.upper(), finish=lambda state: "!"))
+        ['HI', '!']
     """
     config = ensure_config(config)
     run_manager = get_callback_manager_for_config(config).on_chain_start(
@@ -90,16 +98,38 @@ def stream_run(
     try:
         state = start(run_manager)
         with set_config_context(child_config) as context:
-            chunks = rewrite(state, inner(child_config))
             tap = _stream_tap(run_manager.handlers)
-            if tap is not None:
-                chunks = tap.tap_output_iter(run_manager.run_id, chunks)
-            while True:
-                try:
-                    chunk = context.run(next, chunks)
-                except StopIteration:
-                    break
-                yield chunk
+            if tap is None:
+                # The common case: map in this loop, no generator in between.
+                source = inner(child_config)
+                if map_chunk is None:
+                    while True:
+                        try:
+                            chunk = context.run(next, source)
+                        except StopIteration:
+                            break
+                        yield chunk
+                else:
+                    while True:
+                        try:
+                            chunk = context.run(next, source)
+                        except StopIteration:
+                            break
+                        chunk = map_chunk(state, chunk)
+                        if chunk is not None:
+                            yield chunk
+                if finish is not None:
+                    last = context.run(finish, state)
+                    if last is not None:
+                        yield last
+            else:
+                chunks = tap.tap_output_iter(run_manager.run_id, _mapped(state, inner(child_config), map_chunk, finish))
+                while True:
+                    try:
+                        chunk = context.run(next, chunks)
+                    except StopIteration:
+                        break
+                    yield chunk
         if on_end is not None and run_manager.handlers:
             on_end(state, child_config)
     except BaseException as error:
@@ -114,26 +144,27 @@ async def astream_run(
     config: RunnableConfig | None,
     *,
     start: Callable[[Any], StateT],
-    rewrite: Callable[[StateT, AsyncIterator[Any]], AsyncIterator[Any]],
     inner: Callable[[RunnableConfig], AsyncIterator[Any]],
-    on_end: Callable[[StateT, RunnableConfig], Any] | None = None,
+    map_chunk: Callable[[StateT, Any], Any] | None = None,
+    finish: Callable[[StateT], Awaitable[Any]] | None = None,
+    on_end: Callable[[StateT, RunnableConfig], Awaitable[Any]] | None = None,
 ) -> AsyncIterator[Any]:
-    """The async twin of `stream_run`; ``on_end`` is awaited.
+    """The async twin of `stream_run`; ``finish`` and ``on_end`` are awaited.
 
     Example:
         >>> import asyncio
         >>> from langchain_core.runnables import RunnableLambda
         >>> class State:
         ...     def traced_output(self): return None
-        >>> async def upper(state, chunks):
-        ...     async for c in chunks:
-        ...         yield c.upper()
+        >>> async def bang(state):
+        ...     return "!"
         >>> echo = RunnableLambda(lambda s: s)
         >>> async def main():
         ...     return [c async for c in astream_run(echo, "hi", None, start=lambda rm: State(),
-        ...                                          rewrite=upper, inner=lambda cfg: echo.astream("hi", cfg))]
+        ...                                          inner=lambda cfg: echo.astream("hi", cfg),
+        ...                                          map_chunk=lambda state, chunk: chunk.upper(), finish=bang)]
         >>> asyncio.run(main())
-        ['HI']
+        ['HI', '!']
     """
     config = ensure_config(config)
     run_manager = await get_async_callback_manager_for_config(config).on_chain_start(
@@ -144,19 +175,71 @@ async def astream_run(
     try:
         state = start(run_manager)
         with set_config_context(child_config):
-            chunks = rewrite(state, inner(child_config))
             tap = _stream_tap(run_manager.handlers)
-            if tap is not None:
-                chunks = tap.tap_output_aiter(run_manager.run_id, chunks)
-            async with aclosing(chunks):
-                async for chunk in chunks:
-                    yield chunk
+            if tap is None:
+                # The common case: map in this loop, no generator in between.
+                source = inner(child_config)
+                async with aclosing(source):
+                    if map_chunk is None:
+                        async for chunk in source:
+                            yield chunk
+                    else:
+                        async for chunk in source:
+                            chunk = map_chunk(state, chunk)
+                            if chunk is not None:
+                                yield chunk
+                if finish is not None:
+                    last = await finish(state)
+                    if last is not None:
+                        yield last
+            else:
+                chunks = tap.tap_output_aiter(
+                    run_manager.run_id, _amapped(state, inner(child_config), map_chunk, finish)
+                )
+                async with aclosing(chunks):
+                    async for chunk in chunks:
+                        yield chunk
         if on_end is not None and run_manager.handlers:
             await on_end(state, child_config)
     except BaseException as error:
         await run_manager.on_chain_error(error)
         raise
     await run_manager.on_chain_end(state.traced_output())
+
+
+def _mapped(
+    state: StateT,
+    source: Iterator[Any],
+    map_chunk: Callable[[StateT, Any], Any] | None,
+    finish: Callable[[StateT], Any] | None,
+) -> Iterator[Any]:
+    """The mapped stream as one iterator, for a tap that must see each chunk."""
+    for chunk in source:
+        out = chunk if map_chunk is None else map_chunk(state, chunk)
+        if out is not None:
+            yield out
+    if finish is not None:
+        last = finish(state)
+        if last is not None:
+            yield last
+
+
+async def _amapped(
+    state: StateT,
+    source: AsyncIterator[Any],
+    map_chunk: Callable[[StateT, Any], Any] | None,
+    finish: Callable[[StateT], Awaitable[Any]] | None,
+) -> AsyncIterator[Any]:
+    """The async twin of `_mapped`."""
+    async with aclosing(source):
+        async for chunk in source:
+            out = chunk if map_chunk is None else map_chunk(state, chunk)
+            if out is not None:
+                yield out
+    if finish is not None:
+        last = await finish(state)
+        if last is not None:
+            yield last
 
 
 def _stream_tap(handlers: list[BaseCallbackHandler]) -> Any:

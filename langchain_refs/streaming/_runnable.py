@@ -155,15 +155,14 @@ class _AnswerRewrite:
             last.chunk_position = "last"
         return last
 
+    async def afinish(self) -> Any:
+        """`finish` for the async path: a verifier may call a model, so it runs off the event loop."""
+        return await asyncio.to_thread(self.finish) if self._verify is not None else self.finish()
+
     @property
     def references(self) -> AnswerReferences:
         """The references of the answer so far."""
         return self._session.references
-
-    @property
-    def verifies(self) -> bool:
-        """Whether `finish` runs a verifier (and may take a while)."""
-        return self._verify is not None
 
     def traced_output(self) -> Any:
         """What the run reports as its output to tracers (None when untracked)."""
@@ -306,8 +305,9 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             input,
             config,
             start=lambda run_manager: self._rewrite_for(input, run_manager),
-            rewrite=_rewritten,
             inner=lambda child_config: self.bound.stream(input, child_config, **kwargs),
+            map_chunk=_AnswerRewrite.on_chunk,
+            finish=_AnswerRewrite.finish,
             on_end=_dispatch_references,
         )
 
@@ -318,8 +318,9 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             input,
             config,
             start=lambda run_manager: self._rewrite_for(input, run_manager),
-            rewrite=_arewritten,
             inner=lambda child_config: self.bound.astream(input, child_config, **kwargs),
+            map_chunk=_AnswerRewrite.on_chunk,
+            finish=_AnswerRewrite.afinish,
             on_end=_adispatch_references,
         )
 
@@ -330,27 +331,6 @@ def _dispatch_references(rewrite: _AnswerRewrite, config: RunnableConfig) -> Non
 
 async def _adispatch_references(rewrite: _AnswerRewrite, config: RunnableConfig) -> None:
     await adispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=config)
-
-
-def _rewritten(rewrite: _AnswerRewrite, chunks: Iterator[Any]) -> Iterator[Any]:
-    for chunk in chunks:
-        out = rewrite.on_chunk(chunk)
-        if out is not None:
-            yield out
-    last = rewrite.finish()
-    if last is not None:
-        yield last
-
-
-async def _arewritten(rewrite: _AnswerRewrite, chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
-    async for chunk in chunks:
-        out = rewrite.on_chunk(chunk)
-        if out is not None:
-            yield out
-    # A verifier may call a model: keep it off the event loop.
-    last = await asyncio.to_thread(rewrite.finish) if rewrite.verifies else rewrite.finish()
-    if last is not None:
-        yield last
 
 
 def _merge(chunks: Iterator[Any] | list[Any]) -> Any:
