@@ -30,7 +30,12 @@ from langchain_refs.streaming._styles import MarkdownReferenceStyle, ReferenceSt
 __all__ = ["REFERENCES_EVENT", "CitationMiddleware", "ReferencesCollector", "manage_references"]
 
 REFERENCES_EVENT: Final = "langchain_refs.references"
-"""Name of the custom callback event that carries an answer's references."""
+"""Name of the custom callback event that carries an answer's references.
+
+Its data is ``AnswerReferences.to_dict()``, made once per answer: the very
+dict the last message chunk carries as ``response_metadata["references"]``
+(so read it; copy it before changing it).
+"""
 
 _SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
 
@@ -60,6 +65,7 @@ class _AnswerRewrite:
     """
 
     __slots__ = (
+        "_data",
         "_list_content",
         "_message_id",
         "_output",
@@ -79,6 +85,7 @@ class _AnswerRewrite:
         self._list_content: dict[str, Any] | None = None
         self._track_output = track_output
         self._output: list[str] = []
+        self._data: dict[str, Any] | None = None
 
     def on_chunk(self, chunk: Any) -> Any:
         """The chunk to pass on for ``chunk``, or None when there is none."""
@@ -140,6 +147,8 @@ class _AnswerRewrite:
         if self._str_output:
             return tail or None
         references = self._session.references
+        # Made once: the references event reuses it.
+        self._data = references.to_dict()
         content: str | list[Any] = tail
         if self._list_content is not None:
             content = [{**self._list_content, "text": tail}] if self._list_content else [tail]
@@ -147,7 +156,7 @@ class _AnswerRewrite:
             content=content,
             id=self._message_id,
             response_metadata={
-                "references": references.to_dict(),
+                "references": self._data,
                 "citations": references.standard_citations(),
             },
         )
@@ -159,10 +168,11 @@ class _AnswerRewrite:
         """`finish` for the async path: a verifier may call a model, so it runs off the event loop."""
         return await asyncio.to_thread(self.finish) if self._verify is not None else self.finish()
 
-    @property
-    def references(self) -> AnswerReferences:
-        """The references of the answer so far."""
-        return self._session.references
+    def references_data(self) -> dict[str, Any]:
+        """The answer's references as data (`AnswerReferences.to_dict`), made once after `finish`."""
+        if self._data is None:
+            self._data = self._session.references.to_dict()
+        return self._data
 
     def traced_output(self) -> Any:
         """What the run reports as its output to tracers (None when untracked)."""
@@ -326,11 +336,11 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
 
 
 def _dispatch_references(rewrite: _AnswerRewrite, config: RunnableConfig) -> None:
-    dispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=config)
+    dispatch_custom_event(REFERENCES_EVENT, rewrite.references_data(), config=config)
 
 
 async def _adispatch_references(rewrite: _AnswerRewrite, config: RunnableConfig) -> None:
-    await adispatch_custom_event(REFERENCES_EVENT, rewrite.references.to_dict(), config=config)
+    await adispatch_custom_event(REFERENCES_EVENT, rewrite.references_data(), config=config)
 
 
 def _merge(chunks: Iterator[Any] | list[Any]) -> Any:

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import fields
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import override
 
-from langchain_refs import TextReferenceStyle, manage_references
-from tests.unit_tests.fakes import sample_documents
+from langchain_refs import (
+    REFERENCES_EVENT,
+    AnswerReferences,
+    Citation,
+    InvalidCitation,
+    Reference,
+    TextReferenceStyle,
+    manage_references,
+)
+from tests.unit_tests.fakes import ChunkExactChatModel, sample_documents
 
 
 class _FrameRecorder(Runnable[Any, str]):
@@ -52,3 +63,69 @@ async def test_astream_reads_the_inner_stream_in_its_own_loop() -> None:
     out = "".join([chunk async for chunk in chain.astream({"documents": sample_documents()})])
     assert out == "Yes[1] and no.\n\n- [1] a.html#chap1\n"
     assert inner.resumed_by == ["astream_run", "astream_run"]
+
+
+def test_to_dict_writes_every_field_of_every_value() -> None:
+    """to_dict (written out by hand for speed) has every dataclass field, tuples as lists, and round-trips."""
+    refs = AnswerReferences(
+        references=(Reference(number=2, source="s", title="T", document_positions=(4, 7)),),
+        citations=(
+            Citation(
+                number=2,
+                document_positions=(4, 7),
+                start=10,
+                end=13,
+                text_start=1,
+                text_end=9,
+                text="claim",
+                marker="[1](id=4, 7)",
+                support=0.25,
+                supported=False,
+            ),
+        ),
+        invalid_citations=(InvalidCitation(marker="[1](id=9)", item="9", reason="no document 9", offset=5),),
+        omitted_invalid_citations=3,
+    )
+    expected = {
+        "references": [{"number": 2, "source": "s", "title": "T", "document_positions": [4, 7]}],
+        "citations": [
+            {
+                "number": 2,
+                "document_positions": [4, 7],
+                "start": 10,
+                "end": 13,
+                "text_start": 1,
+                "text_end": 9,
+                "text": "claim",
+                "marker": "[1](id=4, 7)",
+                "support": 0.25,
+                "supported": False,
+            }
+        ],
+        "invalid_citations": [{"marker": "[1](id=9)", "item": "9", "reason": "no document 9", "offset": 5}],
+        "omitted_invalid_citations": 3,
+    }
+    assert refs.to_dict() == expected
+    for cls, key in ((Reference, "references"), (Citation, "citations"), (InvalidCitation, "invalid_citations")):
+        # A field added to a value later must be added to to_dict too.
+        assert list(expected[key][0]) == [f.name for f in fields(cls)]
+    assert [f.name for f in fields(AnswerReferences)] == list(expected)
+    assert AnswerReferences.from_dict(refs.to_dict()) == refs
+
+
+def test_references_are_serialised_once_per_answer() -> None:
+    """The references event carries the very dict of the last chunk's metadata: one to_dict per answer."""
+    collected: list[Any] = []
+
+    class Listener(BaseCallbackHandler):
+        def on_custom_event(self, name: str, data: Any, **kwargs: Any) -> None:
+            if name == REFERENCES_EVENT:
+                collected.append(data)
+
+    model = ChatPromptTemplate.from_template("{question}") | ChunkExactChatModel(chunks=["Yes[1](", "id=3)."])
+    chain = manage_references(model, style=TextReferenceStyle())
+    chunks = list(chain.stream({"documents": sample_documents(), "question": "q"}, {"callbacks": [Listener()]}))
+    data = chunks[-1].response_metadata["references"]
+    assert [r["source"] for r in data["references"]] == ["b.pdf"]
+    assert len(collected) == 1
+    assert collected[0] is data
