@@ -316,9 +316,12 @@ class CitationParser:
         "_pending",
         "_pending_out",
         "_pieces",
+        "_plain",
+        "_reads_before",
         "_run_char",
         "_run_length",
         "_run_place",
+        "_skips_plain",
         "_span_length",
         "_span_special",
         "_span_start",
@@ -346,6 +349,10 @@ class CitationParser:
         openers = "".join(sorted(self._openers))
         # The stdlib engine is the faster one for a plain character class.
         self._special = re.compile("[" + re.escape(openers + "`~") + "]")
+        # Text with none of these changes nothing but `_before` while `_skips_plain`.
+        self._plain = re.compile("[" + re.escape(openers + "`~") + "\r\n]")
+        # Only a syntax that refuses to follow a letter reads the character before an opener.
+        self._reads_before = not all(s.after_word_char for s in syntaxes)
         self._span_special = re.compile("[" + re.escape(openers + "`") + "\r\n]")
         self._max_holdback = max_holdback
         self._mode = _Mode.PROSE
@@ -381,6 +388,10 @@ class CitationParser:
         # True while nothing is held or open and the mode is prose: then text
         # without a special character passes straight through.
         self._idle = True
+        # True while, besides, the line already has content (so a line with
+        # no line end in it cannot change the line state) and no syntax reads
+        # `_before`: then plain text changes nothing at all (`pass_through`).
+        self._skips_plain = False
 
     @property
     def held(self) -> str:
@@ -432,12 +443,16 @@ class CitationParser:
             >>> parser.pass_through("plain words"), parser.pass_through("a [1](id=2)")
             (True, False)
         """
+        # The hot path of every stream: one search, nothing to update.
+        if self._skips_plain and self._plain.search(text) is None:
+            return True
         if not self._idle or self._closed or self._special.search(text) is not None:
             return False
         if text:
             if self._line_spaces is not None or "\n" in text or "\r" in text:
                 self._advance(text, 0, len(text))
             self._before = text[-1]
+            self._skips_plain = self._line_spaces is None and not self._reads_before
         return True
 
     def close(self) -> list[Event]:
@@ -457,6 +472,7 @@ class CitationParser:
             events = self._process(self._pending, final=True)
         self._closed = True
         self._idle = False
+        self._skips_plain = False
         return events
 
     # -- the scan ----------------------------------------------------------
@@ -484,6 +500,7 @@ class CitationParser:
         self._flush()
         events = self._events
         self._idle = self._mode is _Mode.PROSE and not self._pending and not self._run_char
+        self._skips_plain = self._idle and self._line_spaces is None and not self._reads_before
         return events
 
     def _scan_prose(self, buf: str, pos: int, *, final: bool) -> int:

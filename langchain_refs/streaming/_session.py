@@ -118,9 +118,10 @@ class ReferenceSession:
         "_output_length",
         "_parser",
         "_recent",
-        "_recent_length",
         "_registry",
+        "_trim_at",
         "_verified",
+        "_window_start",
     )
 
     def __init__(
@@ -152,11 +153,15 @@ class ReferenceSession:
         self._omitted_invalid = 0
         self._parser = CitationParser(syntaxes, max_holdback=max_holdback)
         self._output_length = 0
-        # The latest output, in pieces (joining per chunk would copy it each
-        # time); the claim before a citation is looked for in it.
+        # The claim before a citation is looked for in the output since the
+        # last marker (`_claim_floor`), within the latest 512 to 1,024
+        # characters (a window that restarts 512 characters back whenever it
+        # passes 1,024: `_window_start`, `_trim_at`). `_recent` holds that
+        # text, in pieces: joining per chunk would copy it each time.
         self._recent: list[str] = []
-        self._recent_length = 0
         self._claim_floor = 0
+        self._window_start = 0
+        self._trim_at = 2 * _RECENT_TEXT
         self._citations: list[Citation] = []
         self._invalid: list[InvalidCitation] = []
         # Citations rendered since the last text, by number: a source cited
@@ -196,9 +201,15 @@ class ReferenceSession:
         """
         if self._parser.pass_through(text):
             if text:
+                # `_note_output`, written out: this runs for nearly every chunk.
                 if self._escape:
                     text = _escape_html(text)
-                self._note_output(text)
+                self._output_length += len(text)
+                if self._group:
+                    self._end_group()
+                self._recent.append(text)
+                if self._output_length > self._trim_at:
+                    self._move_window()
             return text
         return self._render(self._parser.feed(text))
 
@@ -270,15 +281,16 @@ class ReferenceSession:
         self._output_length += len(text)
         if self._group:
             self._end_group()
-        self._remember(text)
-
-    def _remember(self, text: str) -> None:
         self._recent.append(text)
-        self._recent_length += len(text)
-        if self._recent_length > 2 * _RECENT_TEXT:
-            kept = "".join(self._recent)[-_RECENT_TEXT:]
-            self._recent = [kept]
-            self._recent_length = len(kept)
+        if self._output_length > self._trim_at:
+            self._move_window()
+
+    def _move_window(self) -> None:
+        """The window passed 1,024 characters: it restarts 512 characters back."""
+        self._window_start = self._output_length - _RECENT_TEXT
+        self._trim_at = self._window_start + 2 * _RECENT_TEXT
+        if self._window_start > self._claim_floor:
+            self._recent = ["".join(self._recent)[-_RECENT_TEXT:]]
 
     def _end_group(self) -> None:
         if self._keep_citations:
@@ -375,11 +387,12 @@ class ReferenceSession:
             dropped.append(_no_document(run_start, run_end, count))
         if dropped:
             self._drop(marker, dropped, offset)
-        rendered_text = "".join(pieces)
-        if rendered_text:
-            self._remember(rendered_text)
+        if self._output_length > self._trim_at:
+            self._move_window()
+        # The next claim starts after this marker.
         self._claim_floor = self._output_length
-        return rendered_text
+        self._recent = []
+        return "".join(pieces)
 
     def _group_claim(self) -> tuple[int, int, str]:
         first = next(iter(self._group.values()))
@@ -387,11 +400,9 @@ class ReferenceSession:
 
     def _claim_span(self) -> tuple[int, int, str]:
         """The clause the next citation backs, as output offsets."""
-        recent = "".join(self._recent)
-        self._recent = [recent]
-        base = self._output_length - len(recent)
-        floor = max(self._claim_floor, base)
-        text = recent[floor - base :]
+        text = "".join(self._recent)
+        self._recent = [text]
+        floor = self._output_length - len(text)
         end = len(text.rstrip())
         search_end = len(text[:end].rstrip(_CLAIM_TAIL))
         start = 0

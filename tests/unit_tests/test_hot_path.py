@@ -18,6 +18,7 @@ from langchain_refs import (
     Citation,
     InvalidCitation,
     Reference,
+    ReferenceSession,
     TextReferenceStyle,
     manage_references,
 )
@@ -129,3 +130,20 @@ def test_references_are_serialised_once_per_answer() -> None:
     assert [r["source"] for r in data["references"]] == ["b.pdf"]
     assert len(collected) == 1
     assert collected[0] is data
+
+
+def test_claim_window_restarts_512_back_when_it_passes_1024() -> None:
+    """A claim with no sentence end is cut where the recent-output window restarts, as before the speed work."""
+    style = TextReferenceStyle()
+    session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style)
+    # 1,000 + 100 characters pass 1,024: the window restarts at 1,100 - 512 = 588; 300 more stay within it.
+    output = session.feed("x" * 1000) + session.feed("y" * 100) + session.feed("z" * 300) + session.feed("[1](id=1)")
+    # Then the window restarts at 1,403 + 700 - 512 = 1,591, after the marker: the claim starts there.
+    output += session.feed("w" * 700) + session.feed("[2](id=3)") + session.close()
+    first, second = session.references.citations
+    assert (first.text_start, first.text_end) == (588, 1400)
+    assert first.text == "x" * 412 + "y" * 100 + "z" * 300
+    assert (second.text_start, second.text_end) == (1591, 2103)
+    assert second.text == "w" * 512
+    assert output[first.start : first.end] == "[1]"
+    assert output[second.start : second.end] == "[2]"
