@@ -33,8 +33,8 @@ from bench.readme import replace_section  # noqa: E402
 from bench.run import machine  # noqa: E402
 from bench.workloads import chunked, inline_code_line, message_stream, range_markers, sentences  # noqa: E402
 from langchain_refs import manage_references  # noqa: E402
-from langchain_refs.grounding import split_sentences  # noqa: E402
 from langchain_refs.streaming import CitationParser  # noqa: E402
+from langchain_refs.text import split_sentences  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000)
 CHUNK = 64

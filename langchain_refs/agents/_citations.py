@@ -4,8 +4,8 @@ Each citation of an answer becomes one ``{"type": "citation", ...}`` dict (see
 ``langchain_core.messages.content.Citation``): ``url`` and ``title`` of the
 source, ``start_index``/``end_index`` of the words it backs in the rewritten
 text, and ``cited_text``, an excerpt of the cited document: the sentence of
-the document that best supports those words, scored with the grounding wing's
-`LexicalScorer` (no model, no download). It is computed once the answer is
+the document that best supports those words, scored with the text layer's
+lexical engine (no model, no download). It is computed once the answer is
 complete, so the stream gains no latency. ``extras`` keep our own data: the
 citation's number, the ids of the documents it cites, and where in which
 document the excerpt stands (``document_id``, ``document_start``,
@@ -31,13 +31,12 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from langchain_refs.grounding import LexicalScorer, SupportScorer, split_sentences
 from langchain_refs.streaming import AnswerReferences
+from langchain_refs.text import PairScorer, find_passages
 
 __all__ = ["Passage", "best_passages", "standard_citations"]
 
-# A document with no sentence (blank) or a claim with no words still gets an
-# excerpt: the start of the document, cut here.
+# With passages off, ``cited_text`` is the start of the cited document, cut here.
 _FALLBACK_EXCERPT = 300
 
 
@@ -64,12 +63,13 @@ def best_passages(
     claims: Sequence[tuple[str, int]],
     documents: Sequence[Document],
     *,
-    scorer: SupportScorer | None = None,
+    scorer: PairScorer | None = None,
 ) -> list[Passage]:
     """For each ``(claim, document position)``, the document's sentence that best supports the claim.
 
-    All pairs are scored in one batch (one call of the scorer); each
-    document is split into sentences once. Ties go to the earlier sentence.
+    The text layer's `find_passages` does the work: each document is split
+    into sentences once, all pairs are scored in one batch (one call of the
+    scorer; the lexical engine by default), ties go to the earlier sentence.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -77,33 +77,11 @@ def best_passages(
         >>> best_passages([("silk from Lyon", 1)], docs)[0].text
         'Lyon has silk.'
     """
-    scorer = scorer or LexicalScorer()
-    sentences: dict[int, list[tuple[int, int, str]]] = {}
-    for _, position in claims:
-        if position not in sentences:
-            text = documents[position - 1].page_content
-            spans = [(s.start, s.end, s.text) for s in split_sentences(text)]
-            if not spans:
-                stripped = text.strip()[:_FALLBACK_EXCERPT]
-                start = text.find(stripped) if stripped else 0
-                spans = [(start, start + len(stripped), stripped)]
-            sentences[position] = spans
-    pairs = [(claim, span[2]) for claim, position in claims if claim.strip() for span in sentences[position]]
-    scores = iter(scorer.score(pairs) if pairs else [])
-    passages = []
-    for claim, position in claims:
-        spans = sentences[position]
-        if not claim.strip():
-            start, end, text = spans[0]
-            passages.append(Passage(document=position, start=start, end=end, text=text, score=0.0))
-            continue
-        best_score, best = -1.0, spans[0]
-        for span in spans:
-            score = next(scores)
-            if score > best_score:
-                best_score, best = score, span
-        passages.append(Passage(document=position, start=best[0], end=best[1], text=best[2], score=best_score))
-    return passages
+    found = find_passages([(claim, documents[position - 1].page_content) for claim, position in claims], scorer=scorer)
+    return [
+        Passage(document=position, start=span.start, end=span.end, text=span.excerpt, score=span.score)
+        for (_, position), span in zip(claims, found, strict=True)
+    ]
 
 
 def standard_citations(
@@ -111,7 +89,7 @@ def standard_citations(
     documents: Sequence[Document],
     *,
     passages: bool = True,
-    scorer: SupportScorer | None = None,
+    scorer: PairScorer | None = None,
 ) -> list[dict[str, Any]]:
     """The answer's citations as standard ``Citation`` dicts, offsets into the whole rewritten text.
 

@@ -1,7 +1,7 @@
 """The grounding wing: sentences, support scorers, predicted references, verifier, filters, claims.
 
-It stands on the streaming wing's data (`AnswerReferences`) and never on the
-apps wing.
+It stands on the text layer (sentences, words, the lexical engine) and the
+streaming wing's data (`AnswerReferences`), and never on the apps wing.
 
 Example:
     >>> from langchain_refs.grounding import LexicalScorer
@@ -29,15 +29,17 @@ from langchain_refs.grounding._scoring import (
     LexicalScorer,
     LLMJudgeScorer,
 )
-from langchain_refs.grounding._sentences import (
+from langchain_refs.grounding._verifier import SupportScorer, verify_citations
+
+# Re-exported from the text layer, where they moved: these names stay public here.
+from langchain_refs.text import (
     EXTENDED_ABBREVIATIONS,
     SentenceSplitter,
     Span,
+    content_words,
     sentence_windows,
     split_sentences,
 )
-from langchain_refs.grounding._text import content_words
-from langchain_refs.grounding._verifier import SupportScorer, verify_citations
 
 __all__ = [
     "EXTENDED_ABBREVIATIONS",

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._scoring import LexicalScorer
-from langchain_refs.grounding._sentences import SentenceSplitter, Span, sentence_windows
+from langchain_refs.text import SentenceSplitter, Span, sentence_windows
 
 __all__ = [
     "ABSTAIN",

@@ -24,7 +24,7 @@ from typing_extensions import override
 from langchain_refs._inputs import document_text, documents_from, input_value
 from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._scoring import EmbeddingScorer, LexicalScorer
-from langchain_refs.grounding._sentences import split_sentences
+from langchain_refs.text import split_sentences
 
 __all__ = ["LLMReferenceFilter", "SimilarityReferenceFilter", "format_reference_list"]
 

@@ -15,13 +15,9 @@ that, use `LLMJudgeScorer` with a chat model or a real cross-encoder.
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
-import re
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.cross_encoders import BaseCrossEncoder
@@ -32,9 +28,8 @@ from pydantic import BaseModel, Field
 from typing_extensions import override
 
 from langchain_refs.grounding._llm import ModelReply, ask_model
-from langchain_refs.grounding._sentences import split_sentences
-from langchain_refs.grounding._text import WORD, content_words, fold, stem
 from langchain_refs.grounding._verifier import SupportScorer
+from langchain_refs.text import LexicalSupport
 
 __all__ = [
     "CrossEncoderScorer",
@@ -43,9 +38,6 @@ __all__ = [
     "LLMJudgeScorer",
     "LexicalScorer",
 ]
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 
 
 def _unit(value: float) -> float:
@@ -74,6 +66,11 @@ class LexicalScorer(SupportScorer):
     with the whole evidence's. Numbers in the claim missing from the evidence
     pull the score down. No model, no download.
 
+    The work is done by the text layer's `LexicalSupport` (pure Python, which
+    the streaming wing's passage finder uses too); this class makes it a
+    ``BaseCrossEncoder`` and a citation verifier. The options are read at
+    each call, so changing an attribute takes effect at once.
+
     Example:
         >>> scorer = LexicalScorer()
         >>> supported, unsupported = scorer.score([
@@ -101,114 +98,26 @@ class LexicalScorer(SupportScorer):
         self.whole_weight = whole_weight
         self.number_penalty = number_penalty
 
+    @property
+    def support(self) -> LexicalSupport:
+        """The engine with this scorer's current options.
+
+        Example:
+            >>> LexicalScorer(window=3).support.window
+            3
+        """
+        return LexicalSupport(
+            window=self.window,
+            phrase_weight=self.phrase_weight,
+            whole_weight=self.whole_weight,
+            number_penalty=self.number_penalty,
+            rarity_weight=self.rarity_weight,
+            min_batch_for_rarity=self.min_batch_for_rarity,
+        )
+
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
-        evidence = {text: self._evidence(text) for _, text in text_pairs}
-        rarity = self._rarity([e.whole for e in evidence.values()])
-        claims: dict[str, tuple[list[str], list[float], frozenset[str]]] = {}
-        scores = []
-        for claim, text in text_pairs:
-            if claim not in claims:
-                claims[claim] = (*self._claim_weights(claim, rarity), frozenset(_NUMBER.findall(claim)))
-            scores.append(self._score(claims[claim], evidence[text]))
-        return scores
-
-    def _evidence(self, text: str) -> _Evidence:
-        return _evidence(text, self.window)
-
-    def _rarity(self, evidence: list[_Words]) -> dict[str, float]:
-        """Inverse document frequency over the batch's evidence, when it is large enough.
-
-        Scoring many candidates at once (as a reranker does) lets words that
-        every candidate shares count for less than the ones that tell them apart.
-        """
-        if len(evidence) < self.min_batch_for_rarity:
-            return {}
-        frequency: dict[str, int] = {}
-        for words in evidence:
-            for word in words.present:
-                frequency[word] = frequency.get(word, 0) + 1
-        count = len(evidence)
-        return {word: math.log((count + 1) / (n + 0.5)) for word, n in frequency.items()}
-
-    def _claim_weights(self, claim: str, rarity: dict[str, float] | None = None) -> tuple[list[str], list[float]]:
-        names = {stem(w) for w in WORD.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
-        words = content_words(claim)
-        unseen = max(rarity.values()) if rarity else 0.0
-        weights = []
-        for word in words:
-            weight = 1.0 + min(len(word), 10) / 10
-            if word.isdigit():
-                weight = 2.0
-            elif word in names:
-                weight += 0.5
-            if rarity:
-                weight *= self.rarity_weight * rarity.get(word, unseen) + (1 - self.rarity_weight)
-            weights.append(weight)
-        return words, weights
-
-    def _coverage(self, words: list[str], weights: list[float], evidence: _Words) -> float:
-        if not words:
-            return 0.0
-        present, prefixes = evidence.present, evidence.prefixes
-        total = sum(weights)
-        covered = 0.0
-        for word, weight in zip(words, weights, strict=True):
-            if word in present:
-                covered += weight
-            elif len(word) >= 5 and word[:5] in prefixes:
-                covered += 0.7 * weight
-        unigram = covered / total
-        claim_pairs = set(itertools.pairwise(words))
-        if claim_pairs:
-            phrase = len(claim_pairs & evidence.near) / len(claim_pairs)
-            unigram = (1 - self.phrase_weight) * unigram + self.phrase_weight * phrase
-        return unigram
-
-    def _score(self, claim: tuple[list[str], list[float], frozenset[str]], evidence: _Evidence) -> float:
-        words, weights, numbers = claim
-        score = self._coverage(words, weights, evidence.whole)
-        if evidence.windows:
-            best = max(self._coverage(words, weights, w) for w in evidence.windows)
-            score = self.whole_weight * score + (1 - self.whole_weight) * best
-        if numbers - evidence.numbers:
-            score *= self.number_penalty
-        return _unit(score)
-
-
-@dataclass(frozen=True, slots=True)
-class _Words:
-    present: frozenset[str]
-    prefixes: frozenset[str]
-    near: frozenset[tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Evidence:
-    whole: _Words
-    windows: tuple[_Words, ...]
-    numbers: frozenset[str]
-
-
-@functools.lru_cache(maxsize=4096)
-def _evidence(text: str, window: int) -> _Evidence:
-    """A text read whole and as windows of ``window`` sentences (cached: evidence repeats)."""
-    sentences = [s.text for s in split_sentences(text)]
-    windows: tuple[_Words, ...] = ()
-    if len(sentences) > window:
-        windows = tuple(_analyse(" ".join(sentences[i : i + window])) for i in range(len(sentences) - window + 1))
-    return _Evidence(whole=_analyse(text), windows=windows, numbers=frozenset(_NUMBER.findall(text)))
-
-
-@functools.lru_cache(maxsize=16_384)
-def _analyse(text: str) -> _Words:
-    """The content words of a text and what coverage needs of them (cached: evidence repeats)."""
-    found = content_words(text)
-    return _Words(
-        present=frozenset(found),
-        prefixes=frozenset(w[:5] for w in found if len(w) >= 5),
-        near=frozenset(itertools.pairwise(found)) | frozenset(zip(found, found[2:], strict=False)),
-    )
+        return self.support.score(text_pairs)
 
 
 class EmbeddingScorer(SupportScorer):

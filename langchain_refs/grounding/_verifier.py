@@ -9,8 +9,8 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents.base import BaseMedia
 
 from langchain_refs._inputs import document_text
-from langchain_refs.grounding._sentences import SentenceSplitter, sentence_windows
 from langchain_refs.streaming._references import AnswerReferences
+from langchain_refs.text import SentenceSplitter, sentence_windows
 
 __all__ = ["SupportScorer", "verify_citations"]
 

@@ -539,12 +539,12 @@ def test_annotations_land_on_the_right_text_block_of_list_content() -> None:
 
 
 def test_agents_wing_imports_downward_only() -> None:
-    """agents stands on streaming and grounding; streaming and grounding never import agents, agents no apps."""
+    """agents stands on streaming and the text layer; streaming and grounding never import agents, agents no apps."""
     from tests.unit_tests.test_architecture import imports, wing
 
     edges = {(wing(m), wing(target)) for m, found in imports().items() for target, _ in found}
     assert ("agents", "streaming") in edges
-    assert ("agents", "grounding") in edges
+    assert ("agents", "text") in edges
     assert not {e for e in edges if e[1] == "agents" and e[0] in ("streaming", "grounding", "_inputs")}
     assert ("agents", "apps") not in edges
 
@@ -568,3 +568,22 @@ def test_rendered_history_and_no_instructions_are_options() -> None:
     ]
     with pytest.raises(ValueError, match="history must be"):
         ReferencesMiddleware(history="markers")  # type: ignore[arg-type]
+
+
+def test_best_passages_with_logit_scores() -> None:
+    """best_passages (through the text layer) picks the best of negative logits and reports its own score."""
+    from langchain_refs.agents import best_passages
+
+    class Logits:
+        def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
+            return [-3.0, -1.5, -2.0][: len(text_pairs)]
+
+    document = Document("Lyon is big. Lyon has silk. It rains.")
+    (passage,) = best_passages([("silk", 1)], [document], scorer=Logits())
+    assert (passage.document, passage.start, passage.end, passage.text, passage.score) == (
+        1,
+        13,
+        27,
+        "Lyon has silk.",
+        -1.5,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "langchain_refs"
@@ -36,7 +37,52 @@ def wing(module: str) -> str:
 def test_every_module_is_seen() -> None:
     """The scan finds the wings (a scan that saw nothing would pass every rule)."""
     wings = {wing(m) for m in imports()}
-    assert {"streaming", "grounding", "apps", "_inputs"} <= wings
+    assert {"text", "streaming", "grounding", "apps", "_inputs"} <= wings
+
+
+def test_text_layer_imports_no_other_wing() -> None:
+    """The text layer is the base: streaming, grounding and agents stand on it, it stands on none of them."""
+    bad = {
+        (m, target)
+        for m, edges in imports().items()
+        if wing(m) == "text"
+        for target, _ in edges
+        if wing(target) != "text"
+    }
+    assert bad == set()
+
+
+def test_text_layer_is_pure_python() -> None:
+    """The text layer imports the standard library only: no LangChain, no Jinja2, no regex package."""
+    outside: set[tuple[str, str]] = set()
+    for path in (PACKAGE / "text").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            outside.update(
+                (path.name, name)
+                for name in names
+                if not name.startswith("langchain_refs.text")
+                and name.split(".")[0] not in sys.stdlib_module_names
+                and name != "__future__"
+            )
+    assert outside == set()
+
+
+def test_streaming_stands_on_the_text_layer_only() -> None:
+    """Streaming imports only itself, the text layer and the shared input checks."""
+    bad = {
+        (m, target)
+        for m, edges in imports().items()
+        if wing(m) == "streaming"
+        for target, _ in edges
+        if wing(target) not in ("streaming", "text", "_inputs")
+    }
+    assert bad == set()
 
 
 def test_streaming_imports_neither_grounding_nor_apps() -> None:

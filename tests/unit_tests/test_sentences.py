@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_refs import EXTENDED_ABBREVIATIONS, SentenceSplitter, split_sentences
-from langchain_refs.grounding._sentences import DEFAULT_ABBREVIATIONS
+from langchain_refs.text import DEFAULT_ABBREVIATIONS
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,6 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableParallel
 from typing_extensions import override
 
-from langchain_refs.grounding import content_words
 from langchain_refs.streaming import (
     FORMAT_REFERENCES,
     ReferenceStyle,
@@ -44,6 +43,7 @@ from langchain_refs.streaming import (
     format_documents,
     manage_references,
 )
+from langchain_refs.text import content_words
 
 __all__ = [
     "NOT_FOUND",

@@ -26,7 +26,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["DEFAULT_ABBREVIATIONS", "EXTENDED_ABBREVIATIONS", "SentenceSplitter", "Span", "split_sentences"]
+__all__ = [
+    "DEFAULT_ABBREVIATIONS",
+    "EXTENDED_ABBREVIATIONS",
+    "SentenceSplitter",
+    "Span",
+    "sentence_windows",
+    "split_sentences",
+]
 
 DEFAULT_ABBREVIATIONS: Final = frozenset(
     """mr mrs ms dr prof sr jr st mt ft vs etc e.g i.e cf al fig figs no nos vol vols pp p ed eds approx dept

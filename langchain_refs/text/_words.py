@@ -1,4 +1,4 @@
-"""Word-level text normalisation shared by the retriever, the scorers and the demo."""
+"""Word-level text normalisation shared by the scorers, the passage finder, the retriever and the demo."""
 
 from __future__ import annotations
 

@@ -1,0 +1,162 @@
+"""The text layer: the lexical engine behind LexicalScorer, and the passage finder."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from langchain_refs import LexicalScorer
+from langchain_refs.text import LexicalSupport, PassageSpan, SentenceSplitter, Span, find_passages
+from langchain_refs.text._lexical import _analyse, _evidence
+
+LYON = "Lyon is big. Lyon has silk. It rains."
+
+
+class Listed:
+    """A scorer that answers fixed scores in turn and records each batch it was given."""
+
+    def __init__(self, values: Sequence[float]) -> None:
+        self.values = list(values)
+        self.batches: list[list[tuple[str, str]]] = []
+
+    def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
+        self.batches.append(list(text_pairs))
+        return [self.values[i % len(self.values)] for i in range(len(text_pairs))]
+
+
+class CountingSplitter(SentenceSplitter):
+    """The default splitter, counting the texts it splits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def split(self, text: str) -> list[Span]:
+        self.texts.append(text)
+        return super().split(text)
+
+
+def test_full_coverage_scores_one_and_no_words_zero() -> None:
+    """Every claim word in the evidence, next to each other: 1.0; a claim without words: 0.0 (worked by hand)."""
+    assert LexicalSupport().score([("Lyon silk", "Lyon is known for silk."), ("", "Anything.")]) == [1.0, 0.0]
+
+
+def test_missing_number_costs_the_penalty() -> None:
+    """A number of the claim missing from the evidence multiplies the score by number_penalty."""
+    # "built 1889" against "It was built." covers "built" (weight 1.5) of 1.5 + 2.0, no phrase: 0.75 * 1.5/3.5.
+    expected = 0.75 * 1.5 / 3.5 * 0.7
+    assert LexicalSupport().score([("built 1889", "It was built.")]) == [pytest.approx(expected)]
+    assert LexicalSupport(number_penalty=1.0).score([("built 1889", "It was built.")]) == [
+        pytest.approx(0.75 * 1.5 / 3.5)
+    ]
+
+
+def test_lexical_scorer_delegates_to_the_engine_with_its_options() -> None:
+    """LexicalScorer gives exactly the engine's scores, with the options it was built with or later set."""
+    pairs = [
+        ("Paris is the capital of France since 987.", "Paris has been the capital of France since 987. It is big."),
+        ("Lyon silk", "Lyon is known for its food. Silk came later. Rome is old."),
+        ("Rome 330", "Rome is old."),
+    ] * 2
+    scorer = LexicalScorer(window=1, number_penalty=0.5)
+    assert scorer.score(pairs) == LexicalSupport(window=1, number_penalty=0.5).score(pairs)
+    scorer.number_penalty = 1.0
+    assert scorer.score(pairs) == LexicalSupport(window=1, number_penalty=1.0).score(pairs)
+
+
+def test_clear_caches_empties_both_caches() -> None:
+    """LexicalSupport.clear_caches forgets the analysed texts (a benchmark's cold start)."""
+    LexicalSupport().score([("Lyon silk", "Lyon is known for silk.")])
+    assert _analyse.cache_info().currsize > 0
+    assert _evidence.cache_info().currsize > 0
+    LexicalSupport.clear_caches()
+    assert _analyse.cache_info().currsize == 0
+    assert _evidence.cache_info().currsize == 0
+
+
+def test_passage_is_the_best_sentence_with_exact_offsets() -> None:
+    """The passage is the sentence that supports the claim; its offsets slice the document."""
+    (found,) = find_passages([("silk from Lyon", LYON)])
+    assert (found.start, found.end, found.excerpt) == (13, 27, "Lyon has silk.")
+    assert LYON[found.start : found.end] == found.excerpt
+    assert 0.0 < found.score <= 1.0
+
+
+def test_ties_go_to_the_earlier_window() -> None:
+    """Two windows with the same score: the earlier one is the passage."""
+    text = "Lyon has silk. Lyon has silk too."  # "too" is a stop word: both sentences score the same
+    (found,) = find_passages([("Lyon silk", text)])
+    assert (found.start, found.excerpt) == (0, "Lyon has silk.")
+    scorer = Listed([0.5])
+    assert find_passages([("x", LYON)], scorer=scorer)[0].excerpt == "Lyon is big."
+
+
+def test_windows_of_several_sentences() -> None:
+    """size=2: windows of two sentences, advancing by one; the excerpt keeps the space between them."""
+    scorer = Listed([0.1, 0.9])
+    (found,) = find_passages([("x", LYON)], scorer=scorer, size=2)
+    assert scorer.batches == [[("x", "Lyon is big. Lyon has silk."), ("x", "Lyon has silk. It rains.")]]
+    assert found == PassageSpan(start=13, end=37, excerpt="Lyon has silk. It rains.", score=0.9)
+
+
+def test_one_split_per_document_and_one_scoring_batch() -> None:
+    """Each distinct document is split once; all pairs go to the scorer in one call, each pair once."""
+    splitter = CountingSplitter()
+    scorer = Listed([0.2, 0.8, 0.5])
+    rome = "Rome is old. Rome has ruins."
+    found = find_passages([("a", LYON), ("b", rome), ("a", LYON)], scorer=scorer, splitter=splitter)
+    assert splitter.texts == [LYON, rome]
+    assert scorer.batches == [
+        [
+            ("a", "Lyon is big."),
+            ("a", "Lyon has silk."),
+            ("a", "It rains."),
+            ("b", "Rome is old."),
+            ("b", "Rome has ruins."),
+        ]
+    ]
+    # Scores in batch order 0.2, 0.8, 0.5 | 0.2, 0.8; the repeated pair reads the same scores.
+    assert [(p.excerpt, p.score) for p in found] == [
+        ("Lyon has silk.", 0.8),
+        ("Rome has ruins.", 0.8),
+        ("Lyon has silk.", 0.8),
+    ]
+
+
+def test_logit_scores_below_minus_one_still_pick_the_best() -> None:
+    """A cross-encoder's negative logits: the highest wins and its own score is reported."""
+    (found,) = find_passages([("x", LYON)], scorer=Listed([-3.0, -1.5, -2.0]))
+    assert (found.excerpt, found.score) == ("Lyon has silk.", -1.5)
+
+
+def test_nan_scores_lose_to_any_other() -> None:
+    """A NaN score never wins over a real one, even when it comes first."""
+    (found,) = find_passages([("x", LYON)], scorer=Listed([math.nan, 0.2, math.nan]))
+    assert (found.excerpt, found.score) == ("Lyon has silk.", 0.2)
+
+
+def test_blank_claim_and_blank_document() -> None:
+    """A blank claim is not scored (first window, 0); a blank document gives the empty passage at 0."""
+    scorer = Listed([0.9])
+    found = find_passages([("  ", LYON), ("Lyon", "   \n")], scorer=scorer)
+    assert found == [
+        PassageSpan(start=0, end=12, excerpt="Lyon is big.", score=0.0),
+        PassageSpan(start=0, end=0, excerpt="", score=0.9),
+    ]
+    assert scorer.batches == [[("Lyon", "")]]
+    assert find_passages([]) == []
+
+
+def test_scorer_answering_the_wrong_count_and_bad_size_are_errors() -> None:
+    """A scorer giving too few scores, or a window of no sentence, is a clear ValueError."""
+
+    class Short:
+        def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
+            return [0.5]
+
+    with pytest.raises(ValueError, match="gave 1 scores for 3 pairs"):
+        find_passages([("x", LYON)], scorer=Short())
+    with pytest.raises(ValueError, match="size must be at least one sentence"):
+        find_passages([("x", LYON)], size=0)
