@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Final
 
 from langchain_core.callbacks import (
@@ -64,10 +64,10 @@ from langchain_refs.streaming import (
     MarkdownReferenceStyle,
     MarkerSyntax,
     ReferenceSession,
-    ReferenceStyle,
+    source_key_function,
 )
 
-__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "marker_syntaxes", "rewrite_message", "source_function"]
+__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "marker_syntaxes", "rewrite_message"]
 
 MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 """``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
@@ -94,22 +94,6 @@ def marker_syntaxes(syntaxes: Sequence[str | MarkerSyntax]) -> tuple[MarkerSynta
             msg = f"unknown marker syntax {syntax!r}; choose from {sorted(_SYNTAXES)} or pass a MarkerSyntax"
             raise ValueError(msg)
     return tuple(resolved)
-
-
-def source_function(style: ReferenceStyle, source_key: str | Callable[[Any], Any] | None) -> Callable[[Any], Any]:
-    """The function giving a document's source: ``source_key`` (a metadata key or callable), else the style's.
-
-    Example:
-        >>> from langchain_core.documents import Document
-        >>> source_function(MarkdownReferenceStyle(), "url")(Document("x", metadata={"url": "a.org"}))
-        'a.org'
-    """
-    if source_key is None:
-        return style.source_of
-    if isinstance(source_key, str):
-        key = source_key
-        return lambda document: document.metadata.get(key)
-    return source_key
 
 
 def _is_stream_consumer(handler: Any) -> bool:
@@ -402,7 +386,7 @@ class ReferencesChatModel(BaseChatModel):
         run_id = run_manager.run_id if run_manager is not None else uuid.uuid4()
         session = ReferenceSession(
             self.documents,
-            source_key=source_function(style, self.source_key),
+            source_key=style.source_of if self.source_key is None else source_key_function(self.source_key),
             style=style,
             syntaxes=marker_syntaxes(self.syntaxes),
             max_holdback=self.max_holdback,

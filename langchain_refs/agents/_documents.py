@@ -40,7 +40,6 @@ __all__ = [
     "as_document",
     "document_key",
     "documents_tool_output",
-    "format_thread_documents",
     "tool_documents",
 ]
 
@@ -200,23 +199,3 @@ def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool 
         if found is not None:
             return [d for d in map(as_document, found) if d is not None]
     return tool_documents(message)
-
-
-def format_thread_documents(documents: Sequence[Document], thread: ThreadDocuments) -> str:
-    """The documents of one tool result as the model reads them, with their thread ids.
-
-    The same ``<document id=k>`` blocks as ``format_documents`` writes, but
-    ``k`` is the document's id in the thread, not its position in this list.
-
-    Example:
-        >>> from langchain_core.documents import Document
-        >>> a, b = Document("A."), Document("B.")
-        >>> thread = ThreadDocuments.from_messages([ToolMessage("", tool_call_id="x", artifact=[a, b])])
-        >>> print(format_thread_documents([b], thread))
-        <document id=2>
-        B.
-        </document>
-    """
-    return "\n".join(
-        f"<document id={thread.id_of(document)}>\n{document.page_content}\n</document>" for document in documents
-    )

@@ -42,12 +42,10 @@ from langchain_refs.agents._chat_model import (
     ReferencesChatModel,
     marker_syntaxes,
     rewrite_message,
-    source_function,
 )
 from langchain_refs.agents._documents import (
     DocumentsFromTool,
     ThreadDocuments,
-    format_thread_documents,
     read_tool_documents,
 )
 from langchain_refs.streaming import (
@@ -60,6 +58,8 @@ from langchain_refs.streaming import (
     MarkerSyntax,
     ReferenceSession,
     ReferenceStyle,
+    format_documents,
+    source_key_function,
 )
 
 __all__ = ["CitationLeakWarning", "ReferencesMiddleware", "ReferencesState"]
@@ -193,7 +193,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         if isinstance(message, ToolMessage):
             documents = read_tool_documents(message, self.documents_from)
             if documents:
-                return message.model_copy(update={"content": format_thread_documents(documents, thread)})
+                # The documents with their thread ids, not their positions in this result.
+                shown = format_documents(documents, ids=[thread.id_of(d) for d in documents])
+                return message.model_copy(update={"content": shown})
             return message
         if isinstance(message, AIMessage) and self.history != "rendered":
             raw = message.response_metadata.get(MODEL_TEXT_KEY)
@@ -205,7 +207,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     def _plain(self, raw: str, documents: Sequence[Document]) -> str:
         session = ReferenceSession(
             documents,
-            source_key=source_function(self.style, self.source_key),
+            source_key=self.style.source_of if self.source_key is None else source_key_function(self.source_key),
             style=EmptyReferenceStyle(),
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,

@@ -41,6 +41,7 @@ from langchain_refs.streaming._styles import (
     TemplateReferenceStyle,
     TextReferenceStyle,
     safe_url,
+    source_key_function,
     styles_directory,
 )
 
@@ -75,5 +76,6 @@ __all__ = [
     "format_documents",
     "manage_references",
     "safe_url",
+    "source_key_function",
     "styles_directory",
 ]

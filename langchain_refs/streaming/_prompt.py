@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from langchain_core.documents.base import Document
@@ -20,11 +20,14 @@ The same words as langchain-references, so prompts tuned for it keep working.
 """
 
 
-def format_documents(documents: Sequence[Document]) -> str:
+def format_documents(documents: Sequence[Document], *, ids: Sequence[int] | None = None) -> str:
     """Number the documents for the prompt the way citations will refer to them.
 
     Document ``k`` (1-based, in list order) is wrapped in ``<document id=k>``,
-    the id the model must write in ``[n](id=k)``.
+    the id the model must write in ``[n](id=k)``. ``ids`` gives each document
+    another id instead (one per document, in order): the ids of a larger list
+    the citations will be resolved against, as the agent middleware does with
+    the ids a thread gives its documents.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -32,8 +35,19 @@ def format_documents(documents: Sequence[Document]) -> str:
         <document id=1>
         Paris is in France.
         </document>
+        >>> print(format_documents([Document("Lyon."), Document("Rome.")], ids=[7, 3]))
+        <document id=7>
+        Lyon.
+        </document>
+        <document id=3>
+        Rome.
+        </document>
     """
-    return "\n".join(
-        f"<document id={position}>\n{document.page_content}\n</document>"
-        for position, document in enumerate(documents, start=1)
-    )
+    if ids is None:
+        numbered: Iterable[tuple[int, Document]] = enumerate(documents, start=1)
+    else:
+        if len(ids) != len(documents):
+            msg = f"format_documents() needs one id per document: {len(ids)} ids for {len(documents)} documents"
+            raise ValueError(msg)
+        numbered = zip(ids, documents, strict=True)
+    return "\n".join(f"<document id={k}>\n{document.page_content}\n</document>" for k, document in numbered)
