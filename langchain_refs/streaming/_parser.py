@@ -83,6 +83,7 @@ character fed in comes out exactly once, in order, whatever the chunking.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Final
@@ -182,6 +183,16 @@ ID_SYNTAX: Final = MarkerSyntax(
 )
 """``[n](id=k)``: the default, as asked for by `FORMAT_REFERENCES`."""
 
+# Whether held text may still become an ``[n](id=k)`` marker, asked of the
+# stdlib engine (about twice as fast as a `regex` partial match, and asked for
+# every chunk while a marker is held): the proper prefixes of ID_SYNTAX's
+# pattern, written out. tests/unit_tests/test_hot_path.py checks it against the
+# `regex` partial match.
+_ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*)?)?)?)?)?)?)?"
+_ID_PREFIX: Final = re.compile(
+    r"\[[ \t]*(?:[-+]?[0-9]+" + _ID_REST + r"|[-+]|N(?:U(?:M(?:B(?:E(?:R" + _ID_REST + r")?)?)?)?)?)?\Z"
+)
+
 BRACKET_SYNTAX: Final = MarkerSyntax(
     name="bracket",
     opener="[",
@@ -225,6 +236,8 @@ _MAY_COMPLETE: Final = _MayComplete.MAY_COMPLETE
 _DONE: Final = -1
 """Returned by a scan step that has used up the buffer."""
 
+# A list of plain ids only (the common case), each of at most 9 digits.
+_PLAIN_IDS = re.compile(r"[ \t]*[0-9]{1,9}(?:[ \t]*,[ \t]*[0-9]{1,9})*[ \t]*")
 _ID_ITEM = re.compile(r"(?P<first>[0-9]+)[ \t]*-[ \t]*(?P<last>[0-9]+)|(?P<id>-?[0-9]+)")
 _BLANKS = re.compile(r"[ \t]*")
 _LINE_END = re.compile(r"[\r\n]")
@@ -236,6 +249,12 @@ _MODE_NAMES: Final = {
     _Mode.CODE_SPAN: "inline code",
     _Mode.FENCE: "fence",
 }
+
+
+def _partial_match(pattern: regex.Pattern[str], buf: str, start: int) -> regex.Match[str] | None:
+    """The match of ``pattern`` cut off by the end of ``buf`` (it may still complete), or None."""
+    partial = pattern.match(buf, start, partial=True)
+    return partial if partial is not None and partial.partial else None
 
 
 def _run_end(buf: str, start: int, char: str) -> int:
@@ -263,10 +282,10 @@ def parse_ids(id_list: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """
     if id_list.isascii() and id_list.isdigit() and len(id_list) <= _MAX_ID_DIGITS:
         return (int(id_list),), ()
+    if _PLAIN_IDS.fullmatch(id_list) is not None:
+        # The common case: plain ids only (int() ignores the spaces and tabs around each).
+        return tuple(map(int, id_list.split(","))), ()
     items = [piece.strip(" \t") for piece in id_list.split(",")]
-    if id_list.isascii() and all(item.isdigit() and len(item) <= _MAX_ID_DIGITS for item in items):
-        # The common case: plain ids only.
-        return tuple(int(item) for item in items), ()
     ids: list[int] = []
     malformed: list[str] = []
     for item in items:
@@ -302,13 +321,14 @@ class CitationParser:
     __slots__ = (
         "_before",
         "_closed",
+        "_declined",
         "_events",
         "_fence_char",
         "_fence_length",
-        "_full_patterns",
         "_held_from",
         "_idle",
         "_line_spaces",
+        "_matchers",
         "_max_holdback",
         "_mode",
         "_openers",
@@ -326,7 +346,6 @@ class CitationParser:
         "_span_special",
         "_span_start",
         "_special",
-        "_syntaxes",
     )
 
     def __init__(
@@ -341,10 +360,19 @@ class CitationParser:
         if max_holdback < 1:
             msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
             raise ValueError(msg)
-        self._syntaxes = syntaxes
         # The stdlib engine settles full matches fastest; the `regex` engine is
         # asked only whether a tail at the end of the text may still complete.
-        self._full_patterns = tuple(re.compile(s.pattern.pattern) for s in syntaxes)
+        self._matchers = tuple(
+            (
+                s,
+                s.opener,
+                re.compile(s.pattern.pattern).match,
+                _ID_PREFIX.match
+                if s.pattern.pattern == ID_SYNTAX.pattern.pattern and s.pattern.flags == ID_SYNTAX.pattern.flags
+                else functools.partial(_partial_match, s.pattern),
+            )
+            for s in syntaxes
+        )
         self._openers = frozenset(s.opener for s in syntaxes)
         openers = "".join(sorted(self._openers))
         # The stdlib engine is the faster one for a plain character class.
@@ -392,6 +420,8 @@ class CitationParser:
         # no line end in it cannot change the line state) and no syntax reads
         # `_before`: then plain text changes nothing at all (`pass_through`).
         self._skips_plain = False
+        # The text `pass_through` last declined: `feed` need not ask again.
+        self._declined: str | None = None
 
     @property
     def held(self) -> str:
@@ -427,8 +457,24 @@ class CitationParser:
         if self._closed:
             msg = "feed() called after close(): the parser has already seen the end of the stream"
             raise RuntimeError(msg)
-        if self.pass_through(text):
+        if text is self._declined:
+            # Declined a moment ago, in this same state (the usual caller
+            # asks `pass_through` first): no need to ask again.
+            self._declined = None
+        elif self.pass_through(text):
             return [Text(text=text)] if text else []
+        if self._mode is _Mode.PROSE and self._pending:
+            # In prose, held text is a possible marker from its opener on,
+            # none of it released: try it straight away (what `_process`
+            # would do first), as each chunk of a marker arrives.
+            buf = self._pending + text
+            marker = self._match_marker(buf, 0, final=False)
+            if marker is _MAY_COMPLETE:
+                self._pending = buf
+                return []
+            if marker is not None:
+                return self._process(buf, final=False, marker=marker)
+            return self._process(buf, final=False)
         return self._process(self._pending + text, final=False)
 
     def pass_through(self, text: str) -> bool:
@@ -447,6 +493,7 @@ class CitationParser:
         if self._skips_plain and self._plain.search(text) is None:
             return True
         if not self._idle or self._closed or self._special.search(text) is not None:
+            self._declined = text
             return False
         if text:
             if self._line_spaces is not None or "\n" in text or "\r" in text:
@@ -477,14 +524,23 @@ class CitationParser:
 
     # -- the scan ----------------------------------------------------------
 
-    def _process(self, buf: str, *, final: bool) -> list[Event]:
-        """Scan ``buf`` (held text + new chunk) as far as it can be settled."""
+    def _process(self, buf: str, *, final: bool, marker: Marker | None = None) -> list[Event]:
+        """Scan ``buf`` (held text + new chunk) as far as it can be settled.
+
+        ``marker``: the marker already matched at the start of ``buf``.
+        """
         self._out = self._pending_out
         self._pending = ""
         self._pending_out = 0
         self._pieces = []
-        self._events = []
-        pos = self._continue_run(buf, final=final) if self._run_char else 0
+        if marker is not None:
+            # As `_scan_prose` would, finding it: the opener's line has content.
+            self._line_spaces = None
+            self._events = [marker]
+            pos = self._out = len(marker.raw)
+        else:
+            self._events = []
+            pos = self._continue_run(buf, final=final) if self._run_char else 0
         while pos != _DONE:
             mode = self._mode
             if mode is _Mode.PROSE:
@@ -690,15 +746,15 @@ class CitationParser:
         bound = self._max_holdback
         size = len(buf)
         near_end = not final and size - start <= bound
-        # A marker longer than the bound is text: no match needs to look further.
-        limit = min(size, start + bound + 1)
         may_complete = False
-        for syntax, full_pattern in zip(self._syntaxes, self._full_patterns, strict=True):
-            if buf[start] != syntax.opener:
+        opener = buf[start]
+        for syntax, syntax_opener, full_match, may_go_on in self._matchers:
+            if opener != syntax_opener:
                 continue
             if not syntax.after_word_char and (buf[start - 1] if start > 0 else self._before).isalnum():
                 continue
-            match = full_pattern.match(buf, start, limit)
+            # A marker longer than the bound is text: no match needs to look further.
+            match = full_match(buf, start, start + bound + 1)
             if match is not None:
                 end = match.end()
                 if syntax.needs_next_char and end == size and not final:
@@ -713,8 +769,7 @@ class CitationParser:
                     continue
                 return Marker(raw=match[0], ids=ids, malformed=malformed, syntax=syntax.name)
             if near_end and not may_complete:
-                partial = syntax.pattern.match(buf, start, partial=True)
-                may_complete = partial is not None and partial.partial
+                may_complete = may_go_on(buf, start) is not None
         return _MAY_COMPLETE if may_complete else None
 
     # -- output and line state -----------------------------------------------

@@ -23,7 +23,9 @@ logger = logging.getLogger("langchain_refs")
 
 # The claim a citation backs is searched for in this much recent output.
 _RECENT_TEXT = 512
-_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\"'\u201d\u2019)\]]*\s|\n")
+# A sentence end (a terminator, closing quotes or brackets, a space; or a line
+# end), written for text read backwards: the claim starts after the last one.
+_SENTENCE_END_BACKWARDS = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u3002\uff01\uff1f]|\n")
 _CLAIM_LEAD = " \t\r\n,;:-\u2013\u2014"
 _CLAIM_TAIL = ".!?\u3002\uff01\uff1f \t\r\n"
 # With keep_citations off, at most this many invalid citations are kept (the
@@ -211,7 +213,9 @@ class ReferenceSession:
                 if self._output_length > self._trim_at:
                     self._move_window()
             return text
-        return self._render(self._parser.feed(text))
+        events = self._parser.feed(text)
+        # Often none: the chunk only extends a held marker.
+        return self._render(events) if events else ""
 
     def close(self, verify: Verifier | None = None) -> str:
         """End the answer: return the held tail and the list of cited sources.
@@ -333,9 +337,15 @@ class ReferenceSession:
 
     def _render_marker(self, marker: Marker) -> str:
         offset = self._output_length
-        dropped = [(item, "not a document id") for item in marker.malformed]
-        count = len(self._registry)
-        text_start, text_end, claim = self._claim_span() if not self._group else self._group_claim()
+        group = self._group
+        if group:
+            first = next(iter(group.values()))
+            text_start, text_end, claim = first.text_start, first.text_end, first.text
+        else:
+            text_start, text_end, claim = self._claim_span()
+        registry = self._registry
+        count = len(self._documents)
+        dropped = [(item, "not a document id") for item in marker.malformed] if marker.malformed else []
         pieces: list[str] = []
         # A run of consecutive ids naming no document is one invalid item, so
         # a range like 1-255 costs one entry, not 252.
@@ -353,30 +363,30 @@ class ReferenceSession:
             if run_start is not None:
                 dropped.append(_no_document(run_start, run_end, count))
                 run_start = None
-            number = self._registry.number_if_cited(doc_id)
-            if number is not None and number in self._group:
-                self._registry.cite(doc_id)
-                cited = self._group[number]
+            number = registry.number_if_cited(doc_id)
+            if number is not None and number in group:
+                registry.cite(doc_id)
+                cited = group[number]
                 if doc_id not in cited.document_positions:
                     positions = (*cited.document_positions, doc_id)
-                    self._group[number] = replace(cited, document_positions=positions)
+                    group[number] = replace(cited, document_positions=positions)
                 continue
             rendered = self._cite(
-                self._registry.next_number() if number is None else number,
+                registry.next_number() if number is None else number,
                 self._documents[doc_id - 1],
                 self._answer,
             )
             if rendered is None:
                 # Hidden by the style: no number is used up.
                 continue
-            number = self._registry.cite(doc_id)
+            number = registry.cite(doc_id)
             start = self._output_length
-            self._output_length += len(rendered)
-            self._group[number] = Citation(
+            end = self._output_length = start + len(rendered)
+            group[number] = Citation(
                 number=number,
                 document_positions=(doc_id,),
                 start=start,
-                end=self._output_length,
+                end=end,
                 text_start=text_start,
                 text_end=text_end,
                 text=claim,
@@ -394,23 +404,24 @@ class ReferenceSession:
         self._recent = []
         return "".join(pieces)
 
-    def _group_claim(self) -> tuple[int, int, str]:
-        first = next(iter(self._group.values()))
-        return first.text_start, first.text_end, first.text
-
     def _claim_span(self) -> tuple[int, int, str]:
-        """The clause the next citation backs, as output offsets."""
+        """The clause the next citation backs, as output offsets.
+
+        It starts after the last sentence end before it (found searching the
+        text backwards, so only the tail is read) and leaves out the
+        punctuation and spaces around it.
+        """
         text = "".join(self._recent)
         self._recent = [text]
         floor = self._output_length - len(text)
         end = len(text.rstrip())
-        search_end = len(text[:end].rstrip(_CLAIM_TAIL))
-        start = 0
-        for boundary in _SENTENCE_END.finditer(text, 0, search_end):
-            start = boundary.end()
-        while start < end and text[start] in _CLAIM_LEAD:
-            start += 1
-        return floor + start, floor + end, text[start:end]
+        head = text[:end].rstrip(_CLAIM_TAIL)
+        # A sentence end, read backwards: its end is the first position found.
+        found = _SENTENCE_END_BACKWARDS.search(head[::-1])
+        start = 0 if found is None else len(head) - found.start()
+        claim = text[start:end].lstrip(_CLAIM_LEAD)
+        start = end - len(claim)
+        return floor + start, floor + end, claim
 
 
 def _escape_html(text: str) -> str:

@@ -416,6 +416,9 @@ class TemplateReferenceStyle(ReferenceStyle):
                 raise ValueError(msg)
         self._citation_macro = module.citation  # type: ignore[attr-defined]
         self._references_macro = module.references  # type: ignore[attr-defined]
+        # Whether `format_reference` is this class's own, whose renderings
+        # `render_citation` may then reuse without setting the answer current.
+        self._own_format = type(self).format_reference is TemplateReferenceStyle.format_reference
 
     def _view(self, number: int, media: BaseMedia, answer: AnswerContext) -> SourceView:
         source = (answer.source_of or self.source_of)(media)
@@ -432,6 +435,15 @@ class TemplateReferenceStyle(ReferenceStyle):
             answer_id=answer.answer_id,
             supported=None if answer.support is None else answer.support.get(number),
         )
+
+    @override
+    def render_citation(self, ref: int, media: BaseMedia, answer: AnswerContext) -> str | None:
+        if self._own_format:
+            # The hot path: a number cited again with the same document.
+            cached = answer.rendered.get((self, ref, id(media)))
+            if cached is not None and cached[0] is media:
+                return cached[1]  # type: ignore[no-any-return]
+        return super().render_citation(ref, media, answer)
 
     @override
     def format_reference(self, ref: int, media: BaseMedia) -> str | None:

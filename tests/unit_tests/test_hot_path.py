@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import fields
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -22,6 +25,8 @@ from langchain_refs import (
     TextReferenceStyle,
     manage_references,
 )
+from langchain_refs.streaming import ID_SYNTAX
+from langchain_refs.streaming import _parser as parser_module
 from tests.unit_tests.fakes import ChunkExactChatModel, sample_documents
 
 
@@ -147,3 +152,71 @@ def test_claim_window_restarts_512_back_when_it_passes_1024() -> None:
     assert second.text == "w" * 512
     assert output[first.start : first.end] == "[1]"
     assert output[second.start : second.end] == "[2]"
+
+
+# -- the claim a citation backs, against the forward search it replaced ------------------------
+
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\"'\u201d\u2019)\]]*\s|\n")
+
+
+def forward_claim(text: str) -> tuple[int, int, str]:
+    """The claim at the end of ``text``, found as before the speed work: every sentence end read forwards."""
+    end = len(text.rstrip())
+    search_end = len(text[:end].rstrip(".!?\u3002\uff01\uff1f \t\r\n"))
+    start = 0
+    for boundary in _SENTENCE_END.finditer(text, 0, search_end):
+        start = boundary.end()
+    while start < end and text[start] in " \t\r\n,;:-\u2013\u2014":
+        start += 1
+    return start, end, text[start:end]
+
+
+CLAIMISH = st.text(alphabet=st.sampled_from(list("ab .!?\u3002\"')]\u201d\u2019\n\t,;:-\u2014")), max_size=60)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=CLAIMISH, cut=st.integers(0, 60))
+def test_claim_matches_the_forward_search(text: str, cut: int) -> None:
+    """The claim, found by searching backwards, is the one the forward search over every sentence end finds."""
+    style = TextReferenceStyle()
+    session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style)
+    session.feed(text[:cut])
+    session.feed(text[cut:])
+    session.feed("[1](id=1)")
+    session.close()
+    (citation,) = session.references.citations
+    assert (citation.text_start, citation.text_end, citation.text) == forward_claim(text)
+
+
+# -- the stdlib check that a held ``[n](id=k)`` may still complete ----------------------------
+
+_ID_PIECES = list("[]()-+0123456789NUMBERid=, \tx")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(alphabet=st.sampled_from(_ID_PIECES), max_size=16),
+        st.sampled_from(["[2](id=1, 3)", "[NUMBER](id=4)", "[ -3 ] ( id = 1-2 )", "[+1](id=)"]).flatmap(
+            lambda marker: st.integers(0, len(marker)).map(lambda n: marker[:n])
+        ),
+    )
+)
+def test_id_prefix_agrees_with_the_regex_partial_match(text: str) -> None:
+    """Held text may still become an id marker exactly when the `regex` engine's partial match says so."""
+    buf = "[" + text
+    partial = ID_SYNTAX.pattern.match(buf, partial=True)
+    assert (parser_module._ID_PREFIX.match(buf) is not None) == (partial is not None and partial.partial)
+
+
+def test_style_that_adds_to_format_reference_is_asked_every_time() -> None:
+    """A style overriding format_reference sees every citation: the cached rendering is only the template's own."""
+
+    class Starred(TextReferenceStyle):
+        def format_reference(self, ref: int, media: Any) -> str | None:
+            return f"{super().format_reference(ref, media)}*"
+
+    style = Starred()
+    session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style)
+    out = session.feed("A[1](id=1) b[1](id=1) c[1](id=2).") + session.close()
+    assert out == "A[1]* b[1]* c[2]*.\n\n- [1] a.html#chap1\n- [2] a.html#chap2\n"
