@@ -6,10 +6,12 @@
     python bench/run.py --quick --compare HEAD~1   # ... with the package at HEAD~1 as one more contender
 
 Every comparison is measured side by side in one process, interleaved
-(A B C A B C ...), and reported as medians and ratios, because shared
-machines are noisy. Times are the CPU time of the streaming thread
-(``time.thread_time``), which stays within a few percent from run to run
-where wall time swings by 2x on a busy machine; wall time is shown beside it.
+(A B C A B C ...), and reported as ratios, because shared machines are
+noisy. Times are the CPU time of the streaming thread (``time.thread_time``),
+which stays within a few percent from run to run where wall time swings by 2x
+on a busy machine; wall time is shown beside it. Each figure is the best
+(lowest) of the interleaved runs: what other processes do can only add to a
+run's time, so the lowest is the closest to the code's own cost.
 
 The floor is the cheapest correct wrapper: the middleware's own run plumbing
 (``langchain_refs.streaming._plumbing``) passing every chunk on unchanged
@@ -50,6 +52,7 @@ from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 
 from bench.readme import replace_section  # noqa: E402
 from bench.workloads import (  # noqa: E402
+    ChunkChatModel,
     FloorWrapper,
     answer,
     bracket_storm,
@@ -57,6 +60,7 @@ from bench.workloads import (  # noqa: E402
     citation_dense,
     documents,
     generator_wrapper,
+    long_documents,
     message_stream,
     prose,
     str_stream,
@@ -78,7 +82,7 @@ _MARKER = re.compile(r"\[[^\]\n]*\]\(id=[^)\n]*\)")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Timing:
-    """Median wall and streaming-thread CPU seconds of one contender."""
+    """Wall and streaming-thread CPU seconds of one contender."""
 
     wall: float
     cpu: float
@@ -146,8 +150,12 @@ async def adrain(runnable: Any, inputs: Any) -> None:
         pass
 
 
-def interleaved(runs: dict[str, Callable[[], tuple[float, float]]], repeats: int) -> dict[str, Timing]:
-    """Median wall and CPU seconds of each run, taken in turn A B C A B C ..."""
+def interleaved(
+    runs: dict[str, Callable[[], tuple[float, float]]],
+    repeats: int,
+    pick: Callable[[list[float]], float] = min,
+) -> dict[str, Timing]:
+    """The best (or ``pick``) wall and CPU seconds of each run, taken in turn A B C A B C ..."""
     walls: dict[str, list[float]] = {name: [] for name in runs}
     cpus: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
@@ -155,7 +163,7 @@ def interleaved(runs: dict[str, Callable[[], tuple[float, float]]], repeats: int
             wall, cpu = run()
             walls[name].append(wall)
             cpus[name].append(cpu)
-    return {name: Timing(wall=statistics.median(walls[name]), cpu=statistics.median(cpus[name])) for name in runs}
+    return {name: Timing(wall=pick(walls[name]), cpu=pick(cpus[name])) for name in runs}
 
 
 # -- end to end ----------------------------------------------------------------------
@@ -185,15 +193,15 @@ def end_to_end(
                 name: (lambda r=r: timed(lambda: loop.run_until_complete(adrain(r, inputs))))
                 for name, r in runnables.items()
             }
-        medians = interleaved(runs, repeats)
+        best = interleaved(runs, repeats)
         rows[mode] = {
             "chunk_size": chunk_size,
             "kind": kind,
             "length": length,
             "chunks": len(chunks),
             "markers": len(_MARKER.findall(text)),
-            "wall_s": {name: t.wall for name, t in medians.items()},
-            "cpu_s": {name: t.cpu for name, t in medians.items()},
+            "wall_s": {name: t.wall for name, t in best.items()},
+            "cpu_s": {name: t.cpu for name, t in best.items()},
         }
     return rows
 
@@ -225,10 +233,13 @@ def first_chunk(repeats: int, revisions: list[tuple[str, Any]], loop: asyncio.Ab
 
     out: dict[str, Any] = {}
     gc.collect()
-    sync = interleaved({name: (lambda r=r: sync_run(r)) for name, r in runnables.items()}, repeats)
+    # Microseconds each, thousands of runs: the median is steadier than the lowest.
+    sync = interleaved({name: (lambda r=r: sync_run(r)) for name, r in runnables.items()}, repeats, statistics.median)
     out["sync"] = {name: t.cpu for name, t in sync.items()}
     asynchronous = interleaved(
-        {name: (lambda r=r: loop.run_until_complete(async_run(r))) for name, r in runnables.items()}, repeats
+        {name: (lambda r=r: loop.run_until_complete(async_run(r))) for name, r in runnables.items()},
+        repeats,
+        statistics.median,
     )
     out["async"] = {name: t.cpu for name, t in asynchronous.items()}
     return out
@@ -274,23 +285,63 @@ def last_chunk(repeats: int, revisions: list[tuple[str, Any]], loop: asyncio.Abs
                     name: (lambda r=r, c=config: loop.run_until_complete(async_run(r, c)))
                     for name, r in runnables.items()
                 }
-            medians = interleaved(runs, repeats)
+            best = interleaved(runs, repeats)
             key = f"{mode}, handler" if handlers else mode
             # `wall` holds the gap before the last chunk, `cpu` the time after it (see the run functions).
-            out[key] = {name: {"before_last": t.wall, "after_last": t.cpu} for name, t in medians.items()}
+            out[key] = {name: {"before_last": t.wall, "after_last": t.cpu} for name, t in best.items()}
     return out
+
+
+def agents_cost(repeats: int) -> dict[str, Any] | None:
+    """The agents wing's `ReferencesChatModel` around a chat model, with and without the cited-passage work.
+
+    CPU time over the bare chat model's stream (4-char chunks of the answer,
+    8 documents of ~2,000 characters), and the time between the last text
+    chunk and the last chunk, where the cited passages are found.
+    """
+    try:
+        from langchain_refs.agents import ReferencesChatModel
+    except ImportError:  # the agents extra (langchain) is not installed
+        return None
+    text = answer(200_000)
+    inner = ChunkChatModel(chunks=chunked(text, 4))
+    docs = long_documents()
+    runnables = {
+        BARE: inner,
+        "cited text off": ReferencesChatModel(inner=inner, documents=docs, cited_text=False),
+        "cited text on (default)": ReferencesChatModel(inner=inner, documents=docs),
+    }
+
+    def run(runnable: Any) -> tuple[float, float]:
+        gc.collect()
+        start = previous = last = time.thread_time()
+        for _ in runnable.stream("question"):
+            previous, last = last, time.thread_time()
+        # `wall` carries the whole stream, `cpu` the gap before the last chunk.
+        return time.thread_time() - start, last - previous
+
+    best = interleaved({name: (lambda r=r: run(r)) for name, r in runnables.items()}, repeats)
+    bare = best[BARE].wall
+    return {
+        "chunks": len(inner.chunks),
+        "markers": len(_MARKER.findall(text)),
+        "rows": {name: {"ratio": t.wall / bare, "last_ms": t.cpu * 1e3} for name, t in best.items() if name != BARE},
+    }
 
 
 # -- the session alone --------------------------------------------------------------
 
 
 def session_cost(repeats: int, revisions: list[tuple[str, Any]]) -> dict[str, Any]:
-    """CPU µs per marker of a session: the answer against the same text with its markers turned to letters."""
-    with_markers = chunked(answer(200_000), 4)
-    without = chunked(answer(200_000, markers=False), 4)
+    """CPU µs per marker of a session: the answer against the same text with its markers turned to letters.
+
+    In 4-char chunks (a marker arrives over about four chunks) and in 32-char
+    chunks (most markers arrive in one); and µs per plain 4-char chunk.
+    """
     markers = len(_MARKER.findall(answer(200_000)))
     inputs = {"documents": documents()}
     middleware_of = ours(message_stream([]), revisions)
+    texts = {size: (chunked(answer(200_000), size), chunked(answer(200_000, markers=False), size)) for size in (4, 32)}
 
     def run(middleware: Any, chunks: list[str]) -> tuple[float, float]:
         def feed_all() -> None:
@@ -303,17 +354,47 @@ def session_cost(repeats: int, revisions: list[tuple[str, Any]]) -> dict[str, An
 
     runs = {}
     for name, middleware in middleware_of.items():
-        runs[f"{name}|markers"] = lambda m=middleware: run(m, with_markers)
-        runs[f"{name}|plain"] = lambda m=middleware: run(m, without)
-    medians = interleaved(runs, repeats)
-    out: dict[str, Any] = {"markers": markers, "chunks": len(with_markers)}
+        for size, (cited, plain) in texts.items():
+            runs[f"{name}|{size}|markers"] = lambda m=middleware, c=cited: run(m, c)
+            runs[f"{name}|{size}|plain"] = lambda m=middleware, c=plain: run(m, c)
+    best = interleaved(runs, repeats)
+    out: dict[str, Any] = {"markers": markers}
     for name in middleware_of:
-        cited, plain = medians[f"{name}|markers"].cpu, medians[f"{name}|plain"].cpu
         out[name] = {
-            "us_per_marker": (cited - plain) / markers * 1e6,
-            "us_per_plain_chunk": plain / len(without) * 1e6,
+            **{
+                f"us_per_marker_{size}": (best[f"{name}|{size}|markers"].cpu - best[f"{name}|{size}|plain"].cpu)
+                / markers
+                * 1e6
+                for size in texts
+            },
+            "us_per_plain_chunk": best[f"{name}|4|plain"].cpu / len(texts[4][1]) * 1e6,
         }
     return out
+
+
+def message_copies() -> dict[str, Any]:
+    """What rewriting a message chunk costs LangChain's side: pydantic's `model_copy`, and how often it happens."""
+    from langchain_core.messages import AIMessageChunk
+
+    chunk = AIMessageChunk(content="abcd", id="run-bench")
+    runs = 100_000
+
+    def copy_many() -> None:
+        for _ in range(runs):
+            chunk.model_copy(update={"content": ""})
+
+    best = min(timed(copy_many)[1] for _ in range(3))
+    inputs = {"documents": documents()}
+    middleware = manage_references(message_stream([]), style=MarkdownReferenceStyle())
+    text = answer(200_000)
+    markers = len(_MARKER.findall(text))
+    changed: dict[int, float] = {}
+    for size in (1, 4, 32):
+        session = middleware.start_session(inputs)
+        pieces = chunked(text if size != 1 else answer(50_000), size)
+        count = sum(session.feed(piece) is not piece for piece in pieces)
+        changed[size] = count / (markers if size != 1 else len(_MARKER.findall(answer(50_000))))
+    return {"model_copy_us": best / runs * 1e6, "changed_per_marker": changed}
 
 
 # -- parser, holdback, memory, predictor ---------------------------------------------------
@@ -335,7 +416,7 @@ def parser_throughput(repeats: int, size: int) -> list[dict[str, Any]]:
                     parser.feed(chunk)
                 parser.close()
 
-            seconds = statistics.median(timed(run)[1] for _ in range(repeats))
+            seconds = min(timed(run)[1] for _ in range(repeats))
             rows.append({"text": name, "chunk_size": chunk_size, "mb_per_s": len(text.encode()) / seconds / 1e6})
     return rows
 
@@ -471,8 +552,57 @@ TARGET_SESSION_US = 5.0
 TARGET_FIRST_US = 20.0
 TARGET_BYTES = 500.0
 
-# Why a target is out of reach on this benchmark, shown when it is not met.
-WHY_NOT: dict[str, str] = {}
+_EXPLAINED = frozenset({"4-message", "1-message", "32-message", "str", "session"})
+
+
+def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
+    """Why the missed targets are out of reach, in figures from this run."""
+    if not missed:
+        return []
+    row = {(r["chunk_size"], r["kind"]): r for r in results["end_to_end"]["sync"]}
+    session = results["session"][OURS]
+    copies = results["copies"]
+    four = row[(4, "message")]
+    bare4 = four["cpu_s"][BARE] / four["chunks"] * 1e6
+    plain_share = session["us_per_plain_chunk"] / bare4 * 100
+    marker_share = session["us_per_marker_4"] * four["markers"] / (four["cpu_s"][BARE] * 1e6) * 100
+    copy_share = (
+        copies["model_copy_us"] * copies["changed_per_marker"][4] * four["markers"] / (four["cpu_s"][BARE] * 1e6) * 100
+    )
+    lines = ["", "Why the targets marked no are out of reach in this design (figures from this run):", ""]
+    if missed & {"4-message", "1-message", "32-message"}:
+        lines.append(
+            f"- The message ratios. LangChain streams a message chunk in {bare4:.1f} µs of CPU here; "
+            f"the floor wrapper measures {_ratio(four['cpu_s'][FLOOR] / four['cpu_s'][BARE])} of the bare stream. "
+            f"The session alone then takes {session['us_per_plain_chunk']:.2f} µs per plain chunk "
+            f"({plain_share:.1f}% of a bare chunk) and {session['us_per_marker_4']:.1f} µs per marker "
+            f"({marker_share:.1f}% of the bare 4-char stream at a citation every ~150 characters), and every "
+            f"message chunk whose text changes is copied by pydantic's `model_copy` "
+            f"({copies['model_copy_us']:.1f} µs; {copies['changed_per_marker'][4]:.1f} chunks per marker in "
+            f"4-char chunks, {copies['changed_per_marker'][1]:.1f} in 1-char, "
+            f"{copies['changed_per_marker'][32]:.1f} in 32-char: {copy_share:.1f}% more) — before the Runnable's "
+            f"own step per chunk. That is already near or past 5% at 4-char chunks; 32-char chunks carry 8x "
+            f"fewer chunks to spread the same per-marker work over. Getting under the bounds would take the "
+            f"scanning and rendering out of Python (a compiled parser), not a cheaper Python path."
+        )
+    if "str" in missed:
+        bare_str = row[(4, "str")]["cpu_s"][BARE] / row[(4, "str")]["chunks"] * 1e6
+        per_chunk_markers = session["us_per_marker_4"] * four["markers"] / four["chunks"]
+        lines.append(
+            f"- The `str` stream. LangChain passes a `str` chunk on in {bare_str:.2f} µs, so the added time is "
+            f"the middleware's own: {session['us_per_plain_chunk']:.2f} µs per chunk in the session (one call "
+            f"and one search for an opener), about 0.1 µs for the Runnable's step, and the markers, "
+            f"{per_chunk_markers:.2f} µs per chunk on average."
+        )
+    if "session" in missed:
+        lines.append(
+            f"- The session per marker. In 4-char chunks a marker arrives over about four chunks: each piece "
+            f"is checked again as the held text grows (a stdlib regex each), then the marker is parsed, its "
+            f"source numbered, the claim before it found, the citation rendered and recorded as a frozen "
+            f"`Citation` ({session['us_per_marker_4']:.1f} µs in all). Arriving in 32-char chunks a marker "
+            f"costs {session['us_per_marker_32']:.1f} µs."
+        )
+    return lines
 
 
 def end_to_end_table(rows: list[dict[str, Any]], names: list[str], mode: str) -> list[str]:
@@ -500,9 +630,9 @@ def end_to_end_table(rows: list[dict[str, Any]], names: list[str], mode: str) ->
     return lines
 
 
-def targets(results: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
+def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
     """(target, measured, met, key) for each target of issue 12."""
-    out = []
+    out: list[tuple[str, str, bool | str, str]] = []
     for mode in ("sync", "async"):
         for row in results["end_to_end"][mode]:
             cpu = row["cpu_s"]
@@ -540,11 +670,11 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
                 "last",
             )
         )
-    session = results["session"][OURS]["us_per_marker"]
+    session = results["session"][OURS]["us_per_marker_4"]
     out.append(
         (
             f"session alone: ≤ {TARGET_SESSION_US:.0f} µs per marker",
-            f"{session:.2f} µs",
+            f"{session:.2f} µs in 4-char chunks ({results['session'][OURS]['us_per_marker_32']:.2f} µs in 32-char)",
             session <= TARGET_SESSION_US,
             "session",
         )
@@ -558,6 +688,20 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
                 f"+{extra:.1f} µs ({first[mode][OURS] * 1e6:.0f} µs against {first[mode][FLOOR] * 1e6:.0f} µs)",
                 extra <= TARGET_FIRST_US,
                 "first",
+            )
+        )
+    agents = results.get("agents")
+    if agents is not None:
+        on = agents["rows"]["cited text on (default)"]
+        off = agents["rows"]["cited text off"]
+        out.append(
+            (
+                "agents wing: the cited-passage work, on by default, within these figures or shown with its cost",
+                f"`ReferencesChatModel`, 4-char chunks: {_ratio(on['ratio'])} the bare chat model with it, "
+                f"{_ratio(off['ratio'])} without; last chunk {on['last_ms']:.1f} ms after the last text with it, "
+                f"{off['last_ms']:.1f} ms without",
+                "shown here",
+                "agents",
             )
         )
     memory_rows = results["memory"]
@@ -584,16 +728,25 @@ def table(results: dict[str, Any]) -> str:
     lines = [
         f"Measured at commit `{results['commit']}` on {results['machine']}, langchain-core "
         f"{results['langchain_core']}, with `{results['command']}`. Times are CPU time of the streaming "
-        f"thread (`time.thread_time`), medians of {results['repeats']} interleaved runs; wall-time ratios beside them.",
+        f"thread (`time.thread_time`), the best of {results['repeats']} interleaved runs (the time to the first chunk: "
+        "the median of thousands); wall-time ratios beside them.",
         "",
         "**Targets** (issue 12; each measured in this run):",
         "",
         "| target | measured | met |",
         "|---|---|---|",
     ]
+    missed: set[str] = set()
     for target, measured, met, key in targets(results):
-        verdict = "yes" if met else "no" + (f": {WHY_NOT[key]}" if key in WHY_NOT else "")
+        if isinstance(met, str):
+            verdict = met
+        elif met:
+            verdict = "yes"
+        else:
+            verdict = "no (see below)" if key in _EXPLAINED else "no"
+            missed.add(key)
         lines.append(f"| {target} | {measured} | {verdict} |")
+    lines += why_not(results, missed)
     for mode, title in (("sync", "`stream`"), ("async", "`astream`")):
         lines += [
             "",
@@ -630,11 +783,12 @@ def table(results: dict[str, Any]) -> str:
             + " | ".join(f"{v['after_last'] * 1e6:.0f}" for v in values.values())
             + " |"
         )
-    lines.append(
-        f"| session alone: per marker ({session['markers']:,} markers, 4-char chunks) | - | "
-        + " | ".join(f"{session[n]['us_per_marker']:.2f}" for n in first["sync"] if n != FLOOR)
-        + " |"
-    )
+    for size in (4, 32):
+        lines.append(
+            f"| session alone: per marker ({session['markers']:,} markers, {size}-char chunks) | - | "
+            + " | ".join(f"{session[n][f'us_per_marker_{size}']:.2f}" for n in first["sync"] if n != FLOOR)
+            + " |"
+        )
     lines.append(
         "| session alone: per plain 4-char chunk | - | "
         + " | ".join(f"{session[n]['us_per_plain_chunk']:.2f}" for n in first["sync"] if n != FLOOR)
@@ -695,6 +849,7 @@ def main() -> None:
     parser.add_argument(
         "--compare", action="append", default=[], metavar="REV", help="also run the package as it was at REV"
     )
+    parser.add_argument("--repeats", type=int, help="interleaved runs per figure (default 7, 3 with --quick)")
     args = parser.parse_args()
     if args.quick and args.write_readme:
         parser.error("the README shows a full run: drop --quick")
@@ -702,8 +857,10 @@ def main() -> None:
 
     started = time.perf_counter()
     revisions = [load_revision(rev) for rev in args.compare]
-    repeats = 3 if args.quick else 7
-    command = "python bench/run.py" + (" --quick" if args.quick else "")
+    repeats = args.repeats or (3 if args.quick else 7)
+    command = (
+        "python bench/run.py" + (" --quick" if args.quick else "") + (f" --repeats {repeats}" if args.repeats else "")
+    )
     results: dict[str, Any] = {
         "machine": machine(),
         "commit": commit(),
@@ -723,6 +880,8 @@ def main() -> None:
     results["first_chunk"] = first_chunk(300 if args.quick else 2000, revisions, loop)
     results["last_chunk"] = last_chunk(repeats, revisions, loop)
     results["session"] = session_cost(repeats, revisions)
+    results["agents"] = agents_cost(repeats)
+    results["copies"] = message_copies()
     loop.close()
     results["parser"] = parser_throughput(repeats, 200_000 if args.quick else 2_000_000)
     results["holdback"] = holdback()

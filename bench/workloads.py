@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessageChunk
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableGenerator
 
 # The floor wrapper uses the middleware's own plumbing module, by its path.
@@ -200,3 +202,31 @@ def generator_wrapper(bound: Runnable[Any, Any]) -> Runnable[Any, Any]:
                 yield chunk
 
     return RunnableGenerator(generate, agenerate, name="identity")
+
+
+class ChunkChatModel(BaseChatModel):
+    """A chat model streaming exactly the given chunks (the agents wing wraps chat models, not runnables)."""
+
+    chunks: list[str]
+
+    @property
+    def _llm_type(self) -> str:
+        return "bench-chunks"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="".join(self.chunks), id="run-bench"))])
+
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in self.chunks:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=chunk, id="run-bench"))
+
+
+def long_documents(count: int = 8, length: int = 2_000) -> list[Document]:
+    """Documents of ~2,000 characters of sentences each, for work that reads what a citation cites."""
+    text = sentences(count * length)
+    return [
+        Document(text[i * length : (i + 1) * length], metadata={"source": f"https://docs.example.org/long{i}"})
+        for i in range(count)
+    ]
