@@ -360,8 +360,9 @@ class CitationParser:
         if max_holdback < 1:
             msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
             raise ValueError(msg)
-        # The stdlib engine settles full matches fastest; the `regex` engine is
-        # asked only whether a tail at the end of the text may still complete.
+        # Per syntax: the stdlib engine settles full matches fastest; whether a
+        # tail at the end of the text may still complete is asked of the
+        # `regex` engine's partial match (of a stdlib pattern for ``[n](id=k)``).
         self._matchers = tuple(
             (
                 s,
@@ -377,7 +378,7 @@ class CitationParser:
         openers = "".join(sorted(self._openers))
         # The stdlib engine is the faster one for a plain character class.
         self._special = re.compile("[" + re.escape(openers + "`~") + "]")
-        # Text with none of these changes nothing but `_before` while `_skips_plain`.
+        # Text with none of these changes nothing the parser reads while `_skips_plain`.
         self._plain = re.compile("[" + re.escape(openers + "`~") + "\r\n]")
         # Only a syntax that refuses to follow a letter reads the character before an opener.
         self._reads_before = not all(s.after_word_char for s in syntaxes)
