@@ -528,7 +528,8 @@ def commit() -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
     sha = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--", "langchain_refs", "bench")
+    # Untracked files count only once a tracked file imports them (and is then changed).
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "langchain_refs", "bench")
     return sha + (" with uncommitted changes" if dirty else "")
 
 
