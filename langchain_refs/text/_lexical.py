@@ -13,8 +13,9 @@ score down. In a batch of at least ``min_batch_for_rarity`` evidence texts,
 words that every text shares count for less than the ones that tell them
 apart (inverse document frequency over the batch).
 
-What a text's words are is cached across calls (`LexicalSupport.clear_caches`
-empties the caches, for benchmarks that measure a cold start).
+What a text's words are (and each word's stem) is cached across calls
+(`LexicalSupport.clear_caches` empties the caches, for benchmarks that
+measure a cold start).
 """
 
 from __future__ import annotations
@@ -55,8 +56,14 @@ class _Evidence:
     numbers: frozenset[str]
 
 
-# What one claim brings to every pair it is in: its words, their weights, its numbers.
-_Claim = tuple[list[str], list[float], frozenset[str]]
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    """What one claim brings to every pair it is in."""
+
+    words: tuple[tuple[str, float, str | None], ...]  # word, weight, its first five letters (5+ letters)
+    total: float
+    pairs: frozenset[tuple[str, str]]
+    numbers: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,14 +107,20 @@ class LexicalSupport:
             >>> LexicalSupport().score([("Lyon silk", "Lyon is known for silk."), ("", "Anything.")])
             [1.0, 0.0]
         """
-        evidence = {text: _evidence(text, self.window) for _, text in text_pairs}
+        evidence: dict[str, _Evidence] = {}
+        window = self.window
+        for _, text in text_pairs:
+            if text not in evidence:
+                evidence[text] = _evidence(text, window)
         rarity = self._rarity([e.whole for e in evidence.values()])
+        unseen = max(rarity.values()) if rarity else 0.0
         claims: dict[str, _Claim] = {}
         scores = []
         for claim, text in text_pairs:
-            if claim not in claims:
-                claims[claim] = (*self._claim_weights(claim, rarity), frozenset(_NUMBER.findall(claim)))
-            scores.append(self._score(claims[claim], evidence[text]))
+            found = claims.get(claim)
+            if found is None:
+                found = claims[claim] = self._claim(claim, rarity, unseen)
+            scores.append(self._score(found, evidence[text]))
         return scores
 
     @staticmethod
@@ -119,6 +132,7 @@ class LexicalSupport:
         """
         _evidence.cache_clear()
         _analyse.cache_clear()
+        stem.cache_clear()
 
     def _rarity(self, evidence: list[_Words]) -> dict[str, float]:
         """Inverse document frequency over the batch's evidence, when it is large enough.
@@ -135,11 +149,16 @@ class LexicalSupport:
         count = len(evidence)
         return {word: math.log((count + 1) / (n + 0.5)) for word, n in frequency.items()}
 
-    def _claim_weights(self, claim: str, rarity: dict[str, float]) -> tuple[list[str], list[float]]:
+    def _claim(self, claim: str, rarity: dict[str, float], unseen: float) -> _Claim:
+        """What a claim brings to every pair it is in (worked out once per claim per batch).
+
+        ``unseen`` is the rarity of a word no evidence has: the batch's highest.
+        """
         names = {stem(w) for w in WORD.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
         words = content_words(claim)
-        unseen = max(rarity.values()) if rarity else 0.0
-        weights = []
+        rarity_weight = self.rarity_weight
+        common = 1 - rarity_weight
+        weighted = []
         for word in words:
             weight = 1.0 + min(len(word), 10) / 10
             if word.isdigit():
@@ -147,35 +166,38 @@ class LexicalSupport:
             elif word in names:
                 weight += 0.5
             if rarity:
-                weight *= self.rarity_weight * rarity.get(word, unseen) + (1 - self.rarity_weight)
-            weights.append(weight)
-        return words, weights
+                weight *= rarity_weight * rarity.get(word, unseen) + common
+            # A word of five letters or more also counts, in part, by its first five.
+            weighted.append((word, weight, word[:5] if len(word) >= 5 else None))
+        return _Claim(
+            words=tuple(weighted),
+            total=sum(weight for _, weight, _ in weighted),
+            pairs=frozenset(itertools.pairwise(words)),
+            numbers=frozenset(_NUMBER.findall(claim)),
+        )
 
-    def _coverage(self, words: list[str], weights: list[float], evidence: _Words) -> float:
-        if not words:
+    def _coverage(self, claim: _Claim, evidence: _Words) -> float:
+        if not claim.words:
             return 0.0
         present, prefixes = evidence.present, evidence.prefixes
-        total = sum(weights)
         covered = 0.0
-        for word, weight in zip(words, weights, strict=True):
+        for word, weight, prefix in claim.words:
             if word in present:
                 covered += weight
-            elif len(word) >= 5 and word[:5] in prefixes:
+            elif prefix is not None and prefix in prefixes:
                 covered += 0.7 * weight
-        unigram = covered / total
-        claim_pairs = set(itertools.pairwise(words))
-        if claim_pairs:
-            phrase = len(claim_pairs & evidence.near) / len(claim_pairs)
+        unigram = covered / claim.total
+        if claim.pairs:
+            phrase = len(claim.pairs & evidence.near) / len(claim.pairs)
             unigram = (1 - self.phrase_weight) * unigram + self.phrase_weight * phrase
         return unigram
 
     def _score(self, claim: _Claim, evidence: _Evidence) -> float:
-        words, weights, numbers = claim
-        score = self._coverage(words, weights, evidence.whole)
+        score = self._coverage(claim, evidence.whole)
         if evidence.windows:
-            best = max(self._coverage(words, weights, w) for w in evidence.windows)
+            best = max(self._coverage(claim, w) for w in evidence.windows)
             score = self.whole_weight * score + (1 - self.whole_weight) * best
-        if numbers - evidence.numbers:
+        if claim.numbers - evidence.numbers:
             score *= self.number_penalty
         return _unit(score)
 

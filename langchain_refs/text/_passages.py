@@ -60,7 +60,7 @@ def find_passages(
     """For each ``(claim, text)``, the window of ``size`` sentences of ``text`` that best supports ``claim``.
 
     Each distinct text is split once and all windows of all pairs are scored
-    in one call of ``scorer`` (the same (claim, window) pair once). Ties go to
+    in one call of ``scorer`` (a (claim, text) pair given twice, once). Ties go to
     the earlier window; a NaN score loses to any other. A blank claim is
     not scored: its passage is the text's first window, score 0. A blank
     text gives the empty passage at 0 (score 0 too when the claim is blank).
@@ -87,30 +87,36 @@ def find_passages(
         if text not in windows:
             offsets = sentence_windows(splitter.split(text), size, 1) or [(0, 0)]
             windows[text] = [(start, end, text[start:end]) for start, end in offsets]
-    # Every (claim, window) pair to score, once, with its place in the batch.
-    batch: dict[tuple[str, str], int] = {}
-    for claim, text in pairs:
-        if claim.strip():
-            for _, _, excerpt in windows[text]:
-                batch.setdefault((claim, excerpt), len(batch))
-    scores = [float(s) for s in _scorer(scorer).score(list(batch))] if batch else []
+    # Every (claim, window) pair to score, in one batch; a (claim, text) pair
+    # asked twice is scored once: `first` holds where its windows start.
+    batch: list[tuple[str, str]] = []
+    first: dict[tuple[str, str], int] = {}
+    for pair in pairs:
+        claim, text = pair
+        if claim.strip() and pair not in first:
+            first[pair] = len(batch)
+            batch.extend([(claim, excerpt) for _, _, excerpt in windows[text]])
+    scores = [float(s) for s in _scorer(scorer).score(batch)] if batch else []
     if len(scores) != len(batch):
         msg = f"the scorer gave {len(scores)} scores for {len(batch)} pairs"
         raise ValueError(msg)
     found = []
-    for claim, text in pairs:
+    for pair in pairs:
+        claim, text = pair
         spans = windows[text]
-        best = spans[0]
         if not claim.strip():
-            found.append(PassageSpan(start=best[0], end=best[1], excerpt=best[2], score=0.0))
+            start, end, excerpt = spans[0]
+            found.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=0.0))
             continue
-        best_score = scores[batch[claim, best[2]]]
-        best_rank = _rank(best_score)
-        for span in spans[1:]:
-            score = scores[batch[claim, span[2]]]
-            if _rank(score) > best_rank:
-                best, best_score, best_rank = span, score, _rank(score)
-        found.append(PassageSpan(start=best[0], end=best[1], excerpt=best[2], score=best_score))
+        offset = first[pair]
+        best = 0
+        best_rank = _rank(scores[offset])
+        for i in range(1, len(spans)):
+            rank = _rank(scores[offset + i])
+            if rank > best_rank:
+                best, best_rank = i, rank
+        start, end, excerpt = spans[best]
+        found.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=scores[offset + best]))
     return found
 
 

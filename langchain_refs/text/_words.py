@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Final
@@ -22,6 +23,7 @@ STOP_WORDS: Final = frozenset(
 WORD: Final = re.compile(r"[a-z0-9]+")
 
 
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A light suffix-stripping stem: plurals, -ing, -ed and a final -e.
 
@@ -43,7 +45,11 @@ def fold(text: str) -> str:
         >>> fold("Café Ünïcode")
         'cafe unicode'
     """
-    decomposed = unicodedata.normalize("NFKD", text.lower())
+    lowered = text.lower()
+    if lowered.isascii():
+        # Nothing to decompose: the common case, and the costly one to do by hand.
+        return lowered
+    decomposed = unicodedata.normalize("NFKD", lowered)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from langchain_refs import LexicalScorer
-from langchain_refs.text import LexicalSupport, PassageSpan, SentenceSplitter, Span, find_passages
+from langchain_refs.text import LexicalSupport, PassageSpan, SentenceSplitter, Span, find_passages, fold, stem
 from langchain_refs.text._lexical import _analyse, _evidence
 
 LYON = "Lyon is big. Lyon has silk. It rains."
@@ -66,14 +66,23 @@ def test_lexical_scorer_delegates_to_the_engine_with_its_options() -> None:
     assert scorer.score(pairs) == LexicalSupport(window=1, number_penalty=1.0).score(pairs)
 
 
-def test_clear_caches_empties_both_caches() -> None:
-    """LexicalSupport.clear_caches forgets the analysed texts (a benchmark's cold start)."""
+def test_fold_lowers_and_strips_accents_ascii_or_not() -> None:
+    """fold: lower case without accents; ASCII text (its fast path) and non-ASCII give what NFKD gives."""
+    assert fold("Paris IS Big") == "paris is big"
+    assert fold("Café Ünïcode") == "cafe unicode"
+    assert fold("\u0130stanbul") == "i\u0307stanbul"[0] + "stanbul"  # the dot above is a combining mark
+
+
+def test_clear_caches_empties_the_caches() -> None:
+    """LexicalSupport.clear_caches forgets the analysed texts and stems (a benchmark's cold start)."""
     LexicalSupport().score([("Lyon silk", "Lyon is known for silk.")])
     assert _analyse.cache_info().currsize > 0
     assert _evidence.cache_info().currsize > 0
+    assert stem.cache_info().currsize > 0
     LexicalSupport.clear_caches()
     assert _analyse.cache_info().currsize == 0
     assert _evidence.cache_info().currsize == 0
+    assert stem.cache_info().currsize == 0
 
 
 def test_passage_is_the_best_sentence_with_exact_offsets() -> None:
