@@ -124,10 +124,22 @@ def contenders(inner: Any, revisions: list[tuple[str, Any]], *, full: bool) -> d
 
 
 def ours(inner: Any, revisions: list[tuple[str, Any]]) -> dict[str, Any]:
-    """The middleware of each compared revision, then of the working tree, in the Markdown style."""
-    out = {label: module.manage_references(inner, style=module.MarkdownReferenceStyle()) for label, module in revisions}
-    out[OURS] = manage_references(inner, style=MarkdownReferenceStyle())
+    """The middleware of each compared revision, then of the working tree, in the Markdown style.
+
+    Passages are off here (``passages=False``): finding them is work done once
+    the answer is complete, measured on its own (`passage_cost`), as issue 12
+    allows; revisions before passages existed take no such option.
+    """
+    out = {
+        label: module.manage_references(inner, style=module.MarkdownReferenceStyle(), **_no_passages(module))
+        for label, module in revisions
+    }
+    out[OURS] = manage_references(inner, style=MarkdownReferenceStyle(), passages=False)
     return out
+
+
+def _no_passages(module: Any) -> dict[str, Any]:
+    return {"passages": False} if hasattr(module, "Passage") else {}
 
 
 # -- timing ----------------------------------------------------------------------
@@ -523,6 +535,50 @@ def predictor_speed(repeats: int) -> dict[str, Any]:
     return {"median_ms": statistics.median(times) * 1000}
 
 
+def passage_cost(repeats: int) -> dict[str, Any]:
+    """The passage behind each citation (on by default), found once the answer is complete.
+
+    CPU time of `attach_passages` on the references of a streamed answer,
+    cold (the lexical caches cleared each time: new documents every answer):
+    10 citations over 5 documents of 2,000 characters (the target: ≤ 10 ms),
+    and the end-to-end answer's citations over its 8 short documents and over
+    8 documents of 2,000 characters.
+    """
+    from langchain_refs import ReferenceSession
+    from langchain_refs.streaming import attach_passages
+    from langchain_refs.text import split_sentences
+
+    clear = _lexical_cache_clearer()
+    style = MarkdownReferenceStyle()
+    five = long_documents(5)
+    claims = []
+    for i in range(10):
+        sentence = split_sentences(five[i % 5].page_content)[i + 1].text
+        # A paraphrase, roughly: the sentence without its last words.
+        claims.append(" ".join(sentence.split()[:-3]) + f"[1](id={i % 5 + 1}). ")
+    cases = {
+        "10 citations, 5 documents of 2,000 characters": ("".join(claims), five),
+        "the end-to-end answer, 8 short documents": (answer(200_000), documents()),
+        "the end-to-end answer, 8 documents of 2,000 characters": (answer(200_000), long_documents()),
+    }
+    rows = []
+    for name, (text, docs) in cases.items():
+        session = ReferenceSession(docs, source_key=style.source_of, style=style, passages=False)
+        for chunk in chunked(text, 4):
+            session.feed(chunk)
+        session.close()
+        references = session.references
+        times = []
+        for _ in range(repeats):
+            clear()
+            gc.collect()
+            start = time.thread_time()
+            attach_passages(references, docs)
+            times.append(time.thread_time() - start)
+        rows.append({"case": name, "citations": len(references.citations), "best_ms": min(times) * 1e3})
+    return {"rows": rows}
+
+
 # -- where and what ------------------------------------------------------------------
 
 
@@ -567,6 +623,7 @@ TARGET_LAST_MS = 3.0
 TARGET_SESSION_US = 5.0
 TARGET_FIRST_US = 20.0
 TARGET_BYTES = 500.0
+TARGET_PASSAGES_MS = 10.0
 
 _EXPLAINED = frozenset({"4-message", "1-message", "32-message", "str", "session"})
 
@@ -721,6 +778,20 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
                 "agents",
             )
         )
+    passages = results.get("passages")
+    if passages is not None:
+        small, *large = passages["rows"]
+        out.append(
+            (
+                f"the passage behind each citation, on by default: ≤ {TARGET_PASSAGES_MS:.0f} ms for "
+                f"{small['case']}, cold",
+                f"{small['best_ms']:.1f} ms; "
+                + "; ".join(f"{r['best_ms']:.0f} ms for {r['citations']:,} citations, {r['case']}" for r in large)
+                + " (done once the answer is complete; the rows above run with passages off)",
+                small["best_ms"] <= TARGET_PASSAGES_MS,
+                "passages",
+            )
+        )
     memory_rows = results["memory"]
     flat = [r for r in memory_rows if not r["keep_citations"] and r["text"] == "answer"]
     growth = flat[-1]["peak_kib"] - flat[0]["peak_kib"]
@@ -746,7 +817,8 @@ def table(results: dict[str, Any]) -> str:
         f"Measured at commit `{results['commit']}` on {results['machine']}, langchain-core "
         f"{results['langchain_core']}, with `{results['command']}`. Times are CPU time of the streaming "
         f"thread (`time.thread_time`), the best of {results['repeats']} interleaved runs (the time to the first chunk: "
-        "the median of thousands); wall-time ratios beside them.",
+        "the median of thousands); wall-time ratios beside them. langchain-refs runs with `passages=False`: the "
+        "passage behind each citation, found once the answer is complete, has its own row.",
         "",
         "**Targets** (issue 12; each measured in this run):",
         "",
@@ -901,6 +973,7 @@ def main() -> None:
     results["last_chunk"] = last_chunk(repeats, revisions, loop)
     results["session"] = session_cost(repeats, revisions)
     results["agents"] = agents_cost(repeats)
+    results["passages"] = passage_cost(repeats)
     results["copies"] = message_copies()
     loop.close()
     results["parser"] = parser_throughput(repeats, 200_000 if args.quick else 2_000_000)

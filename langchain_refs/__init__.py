@@ -17,6 +17,7 @@ extra; they are listed in ``__all__`` only when the extra is installed, so
 ``from langchain_refs import *`` works either way.
 """
 
+import warnings
 from importlib import metadata, util
 from typing import Any
 
@@ -58,18 +59,20 @@ from langchain_refs.streaming import (
     AnswerContext,
     AnswerReferences,
     Citation,
-    CitationMiddleware,
     CitationParser,
     CitationVerifier,
+    ConsultedSource,
     EmptyReferenceStyle,
     HTMLReferenceStyle,
     InvalidCitation,
     MarkdownReferenceStyle,
     Marker,
     MarkerSyntax,
+    Passage,
     Reference,
     ReferencesCollector,
     ReferenceSession,
+    ReferencesRunnable,
     ReferenceStyle,
     SourceRegistry,
     TemplateReferenceStyle,
@@ -78,8 +81,10 @@ from langchain_refs.streaming import (
     format_documents,
     manage_references,
     safe_url,
+    source_key_function,
     styles_directory,
 )
+from langchain_refs.streaming._runnable import DEPRECATED_NAME
 
 try:
     __version__ = metadata.version(__package__ or __name__)
@@ -92,7 +97,10 @@ _AGENT_NAMES = frozenset(
 
 
 def __getattr__(name: str) -> Any:
-    """The agent names, imported on first use (they need the ``agents`` extra)."""
+    """The agent names, imported on first use (they need the ``agents`` extra); the old name ``CitationMiddleware``."""
+    if name == "CitationMiddleware":
+        warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
+        return ReferencesRunnable
     if name in _AGENT_NAMES:
         try:
             import langchain_refs.agents
@@ -124,11 +132,11 @@ __all__ = [
     "AnswerReferences",
     "Citation",
     "CitationLeakWarning",
-    "CitationMiddleware",
     "CitationParser",
     "CitationVerifier",
     "Claim",
     "ClaimCheck",
+    "ConsultedSource",
     "CrossEncoderScorer",
     "EmbeddingScorer",
     "EmptyReferenceStyle",
@@ -145,6 +153,7 @@ __all__ = [
     "Marker",
     "MarkerSyntax",
     "MiniLMEmbeddings",
+    "Passage",
     "PredictedReference",
     "Reference",
     "ReferencePredictor",
@@ -153,6 +162,7 @@ __all__ = [
     "ReferencesChatModel",
     "ReferencesCollector",
     "ReferencesMiddleware",
+    "ReferencesRunnable",
     "ReferencesState",
     "RuleBasedClaimExtractor",
     "ScorerClaimChecker",
@@ -172,6 +182,7 @@ __all__ = [
     "manage_references",
     "needs_reference",
     "safe_url",
+    "source_key_function",
     "split_sentences",
     "styles_directory",
     "verify_citations",

@@ -9,7 +9,8 @@ rewritten text. The inner model runs without the callback handlers that
 stream tokens to clients: its raw tokens reach tracers (LangSmith) but no
 stream.
 
-The chunks it yields carry text as standard ``{"type": "text", "index": 0}``
+The chunks it yields (the streaming wing's `ChunkRewriter` in its ``"v1"``
+shape makes them) carry text as standard ``{"type": "text", "index": 0}``
 blocks (one text block per answer once merged; tool-call chunk indices move
 up by one so they never share the text's index); the last chunk carries the
 held tail, the list of sources, the `Citation` annotations of the text block
@@ -55,12 +56,12 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import Field
 from typing_extensions import override
 
-from langchain_refs.agents._citations import standard_citations
 from langchain_refs.streaming import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
     DEFAULT_MAX_HOLDBACK,
     ID_SYNTAX,
+    ChunkRewriter,
     MarkdownReferenceStyle,
     MarkerSyntax,
     ReferenceSession,
@@ -73,8 +74,6 @@ MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 """``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
 
 _SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
-# The index of the text block when the inner model streams str content.
-_TEXT_INDEX: Final = 0
 
 
 def marker_syntaxes(syntaxes: Sequence[str | MarkerSyntax]) -> tuple[MarkerSyntax, ...]:
@@ -138,151 +137,9 @@ def _quiet_config(run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerFo
     return {"callbacks": manager}
 
 
-class _Segments:
-    """Where each piece of the rewritten text went: block index and offsets.
-
-    The session numbers its output as one text; a message may hold it in
-    several text blocks. A segment is (offset in the whole text, block index,
-    offset in the block, length).
-    """
-
-    __slots__ = ("_length", "_lengths", "_segments")
-
-    def __init__(self) -> None:
-        self._segments: list[tuple[int, Any, int, int]] = []
-        self._lengths: dict[Any, int] = {}
-        self._length = 0
-
-    def add(self, block: Any, text: str) -> None:
-        if not text:
-            return
-        local = self._lengths.get(block, 0)
-        last = self._segments[-1] if self._segments else None
-        if last is not None and last[1] == block and last[2] + last[3] == local:
-            self._segments[-1] = (last[0], block, last[2], last[3] + len(text))
-        else:
-            self._segments.append((self._length, block, local, len(text)))
-        self._lengths[block] = local + len(text)
-        self._length += len(text)
-
-    def locate(self, start: int, end: int) -> tuple[Any, int, int] | None:
-        """The block where ``[start, end)`` of the whole text ends, and the offsets in it.
-
-        The words a citation backs end right before the citation, so they are
-        placed in the block that holds their end; a start in an earlier
-        segment is moved up to where that segment begins. None: no text there.
-        """
-        for offset, block, local, length in self._segments:
-            if offset < end <= offset + length or offset == start == end:
-                start = max(start, offset)
-                return block, local + start - offset, local + end - offset
-        return None
-
-
-class _AnswerStream:
-    """One model call: the inner model's chunks in, rewritten chunks out, one session.
-
-    ``ReferencesChatModel``'s sync and async paths (and its whole-message
-    path) are thin loops around this object.
-    """
-
-    __slots__ = ("_documents", "_message_id", "_passages", "_raw", "_segments", "_session", "_str_text", "_tail_block")
-
-    def __init__(self, session: ReferenceSession, documents: Sequence[Document], *, passages: bool) -> None:
-        self._session = session
-        self._documents = documents
-        self._passages = passages
-        self._raw: list[str] = []
-        self._segments = _Segments()
-        self._message_id: str | None = None
-        # The block the held tail and the list of sources go to: the last text block seen.
-        self._tail_block: dict[str, Any] = {"type": "text", "index": _TEXT_INDEX}
-        self._str_text = False
-
-    def _feed(self, text: str) -> str:
-        self._raw.append(text)
-        # str(): a TextAccessor from `.text` must not reach the merged chunks
-        # (merging a str with a TextAccessor subclass fails).
-        return str(self._session.feed(text))
-
-    def on_chunk(self, chunk: AIMessageChunk) -> AIMessageChunk:
-        """The rewritten chunk for ``chunk`` (same id for every chunk of the answer)."""
-        if self._message_id is None:
-            self._message_id = chunk.id
-        update: dict[str, Any] = {"id": self._message_id, "chunk_position": None}
-        content = chunk.content
-        if isinstance(content, str):
-            self._str_text = True
-            out = self._feed(content) if content else ""
-            self._segments.add(_TEXT_INDEX, out)
-            update["content"] = [{"type": "text", "text": out, "index": _TEXT_INDEX}] if out else []
-            if chunk.tool_call_chunks:
-                # The text owns index 0: a tool call at the same index would be
-                # merged into the text block by the v3 event bridge and lost.
-                update["tool_call_chunks"] = [_shifted(c) for c in chunk.tool_call_chunks]
-        else:
-            blocks: list[Any] = []
-            for block in content:
-                if isinstance(block, str):
-                    out = self._feed(block)
-                    self._segments.add(None, out)
-                    blocks.append(out)
-                elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                    out = self._feed(block["text"])
-                    index = block.get("index")
-                    self._segments.add(index, out)
-                    self._tail_block = {"type": "text", "index": index} if index is not None else {"type": "text"}
-                    blocks.append({**block, "text": out})
-                else:
-                    blocks.append(block)
-            update["content"] = blocks
-        return chunk.model_copy(update=update)
-
-    def finish(self, *, tool_calls: bool) -> AIMessageChunk:
-        """The last chunk: held tail and list, annotations, references and the model's raw text."""
-        tail = str(self._session.close())
-        tail_index = self._tail_block.get("index")
-        self._segments.add(tail_index, tail)
-        references = self._session.references
-        citations = standard_citations(references, self._documents, passages=self._passages)
-        per_block: dict[Any, list[dict[str, Any]]] = {}
-        for citation in citations:
-            where = self._segments.locate(citation["start_index"], citation["end_index"])
-            if where is None:
-                continue
-            block, start, end = where
-            per_block.setdefault(block, []).append({**citation, "start_index": start, "end_index": end})
-        content: list[Any] = []
-        if tail or tail_index in per_block:
-            last_block: dict[str, Any] = {**self._tail_block, "text": tail}
-            if tail_index in per_block:
-                last_block["annotations"] = per_block.pop(tail_index)
-            content.append(last_block)
-        for index, found in per_block.items():
-            if index is not None:
-                content.append({"type": "text", "text": "", "index": index, "annotations": found})
-        metadata: dict[str, Any] = {
-            "references": references.to_dict(),
-            "citations": citations,
-            MODEL_TEXT_KEY: "".join(self._raw),
-        }
-        if citations and not tool_calls:
-            # The text block is standard v1 content: provider translators
-            # (Anthropic's rebuilds text blocks from its own `citations`) would
-            # drop our annotations from `content_blocks` otherwise. Not with
-            # tool calls: v1 content_blocks would then omit them.
-            metadata["output_version"] = "v1"
-        return AIMessageChunk(content=content, id=self._message_id, response_metadata=metadata, chunk_position="last")
-
-
 def _with_stop(stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
     # Only chat models take ``stop``: pass it on only when there is one.
     return kwargs if stop is None else {**kwargs, "stop": stop}
-
-
-def _shifted(chunk: Any) -> Any:
-    index = chunk.get("index")
-    return {**chunk, "index": index + 1} if isinstance(index, int) else chunk
 
 
 def _as_chunk(message: BaseMessage) -> AIMessageChunk:
@@ -381,7 +238,7 @@ class ReferencesChatModel(BaseChatModel):
         """
         return self.model_copy(update={"inner": self.inner.bind_tools(tools, **kwargs)})
 
-    def _start(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> _AnswerStream:
+    def _start(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> ChunkRewriter:
         style = self.style if self.style is not None else MarkdownReferenceStyle()
         run_id = run_manager.run_id if run_manager is not None else uuid.uuid4()
         session = ReferenceSession(
@@ -391,8 +248,9 @@ class ReferencesChatModel(BaseChatModel):
             syntaxes=marker_syntaxes(self.syntaxes),
             max_holdback=self.max_holdback,
             answer_id=run_id.hex[-8:],
+            passages=self.cited_text,
         )
-        return _AnswerStream(session, self.documents, passages=self.cited_text)
+        return ChunkRewriter(session, documents=self.documents, model_text_key=MODEL_TEXT_KEY)
 
     @override
     def _stream(
@@ -403,12 +261,9 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
-        tool_calls = False
         for chunk in self.inner.stream(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs)):
-            message = _as_chunk(chunk)
-            tool_calls = tool_calls or bool(message.tool_call_chunks)
-            yield ChatGenerationChunk(message=answer.on_chunk(message))
-        yield ChatGenerationChunk(message=answer.finish(tool_calls=tool_calls))
+            yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(chunk)))
+        yield ChatGenerationChunk(message=answer.finish())
 
     @override
     async def _astream(
@@ -419,12 +274,9 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
-        tool_calls = False
         async for chunk in self.inner.astream(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs)):
-            message = _as_chunk(chunk)
-            tool_calls = tool_calls or bool(message.tool_call_chunks)
-            yield ChatGenerationChunk(message=answer.on_chunk(message))
-        yield ChatGenerationChunk(message=answer.finish(tool_calls=tool_calls))
+            yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(chunk)))
+        yield ChatGenerationChunk(message=answer.finish())
 
     @override
     def _generate(
@@ -452,8 +304,7 @@ class ReferencesChatModel(BaseChatModel):
         self, message: BaseMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
     ) -> AIMessage:
         answer = self._start(run_manager)
-        chunk = _as_chunk(message)
-        return _merged([answer.on_chunk(chunk), answer.finish(tool_calls=bool(chunk.tool_call_chunks))])
+        return _merged([answer.on_chunk_v1(_as_chunk(message)), answer.finish()])
 
 
 def rewrite_message(message: AIMessage, model: ReferencesChatModel) -> AIMessage:

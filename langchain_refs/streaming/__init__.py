@@ -2,7 +2,8 @@
 
 Pure parts (`CitationParser`, `SourceRegistry`) import neither LangChain nor
 Jinja2; `ReferenceSession` is the one object the sync and async paths share;
-`manage_references` wraps any Runnable. Nothing here imports the grounding or
+`manage_references` wraps any Runnable (a `ReferencesRunnable`). It stands
+on the text layer (the passage behind each citation). Nothing here imports the grounding or
 apps wings: a verifier reaches the session through the `CitationVerifier`
 protocol.
 
@@ -12,6 +13,10 @@ Example:
     [Text(text='Paris'), Marker(raw='[1](id=2)', ids=(2,), malformed=(), syntax='id'), Text(text='.')]
 """
 
+import warnings
+from typing import Any
+
+from langchain_refs.streaming._chunks import ChunkRewriter
 from langchain_refs.streaming._parser import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
@@ -23,13 +28,23 @@ from langchain_refs.streaming._parser import (
     MarkerSyntax,
     Text,
 )
+from langchain_refs.streaming._passages import attach_passages
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
-from langchain_refs.streaming._references import AnswerContext, AnswerReferences, Citation, InvalidCitation, Reference
+from langchain_refs.streaming._references import (
+    AnswerContext,
+    AnswerReferences,
+    Citation,
+    ConsultedSource,
+    InvalidCitation,
+    Passage,
+    Reference,
+)
 from langchain_refs.streaming._registry import SourceRegistry
 from langchain_refs.streaming._runnable import (
+    DEPRECATED_NAME,
     REFERENCES_EVENT,
-    CitationMiddleware,
     ReferencesCollector,
+    ReferencesRunnable,
     manage_references,
 )
 from langchain_refs.streaming._session import CitationVerifier, ReferenceSession
@@ -54,10 +69,11 @@ __all__ = [
     "REFERENCES_EVENT",
     "AnswerContext",
     "AnswerReferences",
+    "ChunkRewriter",
     "Citation",
-    "CitationMiddleware",
     "CitationParser",
     "CitationVerifier",
+    "ConsultedSource",
     "EmptyReferenceStyle",
     "Event",
     "HTMLReferenceStyle",
@@ -65,17 +81,29 @@ __all__ = [
     "MarkdownReferenceStyle",
     "Marker",
     "MarkerSyntax",
+    "Passage",
     "Reference",
     "ReferenceSession",
     "ReferenceStyle",
     "ReferencesCollector",
+    "ReferencesRunnable",
     "SourceRegistry",
     "TemplateReferenceStyle",
     "Text",
     "TextReferenceStyle",
+    "attach_passages",
     "format_documents",
     "manage_references",
     "safe_url",
     "source_key_function",
     "styles_directory",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``CitationMiddleware``, the old name of `ReferencesRunnable`, with a ``DeprecationWarning``."""
+    if name == "CitationMiddleware":
+        warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
+        return ReferencesRunnable
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

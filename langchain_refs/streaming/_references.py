@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["AnswerContext", "AnswerReferences", "Citation", "InvalidCitation", "Reference"]
+__all__ = [
+    "AnswerContext",
+    "AnswerReferences",
+    "Citation",
+    "ConsultedSource",
+    "InvalidCitation",
+    "Passage",
+    "Reference",
+]
+
+# Without a passage, ``cited_text`` is the start of the cited document, cut here.
+_DOCUMENT_START: Final = 300
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -20,7 +31,9 @@ class AnswerContext:
     ``support`` (number -> whether a verifier found it supported; None before
     or without a verifier) and ``source_of`` (the function the answer's
     sources are numbered by, so the list shows the same source; None: the
-    style's own ``source_id_key``).
+    style's own ``source_id_key``) and ``passages`` (number -> the passages
+    of its citations, in citation order; None until the answer is complete,
+    and without passages).
 
     Example:
         >>> AnswerContext(answer_id="a1", support={1: False}).support[1]
@@ -30,9 +43,51 @@ class AnswerContext:
     answer_id: str = ""
     support: Mapping[int, bool] | None = None
     source_of: Callable[[Any], Any] | None = None
+    passages: Mapping[int, tuple[Passage, ...]] | None = None
     rendered: dict[Any, Any] = field(init=False, default_factory=dict, repr=False, compare=False)
     """What a style already rendered for this answer (it may cache here: the
     context lives exactly as long as the answer)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Passage:
+    """The span of a cited document that best supports the words a citation backs.
+
+    ``document_position`` is the 1-based position of the document among those
+    given to the model; ``document_start``/``document_end`` are character
+    offsets into its text, so ``text[document_start:document_end] ==
+    excerpt``; ``score`` is the scorer's (in [0, 1] for the default lexical
+    one). The same shape as a deepset ``ReferencePredictor`` reference.
+
+    Example:
+        >>> text = "Rome is old. Paris is in France."
+        >>> p = Passage(document_position=1, document_start=13, document_end=32,
+        ...             excerpt="Paris is in France.", score=0.9)
+        >>> text[p.document_start:p.document_end] == p.excerpt
+        True
+    """
+
+    document_position: int
+    document_start: int
+    document_end: int
+    excerpt: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsultedSource:
+    """A source the model was given but did not cite: not numbered, listed apart.
+
+    ``document_positions`` are the 1-based positions of all its documents.
+
+    Example:
+        >>> ConsultedSource(source="c.pdf", title="C", document_positions=(3,)).source
+        'c.pdf'
+    """
+
+    source: str | None
+    title: str | None
+    document_positions: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +118,12 @@ class Citation:
     words it backs (the clause before it), and ``text`` holds those words.
     ``marker`` is what the model wrote. ``support`` (a score in [0, 1]) and
     ``supported`` are filled in when a verifier checked the citation.
+    ``passage`` is the span of the cited document that best supports the
+    words (None when passages are off, until the answer is complete, and for
+    native citations). ``native`` is set for a citation the model made
+    natively (a provider's ``Citation`` annotation on a text block, as a
+    standard ``Citation`` dict): it has no marker (``""``) and no document
+    positions, and its source is the provider's.
 
     Example:
         >>> out = "Paris is in France[1]."
@@ -82,6 +143,8 @@ class Citation:
     marker: str
     support: float | None = None
     supported: bool | None = None
+    passage: Passage | None = None
+    native: Mapping[str, Any] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,7 +172,9 @@ class AnswerReferences:
 
     ``omitted_invalid_citations`` counts the invalid citations seen but not
     kept: with ``keep_citations`` off only the first ones are kept, so that
-    memory stays flat however many the model writes.
+    memory stays flat however many the model writes. ``consulted`` lists the
+    sources the model was given but did not cite, in the order of their
+    first document (they have no number).
 
     Example:
         >>> refs = AnswerReferences(references=(
@@ -122,24 +187,27 @@ class AnswerReferences:
     citations: tuple[Citation, ...] = ()
     invalid_citations: tuple[InvalidCitation, ...] = field(default=())
     omitted_invalid_citations: int = 0
+    consulted: tuple[ConsultedSource, ...] = ()
 
     def __repr__(self) -> str:
-        # The count is shown only when something was omitted: the common
-        # repr stays the short one users see in examples.
+        # The count and the consulted sources are shown only when there are
+        # some: the common repr stays the short one users see in examples.
         omitted = (
             f", omitted_invalid_citations={self.omitted_invalid_citations}" if self.omitted_invalid_citations else ""
         )
+        consulted = f", consulted={self.consulted!r}" if self.consulted else ""
         return (
             f"AnswerReferences(references={self.references!r}, citations={self.citations!r}, "
-            f"invalid_citations={self.invalid_citations!r}{omitted})"
+            f"invalid_citations={self.invalid_citations!r}{omitted}{consulted})"
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The references as plain JSON-ready data.
 
         Example:
-            >>> AnswerReferences().to_dict()
-            {'references': [], 'citations': [], 'invalid_citations': [], 'omitted_invalid_citations': 0}
+            >>> AnswerReferences().to_dict()  # doctest: +NORMALIZE_WHITESPACE
+            {'references': [], 'citations': [], 'invalid_citations': [], 'omitted_invalid_citations': 0,
+             'consulted': []}
         """
         # Written out field by field: `dataclasses.asdict` copies each value
         # recursively and cost ~10x as much, on the last chunk of every answer.
@@ -166,6 +234,8 @@ class AnswerReferences:
                     "marker": c.marker,
                     "support": c.support,
                     "supported": c.supported,
+                    "passage": None if c.passage is None else _passage_dict(c.passage),
+                    "native": None if c.native is None else dict(c.native),
                 }
                 for c in self.citations
             ],
@@ -174,20 +244,25 @@ class AnswerReferences:
                 for i in self.invalid_citations
             ],
             "omitted_invalid_citations": self.omitted_invalid_citations,
+            "consulted": [
+                {"source": s.source, "title": s.title, "document_positions": list(s.document_positions)}
+                for s in self.consulted
+            ],
         }
 
     def to_json(self) -> str:
         """The references as a JSON string.
 
         Example:
-            >>> AnswerReferences().to_json()
-            '{"references": [], "citations": [], "invalid_citations": [], "omitted_invalid_citations": 0}'
+            >>> AnswerReferences().to_json()  # doctest: +NORMALIZE_WHITESPACE
+            '{"references": [], "citations": [], "invalid_citations": [], "omitted_invalid_citations": 0,
+              "consulted": []}'
         """
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AnswerReferences:
-        """Rebuild the value written by `to_dict`.
+        """Rebuild the value written by `to_dict` (data written before a field existed reads as its default).
 
         Example:
             >>> AnswerReferences.from_dict({"references": []})
@@ -198,48 +273,102 @@ class AnswerReferences:
                 Reference(**{**r, "document_positions": tuple(r["document_positions"])})
                 for r in data.get("references", ())
             ),
-            citations=tuple(
-                Citation(**{**c, "document_positions": tuple(c["document_positions"])})
-                for c in data.get("citations", ())
-            ),
+            citations=tuple(_citation_from_dict(c) for c in data.get("citations", ())),
             invalid_citations=tuple(InvalidCitation(**i) for i in data.get("invalid_citations", ())),
             omitted_invalid_citations=int(data.get("omitted_invalid_citations", 0)),
+            consulted=tuple(
+                ConsultedSource(**{**s, "document_positions": tuple(s["document_positions"])})
+                for s in data.get("consulted", ())
+            ),
         )
 
-    def standard_citations(self) -> list[dict[str, Any]]:
-        """The citations as LangChain's standard ``Citation`` annotations.
+    def standard_citations(self, documents: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """The citations as LangChain's standard ``Citation`` annotations, in order.
 
-        Each has ``type="citation"``, ``url`` and ``title`` of its source,
-        ``start_index``/``end_index`` of the words it backs in the output text
-        and those words as ``cited_text`` (see
-        ``langchain_core.messages.content.Citation``).
+        Each has ``type="citation"``, ``url`` and ``title`` of its source
+        (when it has them), ``start_index``/``end_index`` of the words it
+        backs in the output text, and ``cited_text``: what the *source* says,
+        never the answer's words — the citation's passage, else (given the
+        ``documents``) the start of its first document, else nothing (see
+        ``langchain_core.messages.content.Citation``). ``extras`` hold the
+        citation's ``number`` and ``document_positions`` and, with a passage,
+        ``document_position``, ``document_start``, ``document_end`` and
+        ``score``. A native citation keeps what its provider said (its
+        ``cited_text`` and ``extras``), with offsets into the output text.
 
         Example:
             >>> refs = AnswerReferences(
             ...     references=(Reference(number=1, source="https://a.org", title="A",
             ...                           document_positions=(1,)),),
             ...     citations=(Citation(number=1, document_positions=(1,), start=5, end=8,
-            ...                         text_start=0, text_end=5, text="Paris", marker="[1](id=1)"),))
+            ...                         text_start=0, text_end=5, text="Paris", marker="[1](id=1)",
+            ...                         passage=Passage(document_position=1, document_start=0, document_end=19,
+            ...                                         excerpt="Paris is in France.", score=0.8)),))
             >>> refs.standard_citations()[0]["cited_text"]
-            'Paris'
+            'Paris is in France.'
         """
         by_number = {r.number: r for r in self.references}
         annotations: list[dict[str, Any]] = []
         for citation in self.citations:
-            reference = by_number[citation.number]
-            annotation: dict[str, Any] = {
-                "type": "citation",
-                "start_index": citation.text_start,
-                "end_index": citation.text_end,
-                "cited_text": citation.text,
-                "extras": {
-                    "number": citation.number,
-                    "document_positions": list(citation.document_positions),
-                },
-            }
-            if reference.source is not None:
-                annotation["url"] = reference.source
-            if reference.title:
-                annotation["title"] = reference.title
+            annotation: dict[str, Any]
+            if citation.native is not None:
+                annotation = {**citation.native, "type": "citation"}
+                extras = dict(annotation.get("extras") or {})
+            else:
+                annotation = {"type": "citation"}
+                reference = by_number.get(citation.number)
+                if reference is not None and reference.source is not None:
+                    annotation["url"] = reference.source
+                if reference is not None and reference.title:
+                    annotation["title"] = reference.title
+                extras = {}
+                cited = _cited_text(citation, documents)
+                if cited is not None:
+                    annotation["cited_text"] = cited
+            annotation["start_index"] = citation.text_start
+            annotation["end_index"] = citation.text_end
+            extras["number"] = citation.number
+            extras["document_positions"] = list(citation.document_positions)
+            passage = citation.passage
+            if passage is not None:
+                extras["document_position"] = passage.document_position
+                extras["document_start"] = passage.document_start
+                extras["document_end"] = passage.document_end
+                extras["score"] = passage.score
+            annotation["extras"] = extras
             annotations.append(annotation)
         return annotations
+
+
+def _passage_dict(passage: Passage) -> dict[str, Any]:
+    return {
+        "document_position": passage.document_position,
+        "document_start": passage.document_start,
+        "document_end": passage.document_end,
+        "excerpt": passage.excerpt,
+        "score": passage.score,
+    }
+
+
+def _citation_from_dict(data: Mapping[str, Any]) -> Citation:
+    passage = data.get("passage")
+    return Citation(
+        **{
+            **data,
+            "document_positions": tuple(data["document_positions"]),
+            "passage": None if passage is None else Passage(**passage),
+        }
+    )
+
+
+def _cited_text(citation: Citation, documents: Sequence[Any] | None) -> str | None:
+    """The source's words for a citation: its passage, else the start of its first document."""
+    if citation.passage is not None:
+        return citation.passage.excerpt
+    if documents is None or not citation.document_positions:
+        return None
+    position = citation.document_positions[0]
+    if not 1 <= position <= len(documents):
+        return None
+    text = getattr(documents[position - 1], "page_content", None)
+    return text[:_DOCUMENT_START] if isinstance(text, str) else None

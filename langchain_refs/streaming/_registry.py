@@ -53,7 +53,9 @@ class SourceRegistry:
 
     Documents that share a source key share a number. Each number also
     remembers the document cited under it most recently: the list of sources
-    names that one, as langchain-references 0.2.x does.
+    names that one, as langchain-references 0.2.x does. A source a model
+    cites natively (no document of ours) joins the same numbering by its key
+    (`cite_key`); its number remembers no document (position 0).
 
     Example:
         >>> registry = SourceRegistry(["a#1", "a#2", "b", "b"])
@@ -124,8 +126,56 @@ class SourceRegistry:
             self._last[number - 1] = position
         return number
 
+    def number_of_key(self, key: Hashable) -> int | None:
+        """The number a source key already has, or None.
+
+        Example:
+            >>> registry = SourceRegistry(["a"])
+            >>> registry.cite(1), registry.number_of_key("a"), registry.number_of_key("b")
+            (1, 1, None)
+        """
+        return self._numbers.get(key)
+
+    def cite_key(self, key: Hashable) -> int:
+        """Record a citation of a source by its key alone (no document); return its number.
+
+        A key that documents share gets their number; a new key gets the next
+        one, with no document positions (its last cited position is 0).
+
+        Example:
+            >>> registry = SourceRegistry(["a"])
+            >>> registry.cite_key("https://b.org"), registry.cite_key("a"), registry.cite(1)
+            (1, 2, 2)
+            >>> registry.last_cited()
+            [0, 1]
+        """
+        number = self._numbers.get(key)
+        if number is None:
+            self._sources.append(key)
+            self._positions.append([])
+            self._last.append(0)
+            number = self._numbers[key] = len(self._sources)
+        return number
+
+    def uncited(self) -> list[tuple[Hashable, list[int]]]:
+        """``(source key, positions)`` of every source none of whose documents is cited, first document first.
+
+        Example:
+            >>> registry = SourceRegistry(["a", "b", "a", "c"])
+            >>> registry.cite(2)
+            1
+            >>> registry.uncited()
+            [('a', [1, 3]), ('c', [4])]
+        """
+        found: dict[Hashable, list[int]] = {}
+        numbers = self._numbers
+        for position, key in enumerate(self._keys, start=1):
+            if key not in numbers:
+                found.setdefault(key, []).append(position)
+        return list(found.items())
+
     def last_cited(self) -> list[int]:
-        """For each number in order, the position of the document cited under it last.
+        """For each number in order, the position of the document cited under it last (0: none).
 
         Example:
             >>> registry = SourceRegistry(["a", "a"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final, Literal
 
@@ -15,6 +15,7 @@ from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from typing_extensions import override
 
 from langchain_refs._inputs import documents_from
+from langchain_refs.streaming._chunks import ChunkRewriter, OutputVersion
 from langchain_refs.streaming._parser import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
@@ -22,12 +23,14 @@ from langchain_refs.streaming._parser import (
     ID_SYNTAX,
     MarkerSyntax,
 )
+from langchain_refs.streaming._passages import passage_scorer
 from langchain_refs.streaming._plumbing import astream_run, stream_run
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, Verifier
 from langchain_refs.streaming._styles import MarkdownReferenceStyle, ReferenceStyle, source_key_function
+from langchain_refs.text import PairScorer
 
-__all__ = ["REFERENCES_EVENT", "CitationMiddleware", "ReferencesCollector", "manage_references"]
+__all__ = ["DEPRECATED_NAME", "REFERENCES_EVENT", "ReferencesCollector", "ReferencesRunnable", "manage_references"]
 
 REFERENCES_EVENT: Final = "langchain_refs.references"
 """Name of the custom callback event that carries an answer's references.
@@ -41,145 +44,11 @@ _SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX
 
 SyntaxName = Literal["id", "bracket", "dagger"]
 
-
-def _as_chunk(message: Any) -> AIMessageChunk:
-    if isinstance(message, AIMessageChunk):
-        return message
-    if isinstance(message, AIMessage):
-        return AIMessageChunk(**message.model_dump(exclude={"type"}))
-    msg = f"manage_references() wraps runnables that produce str or AI messages; got {type(message).__name__}"
-    raise TypeError(msg)
-
-
-# langchain-core < 1.0 has no chunk_position.
-_HAS_CHUNK_POSITION: Final = "chunk_position" in AIMessageChunk.model_fields
-
-
-class _AnswerRewrite:
-    """Maps the inner runnable's chunks to rewritten chunks for one call.
-
-    Every message chunk in gives exactly one chunk out (its id, metadata,
-    usage and tool-call chunks untouched; the very same object when its text
-    needs no change), then `finish` adds one last chunk with the held tail,
-    the list of sources and the references as data.
-    """
-
-    __slots__ = (
-        "_data",
-        "_list_content",
-        "_message_id",
-        "_output",
-        "_session",
-        "_str_output",
-        "_track_output",
-        "_verify",
-        "_wants_id",
-    )
-
-    def __init__(self, session: ReferenceSession, *, track_output: bool, verify: Verifier | None = None) -> None:
-        self._session = session
-        self._verify = verify
-        self._str_output: bool | None = None
-        self._message_id: str | None = None
-        self._wants_id = True
-        self._list_content: dict[str, Any] | None = None
-        self._track_output = track_output
-        self._output: list[str] = []
-        self._data: dict[str, Any] | None = None
-
-    def on_chunk(self, chunk: Any) -> Any:
-        """The chunk to pass on for ``chunk``, or None when there is none."""
-        # `_feed` is written out inline on the two hot paths below: one call less per chunk.
-        if type(chunk) is not AIMessageChunk:
-            if isinstance(chunk, str):
-                self._str_output = True
-                out = self._session.feed(chunk)
-                if self._track_output:
-                    self._output.append(out)
-                return out or None
-            chunk = _as_chunk(chunk)
-        self._str_output = False
-        if self._wants_id and chunk.id is not None:
-            self._message_id = chunk.id
-            # Prefer the provider's id over the ones LangChain makes up.
-            self._wants_id = chunk.id.startswith("lc_")
-        content = chunk.content
-        update: dict[str, Any] | None = None
-        if type(content) is str:
-            out = self._session.feed(content)
-            if self._track_output:
-                self._output.append(out)
-            if out is not content:
-                update = {"content": out}
-        else:
-            update = {"content": self._rewrite_blocks(content)}
-        if _HAS_CHUNK_POSITION and chunk.chunk_position == "last":
-            # The last chunk is the one `finish` adds.
-            update = {**(update or {}), "chunk_position": None}
-        return chunk if update is None else chunk.model_copy(update=update)
-
-    def _feed(self, text: str) -> str:
-        out = self._session.feed(text)
-        if self._track_output:
-            self._output.append(out)
-        return out
-
-    def _rewrite_blocks(self, blocks: list[Any]) -> list[Any]:
-        rewritten: list[Any] = []
-        for block in blocks:
-            if isinstance(block, str):
-                rewritten.append(self._feed(block))
-                self._list_content = {}
-            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                rewritten.append({**block, "text": self._feed(block["text"])})
-                self._list_content = {k: v for k, v in block.items() if k in ("type", "index")}
-            else:
-                rewritten.append(block)
-        return rewritten
-
-    def finish(self) -> Any:
-        """The last chunk: held tail, list of sources, references as data."""
-        tail = self._session.close(self._verify)
-        if self._track_output:
-            self._output.append(tail)
-        if self._str_output is None:
-            return None
-        if self._str_output:
-            return tail or None
-        references = self._session.references
-        # Made once: the references event reuses it.
-        self._data = references.to_dict()
-        content: str | list[Any] = tail
-        if self._list_content is not None:
-            content = [{**self._list_content, "text": tail}] if self._list_content else [tail]
-        last = AIMessageChunk(
-            content=content,
-            id=self._message_id,
-            response_metadata={
-                "references": self._data,
-                "citations": references.standard_citations(),
-            },
-        )
-        if _HAS_CHUNK_POSITION:
-            last.chunk_position = "last"
-        return last
-
-    async def afinish(self) -> Any:
-        """`finish` for the async path: a verifier may call a model, so it runs off the event loop."""
-        return await asyncio.to_thread(self.finish) if self._verify is not None else self.finish()
-
-    def references_data(self) -> dict[str, Any]:
-        """The answer's references as data (`AnswerReferences.to_dict`), made once after `finish`."""
-        if self._data is None:
-            self._data = self._session.references.to_dict()
-        return self._data
-
-    def traced_output(self) -> Any:
-        """What the run reports as its output to tracers (None when untracked)."""
-        if not self._track_output:
-            return None
-        text = "".join(self._output)
-        return text if self._str_output else AIMessageChunk(content=text, id=self._message_id)
+DEPRECATED_NAME: Final = (
+    "CitationMiddleware is now ReferencesRunnable (in LangChain 1.x a middleware is an agent's "
+    "AgentMiddleware; for agents use ReferencesMiddleware); the old name will be removed"
+)
+"""The warning the old name ``CitationMiddleware`` gives."""
 
 
 def _refuse_bare_model(runnable: Runnable[Any, Any]) -> None:
@@ -197,12 +66,15 @@ def _refuse_bare_model(runnable: Runnable[Any, Any]) -> None:
         raise TypeError(msg)
 
 
-class CitationMiddleware(Runnable[dict[str, Any], Any]):
+class ReferencesRunnable(Runnable[dict[str, Any], Any]):
     """Rewrites the citation markers of a runnable's answer while it streams.
 
     Built by `manage_references`; see there for the options. The input is a
     dict holding the documents under ``documents_key``; it is passed on to the
-    wrapped runnable unchanged.
+    wrapped runnable unchanged. It used to be called ``CitationMiddleware``;
+    in LangChain 1.x a middleware is an agent's ``AgentMiddleware`` (for
+    agents, see ``ReferencesMiddleware``), so the old name now only works
+    with a ``DeprecationWarning``.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -232,9 +104,17 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
         keep_citations: bool = True,
         verifier: CitationVerifier | None = None,
         support_threshold: float = 0.5,
+        passages: bool | PairScorer = True,
+        output_version: OutputVersion = "v0",
         name: str | None = None,
     ) -> None:
         _refuse_bare_model(runnable)
+        if output_version not in ("v0", "v1"):
+            msg = f"output_version must be 'v0' or 'v1', got {output_version!r}"
+            raise ValueError(msg)
+        passage_scorer(passages)  # a wrong value fails here, not at the end of the first answer
+        self.passages = passages
+        self.output_version = output_version
         self.bound = runnable
         self.documents_key = documents_key
         self.style = style if style is not None else MarkdownReferenceStyle()
@@ -293,12 +173,21 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             max_holdback=self.max_holdback,
             keep_citations=self.keep_citations,
             answer_id=answer_id,
+            passages=self.passages,
         )
 
-    def _rewrite_for(self, input: Any, run_manager: Any) -> _AnswerRewrite:
+    def _rewrite_for(self, input: Any, run_manager: Any) -> ChunkRewriter:
         """The per-call state: a session for this answer, named after the run."""
         session = self.start_session(input, answer_id=run_manager.run_id.hex[-8:])
-        return _AnswerRewrite(session, track_output=bool(run_manager.handlers), verify=self._verifier_for(input))
+        return ChunkRewriter(
+            session,
+            documents=documents_from(input, self.documents_key),
+            track_output=bool(run_manager.handlers),
+            verify=self._verifier_for(input),
+        )
+
+    def _map_chunk(self) -> Callable[[ChunkRewriter, Any], Any]:
+        return ChunkRewriter.on_chunk if self.output_version == "v0" else ChunkRewriter.on_chunk_v1
 
     @override
     def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -316,8 +205,8 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             config,
             start=lambda run_manager: self._rewrite_for(input, run_manager),
             inner=lambda child_config: self.bound.stream(input, child_config, **kwargs),
-            map_chunk=_AnswerRewrite.on_chunk,
-            finish=_AnswerRewrite.finish,
+            map_chunk=self._map_chunk(),
+            finish=ChunkRewriter.finish,
             on_end=_dispatch_references,
         )
 
@@ -329,17 +218,17 @@ class CitationMiddleware(Runnable[dict[str, Any], Any]):
             config,
             start=lambda run_manager: self._rewrite_for(input, run_manager),
             inner=lambda child_config: self.bound.astream(input, child_config, **kwargs),
-            map_chunk=_AnswerRewrite.on_chunk,
-            finish=_AnswerRewrite.afinish,
+            map_chunk=self._map_chunk(),
+            finish=ChunkRewriter.afinish,
             on_end=_adispatch_references,
         )
 
 
-def _dispatch_references(rewrite: _AnswerRewrite, config: RunnableConfig) -> None:
+def _dispatch_references(rewrite: ChunkRewriter, config: RunnableConfig) -> None:
     dispatch_custom_event(REFERENCES_EVENT, rewrite.references_data(), config=config)
 
 
-async def _adispatch_references(rewrite: _AnswerRewrite, config: RunnableConfig) -> None:
+async def _adispatch_references(rewrite: ChunkRewriter, config: RunnableConfig) -> None:
     await adispatch_custom_event(REFERENCES_EVENT, rewrite.references_data(), config=config)
 
 
@@ -394,7 +283,9 @@ def manage_references(
     keep_citations: bool = True,
     verifier: CitationVerifier | None = None,
     support_threshold: float = 0.5,
-) -> CitationMiddleware:
+    passages: bool | PairScorer = True,
+    output_version: OutputVersion = "v0",
+) -> ReferencesRunnable:
     """Wrap ``runnable`` so its ``[n](id=k)`` citations are rewritten as it streams.
 
     Args:
@@ -422,6 +313,20 @@ def manage_references(
             styles mark unsupported sources in the final list. Off by default;
             the text still streams with no added delay.
         support_threshold: the support a citation needs to count as supported.
+        passages: find, for each citation, the passage of the cited document
+            that best supports it (`Citation.passage`, the ``cited_text`` of
+            the standard annotations): True (the default) with the lexical
+            engine, any scorer with ``score(pairs)`` (a grounding scorer, a
+            LangChain ``BaseCrossEncoder``) to use it, False for none. The
+            work is done once the answer is complete, never per chunk.
+        output_version: the shape of message chunks, as LangChain chat models'
+            own option: ``"v0"`` (the default) keeps the model's shape (``str``
+            content stays ``str``; the annotations are in
+            ``response_metadata["citations"]``); ``"v1"`` writes the text as
+            standard ``{"type": "text", "index": 0}`` blocks whose last one
+            carries the ``annotations``, so that ``message.content_blocks``
+            shows them. A model's own text blocks get their annotations in
+            both.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -432,7 +337,7 @@ def manage_references(
         >>> chain.invoke({"documents": [Document("x", metadata={"source": "a.pdf"})]})
         'Yes[1].\\n\\n- [1] a.pdf\\n'
     """
-    return CitationMiddleware(
+    return ReferencesRunnable(
         runnable,
         documents_key=documents_key,
         style=style,
@@ -442,4 +347,15 @@ def manage_references(
         keep_citations=keep_citations,
         verifier=verifier,
         support_threshold=support_threshold,
+        passages=passages,
+        output_version=output_version,
     )
+
+
+def __getattr__(name: str) -> Any:
+    """``CitationMiddleware``, the old name of `ReferencesRunnable`, with a ``DeprecationWarning``."""
+    if name == "CitationMiddleware":
+        warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
+        return ReferencesRunnable
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

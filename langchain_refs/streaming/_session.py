@@ -9,13 +9,23 @@ from __future__ import annotations
 import html
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
-from langchain_refs.streaming._references import AnswerContext, AnswerReferences, Citation, InvalidCitation, Reference
+from langchain_refs.streaming._passages import attach_passages, passage_scorer
+from langchain_refs.streaming._references import (
+    AnswerContext,
+    AnswerReferences,
+    Citation,
+    ConsultedSource,
+    InvalidCitation,
+    Passage,
+    Reference,
+)
 from langchain_refs.streaming._registry import OwnSource, SourceRegistry, resolve_source_keys
+from langchain_refs.text import PairScorer
 
 __all__ = ["CitationRenderer", "CitationVerifier", "ReferenceSession", "Verifier"]
 
@@ -41,7 +51,10 @@ class CitationRenderer(Protocol):
     A style that also has ``render_citation(ref, media, answer)`` and
     ``render_references(refs, answer)`` (as `ReferenceStyle` does) is given
     the answer's `AnswerContext` with each call; one with
-    ``escape_text = True`` has the model's words HTML-escaped.
+    ``escape_text = True`` has the model's words HTML-escaped. One with
+    ``show_passages = True`` gets the passages before the list is rendered;
+    one with ``show_consulted = True`` and ``render_consulted(sources,
+    answer, listed)`` has the sources given but not cited listed after.
     """
 
     def format_reference(self, ref: int, media: Any) -> str | None: ...
@@ -88,6 +101,13 @@ class ReferenceSession:
             flat (the numbered sources are kept either way; of the invalid
             citations, the first 100 are kept and the others counted).
         answer_id: the answer's id, given to the style (HTML ids carry it).
+        passages: find, for each citation, the passage of the cited document
+            that best supports it (`Citation.passage`): True (the default)
+            with the lexical engine, a scorer with ``score(pairs)`` (any
+            LangChain cross-encoder, any grounding scorer) to use that, False
+            for none. The work happens once the answer is complete, when the
+            references are first read (or at `close` when the style shows
+            passages), never per chunk.
 
     Each marker costs at most one log line, however many ids it names; a run
     of consecutive ids that name no document is one invalid citation.
@@ -110,17 +130,24 @@ class ReferenceSession:
         "_citations",
         "_cite",
         "_claim_floor",
+        "_closed",
         "_documents",
         "_escape",
+        "_final",
         "_group",
         "_invalid",
         "_keep_citations",
         "_list",
+        "_max_holdback",
+        "_native",
         "_omitted_invalid",
         "_output_length",
         "_parser",
+        "_passages",
         "_recent",
         "_registry",
+        "_style",
+        "_syntaxes",
         "_trim_at",
         "_verified",
         "_window_start",
@@ -136,8 +163,11 @@ class ReferenceSession:
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         keep_citations: bool = True,
         answer_id: str = "",
+        passages: bool | PairScorer = True,
     ) -> None:
         self._documents = documents
+        self._style = style
+        self._passages = passage_scorer(passages)
         self._keep_citations = keep_citations
         self._registry = SourceRegistry(resolve_source_keys(documents, source_key))
         # The style is shared configuration: what belongs to this answer goes
@@ -154,6 +184,8 @@ class ReferenceSession:
         self._escape = bool(getattr(style, "escape_text", False))
         self._omitted_invalid = 0
         self._parser = CitationParser(syntaxes, max_holdback=max_holdback)
+        self._syntaxes = syntaxes
+        self._max_holdback = max_holdback
         self._output_length = 0
         # The claim before a citation is looked for in the output since the
         # last marker (`_claim_floor`), within the latest 512 to 1,024
@@ -170,6 +202,10 @@ class ReferenceSession:
         # again right beside itself is rendered once.
         self._group: dict[int, Citation] = {}
         self._verified: AnswerReferences | None = None
+        self._final: AnswerReferences | None = None
+        self._closed = False
+        # Sources cited natively (no document of ours): number -> what the style renders.
+        self._native: dict[int, Any] = {}
 
     @property
     def held(self) -> str:
@@ -225,26 +261,43 @@ class ReferenceSession:
         list of sources is rendered after it, and the style is told which
         numbers are supported (`AnswerContext.support`). The list names, for
         each number, the document cited under it last (as langchain-references
-        0.2.x does).
+        0.2.x does). A style that shows passages is told them
+        (`AnswerContext.passages`); one that shows the sources consulted but
+        not cited lists them after.
 
         Example:
             >>> ReferenceSession([], source_key=str, style=None).feed("a [") == "a "
             True
         """
         tail = self._render(self._parser.close())
+        if self._group:
+            self._end_group()
         answer = self._answer
         if verify is not None:
-            self._verified = verify(self.references)
+            self._verified = verify(self._build())
             supported: dict[int, bool] = {}
             for citation in self._verified.citations:
                 if citation.supported is not None:
                     supported[citation.number] = supported.get(citation.number, True) and citation.supported
             answer = replace(answer, support=supported)
+        self._closed = True
+        style = self._style
+        if self._passages is not None and getattr(style, "show_passages", False):
+            shown: dict[int, tuple[Passage, ...]] = {}
+            for citation in self.references.citations:
+                if citation.passage is not None:
+                    shown[citation.number] = (*shown.get(citation.number, ()), citation.passage)
+            answer = replace(answer, passages=shown)
         refs = [
-            (number, self._documents[position - 1])
+            (number, self._native[number] if position == 0 else self._documents[position - 1])
             for number, position in enumerate(self._registry.last_cited(), start=1)
         ]
         listing = self._list(refs, answer) if refs else ""
+        render_consulted = getattr(style, "render_consulted", None)
+        if render_consulted is not None and getattr(style, "show_consulted", False):
+            consulted = [self._documents[positions[0] - 1] for _, positions in self._registry.uncited()]
+            if consulted:
+                listing += render_consulted(consulted, answer, bool(refs))
         self._output_length += len(listing)
         return tail + listing
 
@@ -252,21 +305,122 @@ class ReferenceSession:
     def references(self) -> AnswerReferences:
         """The references of the answer so far, as data.
 
+        Once the answer is closed they are complete: verified (with a
+        verifier), with each citation's passage (unless passages are off) and
+        the sources consulted but not cited; they are made once.
+
         Example:
             >>> ReferenceSession([], source_key=str, style=None).references
             AnswerReferences(references=(), citations=(), invalid_citations=())
         """
-        if self._verified is not None:
-            return self._verified
+        if self._final is not None:
+            return self._final
+        references = self._verified if self._verified is not None else self._build()
+        if self._closed:
+            if self._passages is not None:
+                references = attach_passages(references, self._documents, self._passages)
+            self._final = references
+        return references
+
+    def end_block(self) -> str:
+        """Release what the parser holds, as at the end of the answer, and go on with a fresh parser.
+
+        For a caller that places native citations at the end of a content
+        block: held text belongs before them. A marker cannot span the cut.
+
+        Example:
+            >>> session = ReferenceSession([], source_key=str, style=None)
+            >>> session.feed("see [1](id="), session.end_block(), session.feed("2)")
+            ('see ', '[1](id=', '2)')
+        """
+        events = self._parser.close()
+        self._parser = CitationParser(self._syntaxes, max_holdback=self._max_holdback)
+        return self._render(events) if events else ""
+
+    def cite_native(self, key: Hashable, media: Any, annotation: Mapping[str, Any]) -> str:
+        """Render a citation the model made natively, here, numbered with the marker citations.
+
+        ``key`` names the source (see `native_source_key`): a key that
+        documents share joins their number. ``media`` is what the style
+        renders for a source no document stands for (a document whose
+        metadata holds ``source``/``url`` and ``title``); ``annotation`` is
+        the provider's citation as a standard ``Citation`` dict, kept in the
+        data (`Citation.native`). A source cited again right beside itself
+        is rendered once, as with markers.
+
+        Example:
+            >>> from types import SimpleNamespace as Doc
+            >>> class Plain:
+            ...     def format_reference(self, ref, media): return f"[{ref}]"
+            ...     def format_all_references(self, refs):
+            ...         return "".join(f" {n}={m.metadata['source']}" for n, m in refs)
+            >>> session = ReferenceSession([], source_key=lambda d: d.metadata.get("source"), style=Plain())
+            >>> media = Doc(metadata={"source": "https://a.org"}, id=None)
+            >>> session.feed("Grass is green.") + session.cite_native("https://a.org", media, {}) + session.close()
+            'Grass is green.[1] 1=https://a.org'
+        """
+        registry = self._registry
+        number = registry.number_of_key(key)
+        group = self._group
+        if number is not None and number in group:
+            return ""
+        if group:
+            first = next(iter(group.values()))
+            text_start, text_end, claim = first.text_start, first.text_end, first.text
+        else:
+            text_start, text_end, claim = self._claim_span()
+        rendered = self._cite(registry.next_number() if number is None else number, media, self._answer)
+        if rendered is None:
+            return ""
+        number = registry.cite_key(key)
+        if registry.last_cited()[number - 1] == 0:
+            self._native.setdefault(number, media)
+        start = self._output_length
+        end = self._output_length = start + len(rendered)
+        group[number] = Citation(
+            number=number,
+            document_positions=(),
+            start=start,
+            end=end,
+            text_start=text_start,
+            text_end=text_end,
+            text=claim,
+            marker="",
+            native=dict(annotation),
+        )
+        if self._output_length > self._trim_at:
+            self._move_window()
+        self._claim_floor = self._output_length
+        self._recent = []
+        return rendered
+
+    def _build(self) -> AnswerReferences:
+        """The references as they stand: numbered sources, citations, invalid ones, sources not cited."""
         references = []
+        documents = self._documents
         listed = self._registry.last_cited()
         for number, key, positions in self._registry.numbered():
             # The title of the document the list names.
-            metadata = getattr(self._documents[listed[number - 1] - 1], "metadata", None) or {}
+            position = listed[number - 1]
+            media = self._native[number] if position == 0 else documents[position - 1]
+            metadata = getattr(media, "metadata", None) or {}
             title = metadata.get("title")
+            # A source only a provider named (position 0): its URL, if it has one, is the source.
+            source = metadata.get("url") if position == 0 else None if isinstance(key, OwnSource) else str(key)
             references.append(
                 Reference(
                     number=number,
+                    source=None if source is None else str(source),
+                    title=None if title is None else str(title),
+                    document_positions=tuple(positions),
+                )
+            )
+        consulted = []
+        for key, positions in self._registry.uncited():
+            metadata = getattr(documents[positions[0] - 1], "metadata", None) or {}
+            title = metadata.get("title")
+            consulted.append(
+                ConsultedSource(
                     source=None if isinstance(key, OwnSource) else str(key),
                     title=None if title is None else str(title),
                     document_positions=tuple(positions),
@@ -277,6 +431,7 @@ class ReferenceSession:
             citations=(*self._citations, *self._group.values()) if self._keep_citations else (),
             invalid_citations=tuple(self._invalid),
             omitted_invalid_citations=self._omitted_invalid,
+            consulted=tuple(consulted),
         )
 
     # -- internals ---------------------------------------------------------

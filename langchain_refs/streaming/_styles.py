@@ -30,7 +30,7 @@ import jinja2
 from langchain_core.documents.base import BaseMedia
 from typing_extensions import override
 
-from langchain_refs.streaming._references import AnswerContext
+from langchain_refs.streaming._references import AnswerContext, Passage
 
 __all__ = [
     "EmptyReferenceStyle",
@@ -206,7 +206,13 @@ def _environment(autoescape: bool) -> jinja2.Environment:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SourceView:
-    """What a template sees of one cited source.
+    """What a template sees of one cited (or consulted) source.
+
+    ``passage`` is the best-scoring passage of the source's citations and
+    ``passages`` all of them, in citation order: only in the list of sources
+    (a citation is rendered while the answer streams, before any passage is
+    known), and only when the style has ``show_passages`` on. A consulted
+    source (given, not cited) has ``number`` None.
 
     Example:
         >>> SourceView(number=1, source="b.pdf", url="b.pdf", title=None, label="b.pdf",
@@ -214,7 +220,7 @@ class SourceView:
         'b.pdf'
     """
 
-    number: int
+    number: int | None
     source: str | None
     url: str | None
     title: str | None
@@ -222,6 +228,8 @@ class SourceView:
     document: Any
     answer_id: str
     supported: bool | None = None
+    passage: Passage | None = None
+    passages: tuple[Passage, ...] = ()
 
 
 # The answer being rendered, set only while the session's render_* call runs:
@@ -245,7 +253,10 @@ class ReferenceStyle:
     may serve any number of answers at once. Inside `format_reference` and
     `format_all_references`, `answer` is the answer being rendered.
     ``escape_text`` asks the middleware to HTML-escape the model's own words
-    (see `HTMLReferenceStyle`).
+    (see `HTMLReferenceStyle`). ``show_passages`` asks for each citation's
+    passage before the list is rendered (`AnswerContext.passages`);
+    ``show_consulted`` has the sources given but not cited listed after it
+    (`format_consulted`, which writes nothing unless overridden).
 
     Example:
         >>> from langchain_core.documents import Document
@@ -262,6 +273,8 @@ class ReferenceStyle:
     total_pages_key: SourceKey = "total_pages"
     max_total_pages: int = 4
     escape_text: bool = False
+    show_passages: bool = False
+    show_consulted: bool = False
 
     @staticmethod
     def _get_key_assigner(source_id_key: SourceKey) -> Callable[[BaseMedia], Any]:
@@ -324,6 +337,37 @@ class ReferenceStyle:
         finally:
             _ANSWER.reset(token)
 
+    def render_consulted(self, sources: list[BaseMedia], answer: AnswerContext, listed: bool) -> str:
+        """The part listing the sources given but not cited, written after the list of ``answer``.
+
+        Runs `format_consulted` with ``answer`` current. ``sources`` holds the
+        first document of each such source; ``listed`` says whether a list of
+        cited sources comes before.
+
+        Example:
+            >>> from langchain_core.documents import Document
+            >>> doc = Document("x", metadata={"source": "c.pdf"})
+            >>> TextReferenceStyle(show_consulted=True).render_consulted([doc], AnswerContext(), False)
+            '\\n\\nAlso consulted:\\n- c.pdf\\n'
+        """
+        token = _ANSWER.set(answer)
+        try:
+            return self.format_consulted(sources, listed=listed)
+        finally:
+            _ANSWER.reset(token)
+
+    def format_consulted(self, sources: list[BaseMedia], *, listed: bool = True) -> str:
+        """The "Also consulted" part: nothing here; template styles write it with their ``consulted`` macro.
+
+        Example:
+            >>> from langchain_core.documents import Document
+            >>> class Plain(ReferenceStyle):
+            ...     pass
+            >>> Plain().format_consulted([Document("x")])
+            ''
+        """
+        return ""
+
     def format_reference(self, ref: int, media: BaseMedia) -> str | None:
         """The citation written in the text; None hides it.
 
@@ -351,13 +395,21 @@ class TemplateReferenceStyle(ReferenceStyle):
     ``references(refs)`` for the list; each ``c`` / item of ``refs`` has
     ``number``, ``source``, ``url`` (None unless `safe_url` allows a link),
     ``title``, ``label`` (title, source or "untitled document"),
-    ``document``, ``answer_id`` and ``supported`` (None unless a verifier
-    ran). Filters: ``md_text``, ``md_url`` and ``md_link`` (Markdown escaping),
-    ``one_line`` (line breaks to spaces), ``safe_url``.
+    ``document``, ``answer_id``, ``supported`` (None unless a verifier
+    ran), and in the list ``passage`` and ``passages`` (the passages of the
+    source's citations, with ``show_passages`` on; see `SourceView`). An
+    optional third macro, ``consulted(sources, listed)``, writes the sources
+    given but not cited, with ``show_consulted`` on (``listed``: a list of
+    cited sources comes before). Filters: ``md_text``, ``md_url`` and
+    ``md_link`` (Markdown escaping), ``one_line`` (line breaks to spaces),
+    ``safe_url``.
     Give exactly one of ``template`` (the text), ``path`` (a file) or
     ``name`` (a built-in from ``styles/``: text, markdown, html, empty).
     ``autoescape`` HTML-escapes every value the template prints;
-    ``escape_text`` HTML-escapes the model's own words too.
+    ``escape_text`` HTML-escapes the model's own words too. The built-in
+    styles show passages and consulted sources only when asked
+    (``show_passages=True``, ``show_consulted=True``), so their default
+    output is unchanged.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -381,9 +433,15 @@ class TemplateReferenceStyle(ReferenceStyle):
         autoescape: bool | None = None,
         source_id_key: SourceKey | None = None,
         escape_text: bool | None = None,
+        show_passages: bool | None = None,
+        show_consulted: bool | None = None,
     ) -> None:
         if autoescape is not None:
             self.autoescape = autoescape
+        if show_passages is not None:
+            self.show_passages = show_passages
+        if show_consulted is not None:
+            self.show_consulted = show_consulted
         if source_id_key is not None:
             self.source_id_key = source_id_key
         if escape_text is not None:
@@ -416,15 +474,18 @@ class TemplateReferenceStyle(ReferenceStyle):
                 raise ValueError(msg)
         self._citation_macro = module.citation  # type: ignore[attr-defined]
         self._references_macro = module.references  # type: ignore[attr-defined]
+        consulted = getattr(module, "consulted", None)
+        self._consulted_macro = consulted if callable(consulted) else None
         # Whether `format_reference` is this class's own, whose renderings
         # `render_citation` may then reuse without setting the answer current.
         self._own_format = type(self).format_reference is TemplateReferenceStyle.format_reference
 
-    def _view(self, number: int, media: BaseMedia, answer: AnswerContext) -> SourceView:
+    def _view(self, number: int | None, media: BaseMedia, answer: AnswerContext) -> SourceView:
         source = (answer.source_of or self.source_of)(media)
         source_text = None if source is None or source == "" else str(source)
         title = media.metadata.get("title") or None
         title_text = None if title is None else str(title)
+        passages = answer.passages.get(number, ()) if answer.passages is not None and number is not None else ()
         return SourceView(
             number=number,
             source=source_text,
@@ -433,7 +494,9 @@ class TemplateReferenceStyle(ReferenceStyle):
             label=title_text or source_text or "untitled document",
             document=media,
             answer_id=answer.answer_id,
-            supported=None if answer.support is None else answer.support.get(number),
+            supported=None if answer.support is None or number is None else answer.support.get(number),
+            passage=_best(passages),
+            passages=passages,
         )
 
     @override
@@ -467,6 +530,22 @@ class TemplateReferenceStyle(ReferenceStyle):
             return ""
         answer = _ANSWER.get(_NO_ANSWER)
         return str(self._references_macro([self._view(ref, media, answer) for ref, media in refs]))
+
+    @override
+    def format_consulted(self, sources: list[BaseMedia], *, listed: bool = True) -> str:
+        if not sources or self._consulted_macro is None:
+            return ""
+        answer = _ANSWER.get(_NO_ANSWER)
+        return str(self._consulted_macro([self._view(None, media, answer) for media in sources], listed))
+
+
+def _best(passages: tuple[Passage, ...]) -> Passage | None:
+    """The best-scoring passage, the first on a tie (None for none)."""
+    best = None
+    for passage in passages:
+        if best is None or passage.score > best.score:
+            best = passage
+    return best
 
 
 class EmptyReferenceStyle(TemplateReferenceStyle):

@@ -161,3 +161,39 @@ def streaming_model(chunks: list[Any]) -> RunnableGenerator[Any, Any]:
             yield AIMessageChunk(content=content)
 
     return RunnableGenerator(stream, astream)
+
+
+class BlockChunksChatModel(BaseChatModel):
+    """A chat model that streams exactly the given message chunks (list content, annotations and all).
+
+    Not streamed (``invoke`` on the model itself), it answers the chunks added up.
+    """
+
+    chunks: list[AIMessageChunk]
+
+    @property
+    def _llm_type(self) -> str:
+        return "block-chunks-fake"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        merged = self.chunks[0]
+        for chunk in self.chunks[1:]:
+            merged = merged + chunk
+        message = AIMessage(**merged.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in self.chunks:
+            yield ChatGenerationChunk(message=chunk)

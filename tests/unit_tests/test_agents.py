@@ -580,7 +580,13 @@ def test_best_passages_with_logit_scores() -> None:
 
     document = Document("Lyon is big. Lyon has silk. It rains.")
     (passage,) = best_passages([("silk", 1)], [document], scorer=Logits())
-    assert (passage.document, passage.start, passage.end, passage.text, passage.score) == (
+    assert (
+        passage.document_position,
+        passage.document_start,
+        passage.document_end,
+        passage.excerpt,
+        passage.score,
+    ) == (
         1,
         13,
         27,

@@ -19,7 +19,9 @@ from langchain_refs import (
     REFERENCES_EVENT,
     AnswerReferences,
     Citation,
+    ConsultedSource,
     InvalidCitation,
+    Passage,
     Reference,
     ReferenceSession,
     TextReferenceStyle,
@@ -87,10 +89,13 @@ def test_to_dict_writes_every_field_of_every_value() -> None:
                 marker="[1](id=4, 7)",
                 support=0.25,
                 supported=False,
+                passage=Passage(document_position=7, document_start=3, document_end=9, excerpt="claim.", score=0.5),
+                native={"type": "citation", "url": "https://p.org", "extras": {"k": 1}},
             ),
         ),
         invalid_citations=(InvalidCitation(marker="[1](id=9)", item="9", reason="no document 9", offset=5),),
         omitted_invalid_citations=3,
+        consulted=(ConsultedSource(source="c", title=None, document_positions=(1, 2)),),
     )
     expected = {
         "references": [{"number": 2, "source": "s", "title": "T", "document_positions": [4, 7]}],
@@ -106,15 +111,30 @@ def test_to_dict_writes_every_field_of_every_value() -> None:
                 "marker": "[1](id=4, 7)",
                 "support": 0.25,
                 "supported": False,
+                "passage": {
+                    "document_position": 7,
+                    "document_start": 3,
+                    "document_end": 9,
+                    "excerpt": "claim.",
+                    "score": 0.5,
+                },
+                "native": {"type": "citation", "url": "https://p.org", "extras": {"k": 1}},
             }
         ],
         "invalid_citations": [{"marker": "[1](id=9)", "item": "9", "reason": "no document 9", "offset": 5}],
         "omitted_invalid_citations": 3,
+        "consulted": [{"source": "c", "title": None, "document_positions": [1, 2]}],
     }
     assert refs.to_dict() == expected
-    for cls, key in ((Reference, "references"), (Citation, "citations"), (InvalidCitation, "invalid_citations")):
+    for cls, key in (
+        (Reference, "references"),
+        (Citation, "citations"),
+        (InvalidCitation, "invalid_citations"),
+        (ConsultedSource, "consulted"),
+    ):
         # A field added to a value later must be added to to_dict too.
         assert list(expected[key][0]) == [f.name for f in fields(cls)]
+    assert list(expected["citations"][0]["passage"]) == [f.name for f in fields(Passage)]
     assert [f.name for f in fields(AnswerReferences)] == list(expected)
     assert AnswerReferences.from_dict(refs.to_dict()) == refs
 

@@ -30,11 +30,11 @@ def test_public_names() -> None:
         "AnswerReferences",
         "Citation",
         "CitationLeakWarning",
-        "CitationMiddleware",
         "CitationParser",
         "CitationVerifier",
         "Claim",
         "ClaimCheck",
+        "ConsultedSource",
         "CrossEncoderScorer",
         "EmbeddingScorer",
         "EmptyReferenceStyle",
@@ -51,6 +51,7 @@ def test_public_names() -> None:
         "Marker",
         "MarkerSyntax",
         "MiniLMEmbeddings",
+        "Passage",
         "PredictedReference",
         "Reference",
         "ReferencePredictor",
@@ -59,6 +60,7 @@ def test_public_names() -> None:
         "ReferencesChatModel",
         "ReferencesCollector",
         "ReferencesMiddleware",
+        "ReferencesRunnable",
         "ReferencesState",
         "RuleBasedClaimExtractor",
         "ScorerClaimChecker",
@@ -78,10 +80,42 @@ def test_public_names() -> None:
         "manage_references",
         "needs_reference",
         "safe_url",
+        "source_key_function",
         "split_sentences",
         "styles_directory",
         "verify_citations",
     ]
+
+
+def test_public_names_are_sorted() -> None:
+    """__all__ is sorted (constants, classes, functions, as ruff sorts them), so a new name has one place."""
+    import langchain_refs.streaming
+    import langchain_refs.text
+
+    for module in (langchain_refs, langchain_refs.streaming, langchain_refs.text):
+        names = list(module.__all__)
+        assert names == sorted(names, key=lambda n: (not n.isupper(), not n[:1].isupper(), n)), module.__name__
+
+
+@pytest.mark.parametrize(
+    "module_name", ["langchain_refs", "langchain_refs.streaming", "langchain_refs.streaming._runnable"]
+)
+def test_old_runnable_name_warns_and_is_the_new_class(module_name: str) -> None:
+    """CitationMiddleware is still importable: the very ReferencesRunnable class, with a DeprecationWarning."""
+    module = importlib.import_module(module_name)
+    with pytest.warns(DeprecationWarning, match="CitationMiddleware is now ReferencesRunnable"):
+        old = module.CitationMiddleware
+    assert old is langchain_refs.ReferencesRunnable
+    assert "CitationMiddleware" not in getattr(module, "__all__", ())
+
+
+def test_from_import_of_the_old_name_warns() -> None:
+    """``from langchain_refs import CitationMiddleware`` works and warns; isinstance checks still hold."""
+    from langchain_core.runnables import RunnableLambda
+
+    with pytest.warns(DeprecationWarning, match="ReferencesRunnable"):
+        from langchain_refs import CitationMiddleware  # type: ignore[attr-defined]
+    assert isinstance(langchain_refs.manage_references(RunnableLambda(str)), CitationMiddleware)
 
 
 def test_drop_in_names_of_langchain_references() -> None:

@@ -47,7 +47,8 @@ def render(style: ReferenceStyle, answer: str, documents: list[Document]) -> str
 
 HOSTILE = [
     Document(
-        "x",
+        # The texts are hostile too: with show_passages the styles quote them.
+        '<script>alert("p")</script> & "quotes" [x](javascript:alert(5))',
         metadata={"source": "javascript:alert(1)", "title": '<script>alert("t")</script>'},
     ),
     Document("y", metadata={"source": 'https://ok.org/a?b=1&c="2"', "title": "A & B <i>"}),
@@ -60,7 +61,9 @@ HOSTILE_ANSWER = "One[1](id=1) two[2](id=2) three[3](id=3) four[4](id=4) five[5]
 
 HOSTILE_MORE = [
     *HOSTILE,
-    Document("u", metadata={"source": "javascript&#58;alert(4)", "title": "line\n- **9** fake"}),
+    Document(
+        "u\n- **9** fake\r- [9] fake", metadata={"source": "javascript&#58;alert(4)", "title": "line\n- **9** fake"}
+    ),
     Document("t", metadata={"source": "script"}),
     Document("s", metadata={"source": "https://ok.org/t", "title": "para\u2029- [9] fake"}),
 ]
@@ -74,21 +77,34 @@ GOLDEN_CASES: dict[str, tuple[str, Callable[[], list[Document]]]] = {
 }
 
 
+# The same cases with every option that adds to the list shown: each source's
+# passage and the sources consulted but not cited (golden/<name>-shown.<style>.txt).
+SHOWN = {"show_passages": True, "show_consulted": True}
+
+
+def golden_style(case: str, name: str) -> ReferenceStyle:
+    return STYLES[name](**SHOWN) if case.endswith("-shown") else STYLES[name]()  # type: ignore[call-arg]
+
+
+def golden_cases() -> dict[str, tuple[str, Callable[[], list[Document]]]]:
+    return {**GOLDEN_CASES, **{f"{case}-shown": value for case, value in GOLDEN_CASES.items()}}
+
+
 def golden_outputs() -> dict[Path, str]:
     """Each golden file's path and what the current code renders for it."""
     return {
-        GOLDEN / f"{case}.{name}.txt": render(STYLES[name](), answer, documents())
-        for case, (answer, documents) in GOLDEN_CASES.items()
+        GOLDEN / f"{case}.{name}.txt": render(golden_style(case, name), answer, documents())
+        for case, (answer, documents) in golden_cases().items()
         for name in STYLES
     }
 
 
 @pytest.mark.parametrize("name", sorted(STYLES))
-@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+@pytest.mark.parametrize("case", sorted(golden_cases()))
 def test_golden(case: str, name: str) -> None:
-    """Each built-in style renders each golden case exactly as its golden file."""
-    answer, documents = GOLDEN_CASES[case]
-    output = render(STYLES[name](), answer, documents())
+    """Each built-in style renders each golden case exactly as its golden file (default options unchanged)."""
+    answer, documents = golden_cases()[case]
+    output = render(golden_style(case, name), answer, documents())
     golden = GOLDEN / f"{case}.{name}.txt"
     assert output == golden.read_text(encoding="utf-8"), (
         f"{golden.name} differs; if the change is intended, run `python -m tests.regenerate_goldens` "

@@ -1,0 +1,441 @@
+"""`ChunkRewriter`: one answer's chunks in, rewritten chunks out, through one session.
+
+The one chunk mapper behind `ReferencesRunnable` (``manage_references``) and
+the agents wing's ``ReferencesChatModel``. Every chunk in gives exactly one
+chunk out, then `ChunkRewriter.finish` adds one last chunk with the held
+tail, the list of sources, the references as data and LangChain's standard
+``Citation`` annotations.
+
+Two shapes for message chunks (``output_version``):
+
+* ``"v0"`` (`ChunkRewriter.on_chunk`): as the model sent them. ``str``
+  content stays ``str`` -- a chunk whose text needs no change passes on as
+  the very same object, which keeps the hot path as fast as it was -- and
+  the annotations are in ``response_metadata["citations"]``.
+* ``"v1"`` (`ChunkRewriter.on_chunk_v1`): ``str`` content becomes one
+  standard text block per chunk, ``{"type": "text", "text": ..., "index":
+  0}``, so that the chunks add up to one text block which the last chunk's
+  block gives its ``annotations``; tool-call chunk indices move up by one,
+  so that no tool call shares the text's index (LangGraph's v3 event bridge
+  keys blocks by index, and would merge them). Every chunk carries the
+  answer's id.
+
+List content (the model's own text blocks) is rewritten block by block in
+both shapes, and the annotations go on the blocks they fall in. Citations a
+model makes natively (``annotations`` / ``citations`` on its text blocks,
+see `native_citations`) are numbered with the marker citations and rendered
+at the end of the block they annotate: when a chunk moves on to another
+block, or when the answer ends.
+
+Where annotations cannot go: a text block without an ``index`` is its own
+element of the message's content, so annotations can be attached only to
+the last such block (the one the final chunk writes); the others' are in
+``response_metadata["citations"]`` only, as are all of a ``str`` answer's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Final, Literal
+
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, AIMessageChunk
+
+from langchain_refs.streaming._native import native_citations, native_source_key, without_native
+from langchain_refs.streaming._session import ReferenceSession, Verifier
+
+__all__ = ["ChunkRewriter", "OutputVersion"]
+
+OutputVersion = Literal["v0", "v1"]
+
+# langchain-core < 1.0 has no chunk_position.
+_HAS_CHUNK_POSITION: Final = "chunk_position" in AIMessageChunk.model_fields
+# The index of the text block when the inner model streams str content.
+_TEXT_INDEX: Final = 0
+
+
+def _as_chunk(message: Any) -> AIMessageChunk:
+    if isinstance(message, AIMessageChunk):
+        return message
+    if isinstance(message, AIMessage):
+        return AIMessageChunk(**message.model_dump(exclude={"type"}))
+    msg = f"manage_references() wraps runnables that produce str or AI messages; got {type(message).__name__}"
+    raise TypeError(msg)
+
+
+class _Segments:
+    """Where each piece of the rewritten text went: block and offsets.
+
+    The session numbers its output as one text; a message may hold it in
+    several text blocks. A segment is (offset in the whole text, block key,
+    offset in the block, length); a block's key is its ``index``, or an
+    object of its own for a block without one.
+    """
+
+    __slots__ = ("_length", "_lengths", "_segments")
+
+    def __init__(self) -> None:
+        self._segments: list[tuple[int, Any, int, int]] = []
+        self._lengths: dict[Any, int] = {}
+        self._length = 0
+
+    def add(self, block: Any, text: str) -> None:
+        if not text:
+            return
+        local = self._lengths.get(block, 0)
+        last = self._segments[-1] if self._segments else None
+        if last is not None and last[1] == block and last[2] + last[3] == local:
+            self._segments[-1] = (last[0], block, last[2], last[3] + len(text))
+        else:
+            self._segments.append((self._length, block, local, len(text)))
+        self._lengths[block] = local + len(text)
+        self._length += len(text)
+
+    def locate(self, start: int, end: int) -> tuple[Any, int, int] | None:
+        """The block where ``[start, end)`` of the whole text ends, and the offsets in it.
+
+        The words a citation backs end right before the citation, so they are
+        placed in the block that holds their end; a start in an earlier
+        segment is moved up to where that segment begins. None: no text there.
+        """
+        for offset, block, local, length in self._segments:
+            if offset < end <= offset + length or offset == start == end:
+                start = max(start, offset)
+                return block, local + start - offset, local + end - offset
+        return None
+
+
+class _OwnBlock:
+    """The key of a text block that has no ``index``: itself alone."""
+
+    __slots__ = ()
+
+
+def _shifted(chunk: Any) -> Any:
+    index = chunk.get("index")
+    return {**chunk, "index": index + 1} if isinstance(index, int) else chunk
+
+
+def native_media(citation: dict[str, Any]) -> Document:
+    """What a style renders for a source cited natively: a document with its URL and title.
+
+    Example:
+        >>> native_media({"type": "citation", "url": "https://a.org", "title": "A"}).metadata
+        {'source': 'https://a.org', 'url': 'https://a.org', 'title': 'A'}
+    """
+    metadata: dict[str, Any] = {}
+    url = citation.get("url")
+    if url:
+        metadata["source"] = metadata["url"] = url
+    if citation.get("title"):
+        metadata["title"] = citation["title"]
+    return Document(page_content=citation.get("cited_text") or "", metadata=metadata)
+
+
+class ChunkRewriter:
+    """Maps the inner runnable's chunks to rewritten chunks for one answer.
+
+    Args:
+        session: the answer's `ReferenceSession`.
+        documents: the documents the model was shown (for ``cited_text``
+            when passages are off).
+        track_output: keep the output text for tracers (`traced_output`).
+        verify: checks the citations once the answer is complete.
+        model_text_key: when given, the last chunk's ``response_metadata``
+            holds, under this key, what the model wrote (markers and all).
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> from langchain_refs.streaming import TextReferenceStyle, ReferenceSession
+        >>> docs = [Document("Paris is in France.", metadata={"source": "p.html"})]
+        >>> style = TextReferenceStyle()
+        >>> rewriter = ChunkRewriter(ReferenceSession(docs, source_key=style.source_of, style=style), documents=docs)
+        >>> first = rewriter.on_chunk_v1(AIMessageChunk(content="Paris[1](id=1)."))
+        >>> merged = first + rewriter.finish()
+        >>> block = merged.content[0]
+        >>> block["text"][block["annotations"][0]["start_index"]:block["annotations"][0]["end_index"]]
+        'Paris'
+    """
+
+    __slots__ = (
+        "_data",
+        "_documents",
+        "_first_id",
+        "_message_id",
+        "_model_text_key",
+        "_output",
+        "_pending",
+        "_pending_block",
+        "_raw",
+        "_segments",
+        "_session",
+        "_str_output",
+        "_tail_block",
+        "_tool_calls",
+        "_track_output",
+        "_v1",
+        "_verify",
+        "_wants_id",
+    )
+
+    def __init__(
+        self,
+        session: ReferenceSession,
+        *,
+        documents: Sequence[Any] = (),
+        track_output: bool = False,
+        verify: Verifier | None = None,
+        model_text_key: str | None = None,
+    ) -> None:
+        self._session = session
+        self._documents = documents
+        self._verify = verify
+        self._str_output: bool | None = None
+        self._message_id: str | None = None
+        self._first_id: str | None = None
+        self._wants_id = True
+        self._track_output = track_output
+        self._output: list[str] = []
+        self._data: dict[str, Any] | None = None
+        self._model_text_key = model_text_key
+        self._raw: list[str] = []
+        self._segments = _Segments()
+        # The block the held tail and the list go to: the last text block
+        # seen (None: the answer's content is str).
+        self._tail_block: dict[str, Any] | None = None
+        self._v1 = False
+        self._tool_calls = False
+        # Native citations waiting for the end of their block, and that block's key.
+        self._pending: list[dict[str, Any]] = []
+        self._pending_block: Any = None
+
+    # -- chunks in, chunks out -----------------------------------------------
+
+    def on_chunk(self, chunk: Any) -> Any:
+        """The chunk to pass on for ``chunk`` (the model's shape, ``"v0"``), or None when there is none."""
+        # The session is fed inline on the two hot paths below: one call less per chunk.
+        if type(chunk) is not AIMessageChunk:
+            if isinstance(chunk, str):
+                self._str_output = True
+                out = self._session.feed(chunk)
+                if self._track_output:
+                    self._output.append(out)
+                return out or None
+            chunk = _as_chunk(chunk)
+        self._str_output = False
+        if self._wants_id and chunk.id is not None:
+            self._message_id = chunk.id
+            # Prefer the provider's id over the ones LangChain makes up.
+            self._wants_id = chunk.id.startswith("lc_")
+        content = chunk.content
+        update: dict[str, Any] | None = None
+        if type(content) is str:
+            out = self._session.feed(content)
+            if self._track_output:
+                self._output.append(out)
+            if out is not content:
+                update = {"content": out}
+        else:
+            update = {"content": self._blocks(content)}
+        if _HAS_CHUNK_POSITION and chunk.chunk_position == "last":
+            # The last chunk is the one `finish` adds.
+            update = {**(update or {}), "chunk_position": None}
+        return chunk if update is None else chunk.model_copy(update=update)
+
+    def on_chunk_v1(self, chunk: Any) -> Any:
+        """The chunk to pass on for ``chunk``, text as standard blocks (``"v1"``); str chunks stay str."""
+        if type(chunk) is not AIMessageChunk:
+            if isinstance(chunk, str):
+                return self.on_chunk(chunk)
+            chunk = _as_chunk(chunk)
+        self._str_output = False
+        self._v1 = True
+        if self._first_id is None:
+            # Every chunk carries the first id: clients group chunks by id.
+            self._first_id = self._message_id = chunk.id
+        update: dict[str, Any] = {"id": self._first_id}
+        if _HAS_CHUNK_POSITION:
+            update["chunk_position"] = None
+        content = chunk.content
+        if isinstance(content, str):
+            out = self._feed(content) if content else ""
+            self._segments.add(_TEXT_INDEX, out)
+            if self._tail_block is None:
+                self._tail_block = {"type": "text", "index": _TEXT_INDEX}
+            update["content"] = [{"type": "text", "text": out, "index": _TEXT_INDEX}] if out else []
+            if chunk.tool_call_chunks:
+                # The text owns index 0: a tool call at the same index would be
+                # merged into the text block by the v3 event bridge and lost.
+                update["tool_call_chunks"] = [_shifted(c) for c in chunk.tool_call_chunks]
+        else:
+            update["content"] = self._blocks(content)
+        if chunk.tool_call_chunks:
+            self._tool_calls = True
+        return chunk.model_copy(update=update)
+
+    def _feed(self, text: str) -> str:
+        if self._model_text_key is not None:
+            self._raw.append(text)
+        # str(): a TextAccessor from `.text` must not reach the merged chunks
+        # (merging a str with a TextAccessor subclass fails).
+        out = str(self._session.feed(text))
+        if self._track_output:
+            self._output.append(out)
+        return out
+
+    def _blocks(self, blocks: list[Any]) -> list[Any]:
+        """List content rewritten block by block; native citations placed at the end of their block."""
+        rewritten: list[Any] = []
+        for block in blocks:
+            if isinstance(block, str):
+                if self._pending:
+                    self._flush(rewritten)
+                out = self._feed(block)
+                self._segments.add(_OwnBlock(), out)
+                self._tail_block = {}
+                rewritten.append(out)
+            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                index = block.get("index")
+                key = _OwnBlock() if index is None else index
+                if self._pending and key != self._pending_block:
+                    self._flush(rewritten)
+                out = self._feed(block["text"])
+                self._tail_block = {"type": "text"} if index is None else {"type": "text", "index": index}
+                if "annotations" in block or "citations" in block:
+                    found = native_citations(block)
+                    block = without_native(block)
+                    if found:
+                        self._pending.extend(found)
+                        self._pending_block = key
+                        if index is None:
+                            # Its own block ends here.
+                            out += self._natives()
+                self._segments.add(key, out)
+                rewritten.append({**block, "text": out})
+            else:
+                if self._pending and (not isinstance(block, dict) or block.get("index") != self._pending_block):
+                    self._flush(rewritten)
+                rewritten.append(block)
+        return rewritten
+
+    def _natives(self) -> str:
+        """Render the pending native citations where the output stands now."""
+        session = self._session
+        pieces = [session.end_block()]
+        for citation in self._pending:
+            pieces.append(session.cite_native(native_source_key(citation), native_media(citation), citation))
+        self._pending = []
+        out = "".join(pieces)
+        if self._track_output:
+            self._output.append(out)
+        return out
+
+    def _flush(self, rewritten: list[Any]) -> None:
+        """The pending block has ended: its native citations go into it, in this chunk."""
+        key = self._pending_block
+        out = self._natives()
+        if out:
+            self._segments.add(key, out)
+            rewritten.append({"type": "text", "text": out, "index": key})
+
+    # -- the end ---------------------------------------------------------------
+
+    def finish(self) -> Any:
+        """The last chunk: held tail, list of sources, references as data, annotations."""
+        pending = ""
+        pending_block = self._pending_block
+        if self._pending:
+            pending = self._natives()
+        tail = str(self._session.close(self._verify))
+        if self._track_output:
+            self._output.append(tail)
+        if self._str_output is None:
+            return None
+        if self._str_output:
+            return tail or None
+        references = self._session.references
+        # Made once: the references event reuses it.
+        self._data = references.to_dict()
+        citations = references.standard_citations(self._documents)
+        metadata: dict[str, Any] = {"references": self._data, "citations": citations}
+        if self._model_text_key is not None:
+            metadata[self._model_text_key] = "".join(self._raw)
+        tail_block = self._tail_block
+        content: str | list[Any]
+        if tail_block is None:
+            # str content (the v0 shape): the annotations are in the metadata only.
+            content = pending + tail
+        else:
+            content = self._last_blocks(citations, tail_block, pending, pending_block, tail)
+            if citations and self._v1 and not self._tool_calls:
+                # Standard v1 content: provider translators (Anthropic's
+                # rebuilds text blocks from its own `citations`) would drop our
+                # annotations from `content_blocks` otherwise. Not with tool
+                # calls: v1 content_blocks would then omit them.
+                metadata["output_version"] = "v1"
+        last = AIMessageChunk(content=content, id=self._message_id, response_metadata=metadata)
+        if _HAS_CHUNK_POSITION:
+            last.chunk_position = "last"
+        return last
+
+    def _last_blocks(
+        self,
+        citations: list[dict[str, Any]],
+        tail_block: dict[str, Any],
+        pending: str,
+        pending_block: Any,
+        tail: str,
+    ) -> list[Any]:
+        """The last chunk's content: the pending natives, the tail, every block's annotations."""
+        tail_key: Any = tail_block.get("index") if "index" in tail_block else _OwnBlock()
+        if pending:
+            self._segments.add(pending_block, pending)
+        self._segments.add(tail_key, tail)
+        per_block: dict[Any, list[dict[str, Any]]] = {}
+        for citation in citations:
+            where = self._segments.locate(citation["start_index"], citation["end_index"])
+            if where is not None:
+                block, start, end = where
+                per_block.setdefault(block, []).append({**citation, "start_index": start, "end_index": end})
+        content: list[Any] = []
+        if pending and pending_block != tail_key:
+            ended: dict[str, Any] = {"type": "text", "text": pending, "index": pending_block}
+            if pending_block in per_block:
+                ended["annotations"] = per_block.pop(pending_block)
+            content.append(ended)
+            pending = ""
+        # The v0 shape always ends with the tail block (as it always did); v1
+        # only when there is something to put in it.
+        wanted = not self._v1 or bool(pending or tail) or tail_key in per_block
+        if not tail_block:
+            # The model's text came as bare strings: so does the tail.
+            if wanted:
+                content.append(pending + tail)
+        elif wanted:
+            last: dict[str, Any] = {**tail_block, "text": pending + tail}
+            if tail_key in per_block:
+                last["annotations"] = per_block.pop(tail_key)
+            content.append(last)
+        for key, found in per_block.items():
+            if not isinstance(key, _OwnBlock):
+                # Merged by index into the block the words are in.
+                content.append({"type": "text", "text": "", "index": key, "annotations": found})
+        return content
+
+    async def afinish(self) -> Any:
+        """`finish` for the async path: a verifier may call a model, so it runs off the event loop."""
+        return await asyncio.to_thread(self.finish) if self._verify is not None else self.finish()
+
+    def references_data(self) -> dict[str, Any]:
+        """The answer's references as data (`AnswerReferences.to_dict`), made once after `finish`."""
+        if self._data is None:
+            self._data = self._session.references.to_dict()
+        return self._data
+
+    def traced_output(self) -> Any:
+        """What the run reports as its output to tracers (None when untracked)."""
+        if not self._track_output:
+            return None
+        text = "".join(self._output)
+        return text if self._str_output else AIMessageChunk(content=text, id=self._message_id)

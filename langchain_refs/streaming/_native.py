@@ -1,0 +1,157 @@
+"""Citations a model makes natively, read from its text blocks.
+
+Some providers cite without markers: the text block itself carries its
+sources. langchain-core's standard shape is ``annotations`` of type
+``"citation"`` (``url``, ``title``, ``cited_text``, ...); Anthropic's own
+content carries a ``citations`` list (``char_location``,
+``page_location``, ``content_block_location``, ``search_result_location``,
+``web_search_result_location``); OpenAI's Responses content carries
+``annotations`` of type ``url_citation`` or ``file_citation``. `native_citations`
+reads all of them into standard ``Citation`` dicts; `native_source_key` says
+which source each one names, so that they join the numbering of marker
+citations: by URL, else by title, else by the provider's document index.
+
+Pure Python: no LangChain.
+
+Example:
+    >>> block = {"type": "text", "text": "Grass is green.", "citations": [
+    ...     {"type": "char_location", "cited_text": "The grass is green.", "document_index": 0,
+    ...      "document_title": "Lawns", "start_char_index": 0, "end_char_index": 19}]}
+    >>> found = native_citations(block)
+    >>> found[0]["title"], found[0]["cited_text"], native_source_key(found[0])
+    ('Lawns', 'The grass is green.', 'Lawns')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, Final
+
+from langchain_refs.streaming._registry import OwnSource
+
+__all__ = ["NATIVE_KEYS", "native_citations", "native_source_key", "without_native"]
+
+NATIVE_KEYS: Final = ("annotations", "citations")
+"""The keys of a text block that may hold native citations."""
+
+# Anthropic location types whose document is one the app sent (no URL).
+_ANTHROPIC_DOCUMENT_TYPES: Final = frozenset(
+    {"char_location", "page_location", "content_block_location", "search_result_location"}
+)
+_ANTHROPIC_KNOWN: Final = frozenset({"type", "cited_text", "document_title", "title", "url", "source"})
+
+
+def native_citations(block: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The native citations of one text block, as standard ``Citation`` dicts.
+
+    Reads ``annotations`` (standard ``citation`` dicts; OpenAI ``url_citation``
+    and ``file_citation``) and Anthropic ``citations``. Other annotations
+    (``non_standard_annotation``, unknown types) are not citations and are
+    skipped. The ``start_index``/``end_index`` a provider gives index its own
+    raw text, so they are moved into ``extras`` (``provider_start_index``,
+    ``provider_end_index``).
+
+    Example:
+        >>> native_citations({"type": "text", "text": "x", "annotations": [
+        ...     {"type": "url_citation", "url": "https://a.org", "title": "A", "start_index": 0, "end_index": 1}]})
+        [{'type': 'citation', 'url': 'https://a.org', 'title': 'A', 'extras': {'provider_start_index': 0, \
+'provider_end_index': 1}}]
+    """
+    found: list[dict[str, Any]] = []
+    for annotation in _listed(block.get("annotations")):
+        kind = annotation.get("type")
+        if kind == "citation":
+            found.append(_standard(annotation))
+        elif kind == "url_citation":
+            found.append(_standard({**annotation, "type": "citation"}))
+        elif kind == "file_citation":
+            extras = {k: v for k, v in annotation.items() if k not in ("type", "filename")}
+            found.append(_standard({"type": "citation", "title": annotation.get("filename"), "extras": extras}))
+    for citation in _listed(block.get("citations")):
+        kind = citation.get("type")
+        if kind == "web_search_result_location" or kind in _ANTHROPIC_DOCUMENT_TYPES:
+            title = citation.get("document_title") or citation.get("title")
+            extras = {k: v for k, v in citation.items() if k not in _ANTHROPIC_KNOWN}
+            extras["provider_type"] = kind
+            found.append(
+                _standard(
+                    {
+                        "type": "citation",
+                        "url": citation.get("url"),
+                        "title": title,
+                        "cited_text": citation.get("cited_text"),
+                        "extras": extras,
+                    }
+                )
+            )
+    return found
+
+
+_CITATION_TYPES: Final = frozenset({"citation", "url_citation", "file_citation"})
+
+
+def without_native(block: Mapping[str, Any]) -> dict[str, Any]:
+    """``block`` without its native citations (read by `native_citations`); other annotations stay.
+
+    Their offsets index the model's raw text, which the rewriting changes;
+    the rewritten answer's own annotations replace them.
+
+    Example:
+        >>> without_native({"type": "text", "text": "x", "citations": [], "annotations": [
+        ...     {"type": "citation", "url": "u"}, {"type": "non_standard_annotation", "value": {}}]})
+        {'type': 'text', 'text': 'x', 'annotations': [{'type': 'non_standard_annotation', 'value': {}}]}
+    """
+    kept = {k: v for k, v in block.items() if k not in NATIVE_KEYS}
+    others = [a for a in _listed(block.get("annotations")) if a.get("type") not in _CITATION_TYPES]
+    if others:
+        kept["annotations"] = others
+    return kept
+
+
+def native_source_key(citation: Mapping[str, Any]) -> Hashable:
+    """What numbers a native citation: its URL, else its title, else the provider's document.
+
+    A citation naming none of these is a source of its own.
+
+    Example:
+        >>> native_source_key({"type": "citation", "url": "https://a.org", "title": "A"})
+        'https://a.org'
+        >>> native_source_key({"type": "citation", "extras": {"document_index": 2}})
+        OwnSource(label='provider document 2')
+    """
+    for field in ("url", "title"):
+        value = citation.get(field)
+        if isinstance(value, str) and value:
+            return value
+    extras = citation.get("extras")
+    index = extras.get("document_index") if isinstance(extras, Mapping) else None
+    if isinstance(index, int):
+        return OwnSource(f"provider document {index}")
+    # Nothing names it: a source of its own, told apart by its identity.
+    return OwnSource(f"provider citation {id(citation)}")
+
+
+def _listed(value: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [item for item in value if isinstance(item, Mapping)]
+
+
+def _standard(annotation: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``Citation`` dict: empty fields dropped, provider offsets moved into ``extras``."""
+    citation: dict[str, Any] = {"type": "citation"}
+    for field in ("id", "url", "title", "cited_text"):
+        value = annotation.get(field)
+        if isinstance(value, str) and value:
+            citation[field] = value
+    extras = dict(annotation.get("extras") or {})
+    for field, moved in (("start_index", "provider_start_index"), ("end_index", "provider_end_index")):
+        if isinstance(annotation.get(field), int):
+            extras[moved] = annotation[field]
+    # What else the provider said (OpenAI's url_citation has no extras of its own).
+    for field, value in annotation.items():
+        if field not in ("type", "id", "url", "title", "cited_text", "extras", "start_index", "end_index"):
+            extras.setdefault(field, value)
+    if extras:
+        citation["extras"] = extras
+    return citation

@@ -1,0 +1,112 @@
+"""The passage behind each citation: found once the answer is complete, never per chunk.
+
+For every citation of documents, `attach_passages` asks the text layer's
+passage finder for the sentence of each cited document that best supports
+the words the citation backs (one split per document, one scoring batch),
+and keeps the best one (the first cited document on a tie). Native citations
+(a provider's own) have no document of ours and get none.
+
+Example:
+    >>> from types import SimpleNamespace as Doc
+    >>> from langchain_refs.streaming._references import AnswerReferences, Citation
+    >>> refs = AnswerReferences(citations=(Citation(number=1, document_positions=(1,), start=15, end=18,
+    ...     text_start=0, text_end=15, text="Paris in France", marker="[1](id=1)"),))
+    >>> doc = Doc(page_content="Rome is old. Paris is in France. It rains.")
+    >>> attach_passages(refs, [doc]).citations[0].passage.excerpt
+    'Paris is in France.'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Final
+
+from langchain_refs.streaming._references import AnswerReferences, Passage
+from langchain_refs.text import LexicalSupport, PairScorer, find_passages
+
+__all__ = ["DEFAULT_PASSAGE_SCORER", "attach_passages", "passage_scorer"]
+
+DEFAULT_PASSAGE_SCORER: Final = LexicalSupport()
+"""The scorer passages are found with unless another is given: lexical, no model."""
+
+
+def passage_scorer(passages: bool | PairScorer | None) -> PairScorer | None:
+    """The scorer a ``passages`` option stands for: True the lexical default, False/None none.
+
+    Example:
+        >>> passage_scorer(True) is DEFAULT_PASSAGE_SCORER, passage_scorer(False)
+        (True, None)
+    """
+    if passages is True:
+        return DEFAULT_PASSAGE_SCORER
+    if passages is False or passages is None:
+        return None
+    if not callable(getattr(passages, "score", None)):
+        msg = (
+            f"passages must be True, False or a scorer with score(pairs) -> scores (a LangChain cross-encoder, "
+            f"a langchain_refs scorer); got {type(passages).__name__}"
+        )
+        raise TypeError(msg)
+    return passages
+
+
+def attach_passages(
+    references: AnswerReferences, documents: Sequence[Any], scorer: PairScorer | None = None
+) -> AnswerReferences:
+    """``references`` with each document citation's `Passage` filled in.
+
+    The words a citation backs (``Citation.text``) are the claim; the cited
+    documents' sentences the candidates, scored by ``scorer`` (default: the
+    lexical engine) in one batch. A position outside ``documents`` gives no
+    candidate; a citation with none keeps ``passage=None``.
+
+    Example:
+        >>> attach_passages(AnswerReferences(), []) == AnswerReferences()
+        True
+    """
+    citations = references.citations
+    wanted: list[tuple[str, int]] = [
+        (citation.text, position)
+        for citation in citations
+        if citation.native is None
+        for position in citation.document_positions
+        if 1 <= position <= len(documents)
+    ]
+    if not wanted:
+        return references
+    found = iter(
+        find_passages(
+            [(claim, _text_of(documents[position - 1])) for claim, position in wanted],
+            scorer=scorer if scorer is not None else DEFAULT_PASSAGE_SCORER,
+        )
+    )
+    attached = []
+    for citation in citations:
+        best: Passage | None = None
+        if citation.native is None:
+            for position in citation.document_positions:
+                if not 1 <= position <= len(documents):
+                    continue
+                span = next(found)
+                if best is None or _rank(span.score) > _rank(best.score):
+                    best = Passage(
+                        document_position=position,
+                        document_start=span.start,
+                        document_end=span.end,
+                        excerpt=span.excerpt,
+                        score=span.score,
+                    )
+        attached.append(citation if best is None else replace(citation, passage=best))
+    return replace(references, citations=tuple(attached))
+
+
+def _text_of(document: Any) -> str:
+    text = getattr(document, "page_content", None)
+    return text if isinstance(text, str) else ""
+
+
+def _rank(score: float) -> float:
+    # NaN compares false with everything: rank it below every real score.
+    return -math.inf if math.isnan(score) else score

@@ -1,0 +1,167 @@
+"""Citations a model makes natively (standard annotations, Anthropic citations) join the numbering and the list."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda
+
+from langchain_refs import AnswerReferences, TextReferenceStyle, manage_references
+from tests.unit_tests.fakes import BlockChunksChatModel
+
+PROMPT = ChatPromptTemplate.from_messages([("human", "question")])
+ROME = Document("Rome is old.", metadata={"source": "https://r.org", "title": "Rome"})
+GRASS = {
+    "type": "web_search_result_location",
+    "url": "https://g.org",
+    "title": "Grass",
+    "cited_text": "The grass is green.",
+    "encrypted_index": "abc",
+}
+LAWN = {
+    "type": "char_location",
+    "cited_text": "Lawns need rain.",
+    "document_index": 0,
+    "document_title": "Lawn care",
+    "start_char_index": 0,
+    "end_char_index": 16,
+}
+EXPECTED = "Rome is old[1]. Grass is green[2].\n\n- [1] Rome (https://r.org)\n- [2] Grass (https://g.org)\n"
+
+
+def anthropic_chunks() -> list[AIMessageChunk]:
+    """As langchain-anthropic streams a cited block: the citation first (empty text), then the text."""
+    return [
+        AIMessageChunk(content=[{"type": "text", "text": "Rome is old[1](", "index": 0}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": "id=1). ", "index": 0}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": "", "index": 1, "citations": [GRASS]}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": "Grass is", "index": 1}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": " green", "index": 1}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": ".", "index": 2}], id="m"),
+    ]
+
+
+def chain(model: Any, **options: Any) -> Any:
+    return manage_references(PROMPT | model, style=TextReferenceStyle(), **options)
+
+
+def added(chunks: list[Any]) -> Any:
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return total
+
+
+@pytest.mark.parametrize("version", ["v0", "v1"])
+def test_streamed_anthropic_citation_is_numbered_at_the_end_of_its_block(version: str) -> None:
+    """The citation arrives before its block's text; it is rendered where the block ends, numbered after [1]."""
+    chunks = list(
+        chain(BlockChunksChatModel(chunks=anthropic_chunks()), output_version=version).stream({"documents": [ROME]})
+    )
+    message = added(chunks)
+    assert message.text == EXPECTED
+    # The citation goes out with the chunk that shows its block has ended (the one opening block 2).
+    assert [b["text"] for b in chunks[5].content] == ["[2]", "."]
+    refs = AnswerReferences.from_dict(message.response_metadata["references"])
+    grass = refs.references[1]
+    assert (grass.number, grass.source, grass.title, grass.document_positions) == (2, "https://g.org", "Grass", ())
+    citation = refs.citations[1]
+    assert (citation.document_positions, citation.marker, citation.text) == ((), "", "Grass is green")
+    assert citation.native is not None
+    assert citation.native["cited_text"] == "The grass is green."
+
+
+def test_native_annotation_on_its_block_slices_the_text_and_quotes_the_provider() -> None:
+    """The annotation on block 1 slices its words and keeps the provider's cited_text and extras."""
+    message = chain(BlockChunksChatModel(chunks=anthropic_chunks()), output_version="v1").invoke({"documents": [ROME]})
+    block = next(b for b in message.content if b.get("index") == 1)
+    (annotation,) = block["annotations"]
+    assert block["text"][annotation["start_index"] : annotation["end_index"]] == "Grass is green"
+    assert annotation["url"] == "https://g.org"
+    assert annotation["cited_text"] == "The grass is green."
+    assert annotation["extras"]["encrypted_index"] == "abc"
+    assert annotation["extras"]["number"] == 2
+    assert "citations" not in block
+
+
+def test_async_stream_gives_the_same() -> None:
+    """astream places the native citation exactly as stream does."""
+
+    async def collect() -> Any:
+        runnable = chain(BlockChunksChatModel(chunks=anthropic_chunks()))
+        return added([c async for c in runnable.astream({"documents": [ROME]})])
+
+    assert asyncio.run(collect()).text == EXPECTED
+
+
+def test_same_text_whether_blocks_come_whole_or_in_pieces() -> None:
+    """Each block given whole in one chunk renders as the same text as streamed in pieces."""
+    whole = [
+        AIMessageChunk(content=[{"type": "text", "text": "Rome is old[1](id=1). ", "index": 0}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": "Grass is green", "index": 1, "citations": [GRASS]}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": ".", "index": 2}], id="m"),
+    ]
+    assert chain(BlockChunksChatModel(chunks=whole)).invoke({"documents": [ROME]}).text == EXPECTED
+
+
+def test_a_source_a_document_has_shares_its_number() -> None:
+    """A native citation of a URL that is also a document's source gets that document's number."""
+    native = {"type": "citation", "url": "https://r.org", "cited_text": "Rome is old."}
+    chunks = [
+        AIMessageChunk(content=[{"type": "text", "text": "Rome is old[1](id=1). ", "index": 0}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": "It is.", "index": 1, "annotations": [native]}], id="m"),
+    ]
+    message = chain(BlockChunksChatModel(chunks=chunks)).invoke({"documents": [ROME]})
+    assert message.text == "Rome is old[1]. It is.[1]\n\n- [1] Rome (https://r.org)\n"
+
+
+def test_whole_message_with_standard_annotations_and_titles_only() -> None:
+    """A non-streaming answer (whole AIMessage, blocks without index): title-only sources number by title."""
+    other = {**LAWN, "cited_text": "Water lawns weekly.", "start_char_index": 17}
+    answer = AIMessage(
+        content=[
+            {"type": "text", "text": "Lawns need rain", "citations": [LAWN]},
+            {"type": "text", "text": " and water", "citations": [other]},
+            {"type": "text", "text": ", as Rome is old[1](id=1)."},
+        ]
+    )
+    message = chain(RunnableLambda(lambda _: answer)).invoke({"documents": [ROME]})
+    assert message.text == (
+        "Lawns need rain[1] and water[1], as Rome is old[2].\n\n- [1] Lawn care\n- [2] Rome (https://r.org)\n"
+    )
+    refs = message.response_metadata["references"]
+    assert refs["references"][0] == {"number": 1, "source": None, "title": "Lawn care", "document_positions": []}
+    citations = message.response_metadata["citations"]
+    assert [(c["extras"]["number"], c.get("cited_text")) for c in citations] == [
+        (1, "Lawns need rain."),
+        (1, "Water lawns weekly."),
+        (2, "Rome is old."),
+    ]
+
+
+def test_openai_url_citations_and_other_annotations() -> None:
+    """OpenAI url_citation annotations are numbered; a non-standard annotation stays on its block untouched."""
+    odd = {"type": "non_standard_annotation", "value": {"x": 1}}
+    url = {"type": "url_citation", "url": "https://w.org", "title": "W", "start_index": 0, "end_index": 9}
+    answer = AIMessage(content=[{"type": "text", "text": "Wiki says", "annotations": [url, odd], "index": 0}])
+    message = chain(RunnableLambda(lambda _: answer)).invoke({"documents": [ROME]})
+    assert message.text == "Wiki says[1]\n\n- [1] W (https://w.org)\n"
+    (block,) = message.content
+    assert block["annotations"][0] == odd
+    annotation = block["annotations"][1]
+    assert annotation["url"] == "https://w.org"
+    assert annotation["extras"]["provider_start_index"] == 0
+    assert block["text"][annotation["start_index"] : annotation["end_index"]] == "Wiki says"
+
+
+def test_a_citation_naming_nothing_is_a_source_of_its_own() -> None:
+    """A native citation with no URL, title or document index gets its own number and an untitled entry."""
+    bare = {"type": "citation", "cited_text": "Something."}
+    answer = AIMessage(content=[{"type": "text", "text": "So it is", "annotations": [bare], "index": 0}])
+    message = chain(RunnableLambda(lambda _: answer)).invoke({"documents": [ROME]})
+    assert message.text == "So it is[1]\n\n- [1] untitled document\n"

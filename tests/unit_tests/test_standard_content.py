@@ -1,0 +1,171 @@
+"""Standard content: Citation annotations on text blocks (output_version), cited_text from the source."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessageChunk
+from langchain_core.prompts import ChatPromptTemplate
+
+from langchain_refs import AnswerReferences, Citation, Reference, TextReferenceStyle, manage_references
+from tests.unit_tests.fakes import BlockChunksChatModel, ChunkExactChatModel, str_chunks
+
+PROMPT = ChatPromptTemplate.from_messages([("human", "question")])
+DOCUMENTS = [
+    Document("Rome is old. Paris is the capital of France.", metadata={"source": "https://p.org", "title": "Paris"}),
+    Document("Lyon has silk. Lyon is big.", metadata={"source": "https://l.org", "title": "Lyon"}),
+]
+CHUNKS = ["Paris is the cap", "ital[1](i", "d=1). Lyon has si", "lk[2](id=2)."]
+TEXT = "Paris is the capital[1]. Lyon has silk[2].\n\n- [1] Paris (https://p.org)\n- [2] Lyon (https://l.org)\n"
+
+
+def chain(**options: Any) -> Any:
+    model = options.pop("model", None) or ChunkExactChatModel(chunks=CHUNKS)
+    return manage_references(PROMPT | model, style=TextReferenceStyle(), **options)
+
+
+def added(chunks: list[Any]) -> Any:
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return total
+
+
+def check_annotations(block: dict[str, Any]) -> list[tuple[str, str]]:
+    """(the words each annotation slices, its cited_text), checking cited_text is the cited document's."""
+    by_url = {d.metadata["source"]: d.page_content for d in DOCUMENTS}
+    found = []
+    for annotation in block["annotations"]:
+        assert annotation["type"] == "citation"
+        assert annotation["cited_text"] in by_url[annotation["url"]]
+        found.append((block["text"][annotation["start_index"] : annotation["end_index"]], annotation["cited_text"]))
+    return found
+
+
+EXPECTED = [("Paris is the capital", "Paris is the capital of France."), ("Lyon has silk", "Lyon has silk.")]
+
+
+def test_v0_is_the_default_and_keeps_str_content() -> None:
+    """v0: chunks and result keep str content; the annotations, with the source's words, are in the metadata."""
+    chunks = list(chain().stream({"documents": DOCUMENTS}))
+    assert all(isinstance(c.content, str) for c in chunks)
+    message = chain().invoke({"documents": DOCUMENTS})
+    assert message.content == TEXT
+    assert "output_version" not in message.response_metadata
+    citations = message.response_metadata["citations"]
+    assert [(TEXT[a["start_index"] : a["end_index"]], a["cited_text"]) for a in citations] == EXPECTED
+
+
+def test_v1_streams_text_blocks_and_the_last_one_carries_the_annotations() -> None:
+    """v1: each chunk's content is index-0 text blocks; added up, one block whose annotations slice it."""
+    chunks = list(chain(output_version="v1").stream({"documents": DOCUMENTS}))
+    for chunk in chunks:
+        assert isinstance(chunk.content, list)
+        assert all(b["type"] == "text" and b["index"] == 0 for b in chunk.content)
+    assert len({c.id for c in chunks}) == 1
+    message = added(chunks)
+    (block,) = message.content_blocks
+    assert block["text"] == TEXT
+    assert check_annotations(block) == EXPECTED
+    assert message.response_metadata["output_version"] == "v1"
+
+
+def test_v1_invoke_and_ainvoke() -> None:
+    """invoke and ainvoke give the same single annotated text block."""
+    import asyncio
+
+    for message in (
+        chain(output_version="v1").invoke({"documents": DOCUMENTS}),
+        asyncio.run(chain(output_version="v1").ainvoke({"documents": DOCUMENTS})),
+    ):
+        (block,) = message.content_blocks
+        assert block["text"] == TEXT
+        assert check_annotations(block) == EXPECTED
+
+
+def test_v1_moves_tool_call_chunks_off_the_text_index() -> None:
+    """v1: a tool-call chunk at index 0 moves to 1, so the text block never swallows it; no v1 output flag then."""
+    model = BlockChunksChatModel(
+        chunks=[
+            AIMessageChunk(content="Paris[1](id=1).", id="m"),
+            AIMessageChunk(
+                content="", id="m", tool_call_chunks=[{"name": "search", "args": "{}", "id": "c1", "index": 0}]
+            ),
+        ]
+    )
+    chunks = list(chain(model=model, output_version="v1").stream({"documents": DOCUMENTS}))
+    assert [c.tool_call_chunks[0]["index"] for c in chunks if c.tool_call_chunks] == [1]
+    message = added(chunks)
+    assert [call["name"] for call in message.tool_calls] == ["search"]
+    assert "output_version" not in message.response_metadata
+
+
+def test_str_outputs_stay_str_in_v1() -> None:
+    """output_version concerns messages: a chain returning str still streams str."""
+    result = manage_references(str_chunks(["Yes[1](", "id=1)"]), style=TextReferenceStyle(), output_version="v1")
+    assert result.invoke({"documents": DOCUMENTS}) == "Yes[1]\n\n- [1] Paris (https://p.org)\n"
+
+
+@pytest.mark.parametrize("version", ["v0", "v1"])
+def test_a_models_own_text_blocks_get_the_annotations(version: str) -> None:
+    """List content (the model's text blocks, by index): the annotations go on the block the words are in."""
+    model = BlockChunksChatModel(
+        chunks=[
+            AIMessageChunk(content=[{"type": "text", "text": "Paris is the capital[1](id=1). ", "index": 0}], id="m"),
+            AIMessageChunk(content=[{"type": "tool_use", "id": "t", "name": "x", "input": {}, "index": 1}], id="m"),
+            AIMessageChunk(content=[{"type": "text", "text": "Lyon has silk[2](id=2).", "index": 2}], id="m"),
+        ]
+    )
+    message = added(list(chain(model=model, output_version=version).stream({"documents": DOCUMENTS})))
+    texts = [b for b in message.content if isinstance(b, dict) and b["type"] == "text"]
+    assert [b["index"] for b in texts] == [0, 2]
+    assert texts[0]["text"] == "Paris is the capital[1]. "
+    assert texts[1]["text"].startswith("Lyon has silk[2].\n\n- [1] Paris")
+    assert check_annotations(texts[0]) == [EXPECTED[0]]
+    assert check_annotations(texts[1]) == [EXPECTED[1]]
+
+
+def test_cited_text_without_passages_is_the_start_of_the_document() -> None:
+    """passages=False: cited_text is the first 300 characters of the cited document, never the answer's words."""
+    long = Document("A" * 400, metadata={"source": "https://a.org"})
+    model = ChunkExactChatModel(chunks=["Long[1](id=1)."])
+    message = chain(model=model, passages=False).invoke({"documents": [long]})
+    assert message.response_metadata["citations"][0]["cited_text"] == "A" * 300
+
+
+def test_standard_citations_without_documents_or_passage_leave_cited_text_out() -> None:
+    """AnswerReferences.standard_citations() with neither a passage nor documents cannot quote the source."""
+    refs = AnswerReferences(
+        references=(Reference(number=1, source="https://a.org", title="A", document_positions=(1,)),),
+        citations=(
+            Citation(
+                number=1,
+                document_positions=(1,),
+                start=5,
+                end=8,
+                text_start=0,
+                text_end=5,
+                text="Paris",
+                marker="[1](id=1)",
+            ),
+        ),
+    )
+    assert refs.standard_citations() == [
+        {
+            "type": "citation",
+            "url": "https://a.org",
+            "title": "A",
+            "start_index": 0,
+            "end_index": 5,
+            "extras": {"number": 1, "document_positions": [1]},
+        }
+    ]
+    assert refs.standard_citations([Document("Paris is big.")])[0]["cited_text"] == "Paris is big."
+
+
+def test_output_version_is_checked() -> None:
+    """An unknown output_version is a ValueError when the chain is built."""
+    with pytest.raises(ValueError, match="output_version must be 'v0' or 'v1'"):
+        chain(output_version="v2")
