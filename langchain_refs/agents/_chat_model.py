@@ -57,42 +57,18 @@ from pydantic import Field
 from typing_extensions import override
 
 from langchain_refs.streaming import (
-    BRACKET_SYNTAX,
-    DAGGER_SYNTAX,
     DEFAULT_MAX_HOLDBACK,
-    ID_SYNTAX,
     ChunkRewriter,
     MarkdownReferenceStyle,
-    MarkerSyntax,
     ReferenceSession,
+    marker_syntaxes,
     source_key_function,
 )
 
-__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "marker_syntaxes", "rewrite_message"]
+__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "rewrite_message"]
 
 MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 """``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
-
-_SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
-
-
-def marker_syntaxes(syntaxes: Sequence[str | MarkerSyntax]) -> tuple[MarkerSyntax, ...]:
-    """Marker syntaxes from their names (``"id"``, ``"bracket"``, ``"dagger"``) or as given.
-
-    Example:
-        >>> [s.name for s in marker_syntaxes(["id", "dagger"])]
-        ['id', 'dagger']
-    """
-    resolved = []
-    for syntax in syntaxes:
-        if isinstance(syntax, MarkerSyntax):
-            resolved.append(syntax)
-        elif syntax in _SYNTAXES:
-            resolved.append(_SYNTAXES[syntax])
-        else:
-            msg = f"unknown marker syntax {syntax!r}; choose from {sorted(_SYNTAXES)} or pass a MarkerSyntax"
-            raise ValueError(msg)
-    return tuple(resolved)
 
 
 def _is_stream_consumer(handler: Any) -> bool:

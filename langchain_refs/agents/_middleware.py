@@ -40,7 +40,6 @@ from typing_extensions import NotRequired, override
 from langchain_refs.agents._chat_model import (
     MODEL_TEXT_KEY,
     ReferencesChatModel,
-    marker_syntaxes,
     rewrite_message,
 )
 from langchain_refs.agents._documents import (
@@ -59,6 +58,7 @@ from langchain_refs.streaming import (
     ReferenceSession,
     ReferenceStyle,
     format_documents,
+    marker_syntaxes,
     source_key_function,
 )
 

@@ -27,6 +27,7 @@ from langchain_refs.streaming._parser import (
     Marker,
     MarkerSyntax,
     Text,
+    marker_syntaxes,
 )
 from langchain_refs.streaming._passages import attach_passages
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
@@ -94,6 +95,7 @@ __all__ = [
     "attach_passages",
     "format_documents",
     "manage_references",
+    "marker_syntaxes",
     "safe_url",
     "source_key_function",
     "styles_directory",

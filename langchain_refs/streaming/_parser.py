@@ -85,6 +85,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -100,6 +101,7 @@ __all__ = [
     "Marker",
     "MarkerSyntax",
     "Text",
+    "marker_syntaxes",
 ]
 
 DEFAULT_MAX_HOLDBACK: Final = 64
@@ -208,6 +210,29 @@ DAGGER_SYNTAX: Final = MarkerSyntax(
     pattern=regex.compile(r"【(?P<ids>[0-9]+)(?::[0-9]+)?†[^】\r\n]{0,40}】"),
 )
 """``【k†source】`` and ``【k:m†source】`` as some assistants write them."""
+
+
+_SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
+"""The built-in syntaxes by name."""
+
+
+def marker_syntaxes(syntaxes: Sequence[str | MarkerSyntax]) -> tuple[MarkerSyntax, ...]:
+    """Marker syntaxes from their names (``"id"``, ``"bracket"``, ``"dagger"``) or as given.
+
+    Example:
+        >>> [s.name for s in marker_syntaxes(["id", "dagger"])]
+        ['id', 'dagger']
+    """
+    resolved = []
+    for syntax in syntaxes:
+        if isinstance(syntax, MarkerSyntax):
+            resolved.append(syntax)
+        elif syntax in _SYNTAXES:
+            resolved.append(_SYNTAXES[syntax])
+        else:
+            msg = f"unknown marker syntax {syntax!r}; choose from {sorted(_SYNTAXES)} or pass a MarkerSyntax"
+            raise ValueError(msg)
+    return tuple(resolved)
 
 
 class _Mode(enum.Enum):

@@ -16,13 +16,7 @@ from typing_extensions import override
 
 from langchain_refs._inputs import documents_from
 from langchain_refs.streaming._chunks import ChunkRewriter, OutputVersion
-from langchain_refs.streaming._parser import (
-    BRACKET_SYNTAX,
-    DAGGER_SYNTAX,
-    DEFAULT_MAX_HOLDBACK,
-    ID_SYNTAX,
-    MarkerSyntax,
-)
+from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, MarkerSyntax, marker_syntaxes
 from langchain_refs.streaming._passages import passage_scorer
 from langchain_refs.streaming._plumbing import astream_run, stream_run
 from langchain_refs.streaming._references import AnswerReferences
@@ -39,8 +33,6 @@ Its data is ``AnswerReferences.to_dict()``, made once per answer: the very
 dict the last message chunk carries as ``response_metadata["references"]``
 (so read it; copy it before changing it).
 """
-
-_SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
 
 SyntaxName = Literal["id", "bracket", "dagger"]
 
@@ -119,16 +111,7 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         self.documents_key = documents_key
         self.style = style if style is not None else MarkdownReferenceStyle()
         self.source_key = source_key
-        resolved: list[MarkerSyntax] = []
-        for syntax in syntaxes:
-            if isinstance(syntax, MarkerSyntax):
-                resolved.append(syntax)
-            elif syntax in _SYNTAXES:
-                resolved.append(_SYNTAXES[syntax])
-            else:
-                msg = f"unknown marker syntax {syntax!r}; choose from {sorted(_SYNTAXES)} or pass a MarkerSyntax"
-                raise ValueError(msg)
-        self.syntaxes = tuple(resolved)
+        self.syntaxes = marker_syntaxes(syntaxes)
         if max_holdback < 1:
             msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
             raise ValueError(msg)
