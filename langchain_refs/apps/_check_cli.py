@@ -40,19 +40,18 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_refs.apps._errors import CommandError
-from langchain_refs.apps._models import load_model
-from langchain_refs.grounding import (
-    Claim,
-    LLMClaimChecker,
-    LLMClaimExtractor,
-    RuleBasedClaimExtractor,
-    ScorerClaimChecker,
-    aggregate,
+from langchain_refs.apps.checking import (
+    Checkers,
+    build_checkers,
+    check_item,
+    dumps,
+    is_json_list,
+    read_items,
+    read_json_text,
 )
 
 __all__ = ["add_check_command", "is_json_list", "read_items", "read_json_text"]
@@ -63,146 +62,11 @@ _NON_FINITE = "NaN, Infinity or a number too large for a float"
 _PROGRESS_FORMAT = 2
 
 
-class _UnreadableJSON(ValueError):
-    """JSON that Python cannot read although it may be valid: too deep, or an integer too long."""
-
-
-def _read_int(digits: str) -> int:
-    try:
-        return int(digits)
-    except ValueError:  # Python's guard against quadratic int parsing
-        limit = sys.get_int_max_str_digits()
-        msg = f"an integer of {len(digits.lstrip('-'))} digits (Python reads at most {limit})"
-        raise _UnreadableJSON(msg) from None
-
-
-def read_json_text(text: str, *, count: list[int]) -> Any:
-    """Parse JSON text; numbers JSON cannot hold become None, counted in ``count[0]``.
-
-    Raises `json.JSONDecodeError` on malformed JSON and a `ValueError` that
-    says why on JSON that is nested too deeply or holds an integer too long to read.
-
-    Example:
-        >>> changed = [0]
-        >>> read_json_text("[1, Infinity, -1e400]", count=changed), changed
-        ([1, None, None], [2])
-    """
-
-    def constant(_: str) -> None:
-        count[0] += 1
-
-    def number(digits: str) -> float | None:
-        value = float(digits)
-        if math.isfinite(value):
-            return value
-        count[0] += 1
-        return None
-
-    try:
-        return json.loads(text, parse_constant=constant, parse_float=number, parse_int=_read_int)
-    except RecursionError:
-        msg = "nested too deeply to read"
-        raise _UnreadableJSON(msg) from None
-
-
-def is_json_list(text: str) -> bool:
-    """Whether an input file is one JSON list (else JSON Lines).
-
-    Example:
-        >>> is_json_list('  [{"response": "a"}]'), is_json_list('{"response": "a"}')
-        (True, False)
-    """
-    return text.lstrip().startswith("[")
-
-
-def read_items(
-    path: Path, text: str, *, count: list[int] | None = None
-) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    """``(line or index, item, error)`` for each item of a JSON list or JSON Lines text read from ``path``.
-
-    A JSON list that cannot be read raises `CommandError`; a JSON Lines line
-    that cannot be read is yielded with its error. ``count[0]`` counts the
-    numbers JSON cannot hold, read as None.
-
-    Example:
-        >>> [(n, e is None) for n, _, e in read_items(Path("in.jsonl"), '{"response": "a"}\\nnot json\\n')]
-        [(1, True), (2, False)]
-    """
-    count = [0] if count is None else count
-    if is_json_list(text):
-        try:
-            items = read_json_text(text, count=count)
-        except json.JSONDecodeError as error:
-            msg = f"{path}: not valid JSON ({error})"
-            raise CommandError(msg) from None
-        except _UnreadableJSON as error:
-            msg = f"{path}: cannot read this JSON: {error}"
-            raise CommandError(msg) from None
-        for index, item in enumerate(items, start=1):
-            yield (index, item, None) if isinstance(item, dict) else (index, None, "an item must be a JSON object")
-        return
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = read_json_text(line, count=count)
-        except json.JSONDecodeError as error:
-            yield number, None, f"not valid JSON ({error.msg} at column {error.colno})"
-            continue
-        except _UnreadableJSON as error:
-            yield number, None, f"cannot read this JSON: {error}"
-            continue
-        yield (number, item, None) if isinstance(item, dict) else (number, None, "a line must be a JSON object")
-
-
-def _references(item: dict[str, Any]) -> list[str]:
-    reference = item.get("reference")
-    if reference is None:
-        msg = "no 'reference' to check against"
-        raise ValueError(msg)
-    references = [reference] if isinstance(reference, str) else reference
-    if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
-        msg = "'reference' must be a string or a list of strings"
-        raise ValueError(msg)
-    return references
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every float that JSON cannot hold replaced by None (results are shallow)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(v) for key, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def _process(item: dict[str, Any], args: argparse.Namespace, extractor: Any, checker: Any) -> dict[str, Any]:
-    out = dict(item)
-    question = item.get("question")
-    if question is not None and not isinstance(question, str):
-        msg = "'question' must be a string"
-        raise ValueError(msg)
-    if args.mode in ("extract", "extract-check"):
-        response = item.get("response")
-        if not isinstance(response, str):
-            msg = "no 'response' string to extract claims from"
-            raise ValueError(msg)
-        claims = extractor.extract(response, question)
-        out["claims"] = [c.to_json() for c in claims]
-    else:
-        if "claims" not in item or not isinstance(item["claims"], list):
-            msg = "no 'claims' list to check (run extract first)"
-            raise ValueError(msg)
-        claims = [Claim.from_json(c) for c in item["claims"]]
-    if args.mode in ("check", "extract-check"):
-        references = _references(item)
-        checks = checker.check_batch(claims, references, question)
-        out["ys"] = [c.label for c in checks]
-        out["Y"] = _finite(aggregate(out["ys"], args.aggregator))
-        out["checks"] = _finite([c.to_dict() for c in checks])
-    return out
+    """One item's result: the same `check_item` the Ray engine and the checking page use."""
+    return check_item(
+        item, mode=args.mode, aggregator=args.aggregator, checkers=Checkers(extractor=extractor, checker=checker)
+    )
 
 
 def _progress(done: int, total: int, stream: TextIO) -> None:
@@ -276,18 +140,14 @@ def _saved(partial: Path, key: str, total: int) -> dict[int, dict[str, Any]] | N
     return done
 
 
-def _dumps(value: Any, **options: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
-
-
 def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
     temporary = target.with_name(target.name + ".tmp")
     try:
         with temporary.open("w", encoding="utf-8") as out:
             if target.suffix == ".jsonl":
-                out.writelines(_dumps(r) + "\n" for r in results)
+                out.writelines(dumps(r) + "\n" for r in results)
             else:
-                out.write(_dumps(results, indent=2))
+                out.write(dumps(results, indent=2))
         os.replace(temporary, target)
     except OSError as error:
         msg = f"{target}: cannot write the output ({error.strerror or error})"
@@ -302,11 +162,8 @@ def run_check(args: argparse.Namespace) -> int:
     changed = [0]
     items = list(read_items(source, text, count=changed))
     where = "item" if is_json_list(text) else "line"
-    model = load_model(args.model) if args.model else None
-    extractor = (
-        LLMClaimExtractor(model, claim_format=args.claim_format) if model is not None else RuleBasedClaimExtractor()
-    )
-    checker = LLMClaimChecker(model) if model is not None else ScorerClaimChecker(threshold=args.threshold)
+    checkers = build_checkers(model=args.model, claim_format=args.claim_format, threshold=args.threshold)
+    extractor, checker = checkers.extractor, checkers.checker
 
     partial = target.with_name(target.name + ".partial.jsonl")
     key = _run_key(data, args)
@@ -335,7 +192,7 @@ def run_check(args: argparse.Namespace) -> int:
                         off_the_bar = "\n" if show else ""
                         print(f"{off_the_bar}{source}: {where} {number}: {problem}; skipped", file=sys.stderr)
                         result = {"error": problem, where: number}
-                    progress.write(_dumps({"run": key, "position": position, "item": result}) + "\n")
+                    progress.write(dumps({"run": key, "position": position, "item": result}) + "\n")
                     progress.flush()
                     done[position] = result
                 if show:
@@ -362,11 +219,12 @@ def _result(
         return {}, error or "not a JSON object"
     try:
         result = _process(item, args, extractor, checker)
-        _dumps(result)  # fails here, on this item, rather than when the output is written
+        dumps(result)  # fails here, on this item, rather than when the output is written
     except RecursionError:
         return {}, "nested too deeply to process"
     except ValueError as problem:
-        return {}, str(problem)
+        lines = str(problem).strip().splitlines()  # the reason is one line of the report
+        return {}, lines[0] if lines else type(problem).__name__
     return result, None
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from langchain_refs.apps import _check_cli, main
+from langchain_refs.apps import _check_cli, checking, main
 
 A = [
     {"response": "Paris is in France.", "reference": "Paris is in France."},
@@ -267,7 +267,7 @@ def test_scores_that_are_not_finite_are_written_as_null(tmp_path: Path, monkeypa
         def check_batch(self, claims: list[Any], references: list[str], question: Any) -> list[ClaimCheck]:
             return [ClaimCheck(label="Neutral", score=math.nan) for _ in claims]
 
-    monkeypatch.setattr(_check_cli, "ScorerClaimChecker", lambda threshold: NaNChecker())
+    monkeypatch.setattr(checking, "ScorerClaimChecker", lambda threshold: NaNChecker())
     source, out = write_json(tmp_path / "a.json", A[:1]), tmp_path / "out.json"
     assert run("extract-check", "--input", str(source), "--output", str(out)) == 0
     assert [c["score"] for c in strict_json(out.read_text())[0]["checks"]] == [None]
