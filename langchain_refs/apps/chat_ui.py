@@ -1,28 +1,58 @@
-"""A small chat page that streams cited answers (the ``serve`` extra: Starlette).
+"""The chat page of ``langchain-refs serve``: a conversation with cited, checkable answers (Starlette).
 
-``create_app()`` serves one page and ``GET /api/ask?q=...``, a Server-Sent
-Events stream of data, never of markup:
+``create_app()`` serves the page (``/``), its assets (``/static/...``,
+``/favicon.ico``, all inside the package: it works offline) and
+``POST /api/chat``, which takes ``{"question": ..., "conversation": ...}``
+(a JSON body of at most 16 KB; ``conversation`` is the id a ``start`` event
+gave, to continue that conversation) and answers with a stream of
+Server-Sent Events. Every event's data is JSON, and it is data, never markup
+(``<``, ``>`` and ``&`` are written as JSON ``\\u`` escapes, so no event holds
+a markup character):
 
-- ``start``: ``{"answer_id": ...}``;
-- ``text``: a JSON string, the model's own words as plain text (``<``, ``>``
-  and ``&`` written as JSON escapes, so no event holds a markup character);
-- ``citation``: ``{"number": n}``, one footnote, where it stands in the text;
-- ``references``: the cited sources (number, title, URL if safe, document positions);
-- ``done``: ``{}``.
+============== ===============================================================
+event          data
+============== ===============================================================
+``start``      ``{"answer_id", "conversation"}``: first, once
+``tool``       ``{"name", "query", "found"}``: a tool step of the agent
+               (``serve --agent``), before the answer streams
+``token``      ``{"text"}``: the model's own words (Markdown source), with
+               the citation markers taken out
+``citation``   ``{"number", "index"}``: a citation chip where it stands in the
+               text (``index`` counts the chips of the answer from 0)
+``render``     ``{"blocks"}``: the answer so far as a tree of nodes, re-sent
+               at most every 80 ms while it streams and once at its end
+``references`` ``{"answer_id", "sources", "consulted", "chips", "invalid",
+               "omitted_invalid"}``: after the last ``render``
+``error``      ``{"message"}``: the run failed; the stream ends here
+``done``       ``{}``: the answer is complete
+============== ===============================================================
+
+A node of the ``render`` tree is a string (text, to be shown as text), a
+citation ``{"cite": number, "index": i}``, or an element ``{"tag", "attrs",
+"children"}`` whose tag is one of `ALLOWED_TAGS` and whose only attributes
+are ``href`` on ``a`` (a URL `safe_url` allows) and ``start`` on ``ol``.
+The Markdown is rendered on the server by markdown-it-py with raw HTML off:
+``<b>`` in an answer is text. The page builds the tree with
+``createElement``/``textContent``, never ``innerHTML``.
 
 Whatever shape the model streams its content in (a string, a list of
 strings, a list of ``{"type": "text", "text": ...}`` blocks), the server turns
 it into text first; other blocks (reasoning, images, tool calls) are left
-out. The page adds text with text nodes and builds footnotes and the list of
-sources with DOM calls: no text from the model or a document is ever parsed
-as HTML, so a hostile answer or title shows literally and runs nothing. The
-page also carries a Content-Security-Policy that lets only its own script run.
+out. Each chip's entry in ``references.chips`` carries its citation's
+passage (the words of the cited document that best support it: ``before``,
+``excerpt``, ``after``) and, with a verifier, whether it is ``supported``.
+
+A conversation's earlier turns go back to the model: the chain is shown each
+earlier answer as plain text with its citations taken out (its numbers would
+not name this turn's documents); the agent keeps its thread in a LangGraph
+checkpointer, where `ReferencesMiddleware` shows the model its own earlier
+markers (``history="raw"``: the thread's document ids stay true).
 
 Example:
     >>> from starlette.testclient import TestClient
     >>> client = TestClient(create_app())
-    >>> client.get("/").status_code
-    200
+    >>> client.get("/").status_code, client.get("/favicon.ico").headers["content-type"]
+    (200, 'image/svg+xml')
 """
 
 from __future__ import annotations
@@ -30,42 +60,78 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+from urllib.parse import urlsplit
 
 from langchain_core.documents import Document
 from langchain_core.documents.base import BaseMedia
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import Runnable, RunnableGenerator
+from markdown_it import MarkdownIt
+from markdown_it.tree import SyntaxTreeNode
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from typing_extensions import override
 
 from langchain_refs.apps._content import content_text
-from langchain_refs.apps.demo import ExtractiveChatModel, demo_context, demo_prompt
-from langchain_refs.streaming import AnswerReferences, ReferenceStyle, manage_references, safe_url
+from langchain_refs.apps._errors import first_line
+from langchain_refs.apps.demo import ExtractiveChatModel, demo_context
+from langchain_refs.streaming import (
+    AnswerReferences,
+    CitationVerifier,
+    ReferenceStyle,
+    manage_references,
+    safe_url,
+)
 
-__all__ = ["content_text", "create_app"]
+__all__ = ["ALLOWED_TAGS", "STATIC", "content_text", "create_app", "markdown_tree"]
+
+STATIC: Final = Path(__file__).parent / "static"
+"""The page assets (stylesheet, script, icon); ``app.css`` is shared by the app's pages."""
+
+ALLOWED_TAGS: Final = frozenset(
+    "p h3 h4 h5 h6 ul ol li em strong s code pre blockquote a hr br table thead tbody tr th td".split()
+)
+"""The elements a ``render`` tree may hold (the page refuses any other)."""
 
 _PAGE = (Path(__file__).parent / "chat_ui.html").read_text(encoding="utf-8")
 
-# Brackets each citation number in the styled stream, so the server can cut
-# the stream into text and citation events. It is taken out of the model's
-# own words first, so a model cannot fake a citation.
-_MARK = "\x00"
-_CITATION = re.compile(f"{_MARK}(\\d+){_MARK}")
+_MAX_BODY = 16_384
+_MAX_QUESTION = 4_000
+_RENDER_EVERY = 0.08  # seconds between two renders of a streaming answer
+_CONTEXT = 160  # characters of the document shown around a passage
+_CONVERSATIONS = 256  # conversations kept in memory (least recently used dropped)
+_TURNS = 12  # earlier turns the chain shows the model
+
+# Each citation number is rendered between two private-use characters around a
+# secret: the server cuts the styled stream at these marks. Marks in the
+# model's own words are replaced first (chain) or do not match the secret
+# (agent), so a model or a document cannot fake a citation.
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_SECRET = secrets.token_hex(8)
+_MARK = re.compile(f"{_OPEN}{_SECRET}(\\d+){_CLOSE}")
+_CHIP = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
+_STRAY = str.maketrans({_OPEN: "\ufffd", _CLOSE: "\ufffd"})
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
 class _MarkedCitations(ReferenceStyle):
-    """Each citation as its number between two marks; no list (the page builds it from data)."""
+    """Each citation as its number between two secret marks; no list (the page builds it from data)."""
 
     @override
     def format_reference(self, ref: int, media: BaseMedia) -> str:
-        return f"{_MARK}{ref}{_MARK}"
+        return f"{_OPEN}{_SECRET}{ref}{_CLOSE}"
 
     @override
     def format_all_references(self, refs: list[tuple[int, BaseMedia]]) -> str:
@@ -73,12 +139,11 @@ class _MarkedCitations(ReferenceStyle):
 
 
 def _as_text(chunk: Any) -> Any:
-    # Before citations are rendered: every content shape becomes plain text,
-    # without the mark that brackets citations.
+    # Before citations are rendered: every content shape becomes plain text, without marks.
     if isinstance(chunk, BaseMessage):
-        return chunk.model_copy(update={"content": content_text(chunk.content).replace(_MARK, "\ufffd")})
+        return chunk.model_copy(update={"content": content_text(chunk.content).translate(_STRAY)})
     if isinstance(chunk, str):
-        return chunk.replace(_MARK, "\ufffd")
+        return chunk.translate(_STRAY)
     return chunk
 
 
@@ -92,43 +157,6 @@ async def _atexts(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
         yield _as_text(chunk)
 
 
-class _Pieces:
-    """Cuts the styled stream into text and citation events (a citation is never cut in two, but be safe)."""
-
-    def __init__(self) -> None:
-        self._held = ""
-
-    def feed(self, text: str) -> Iterator[str]:
-        text = self._held + text
-        if text.count(_MARK) % 2:  # a citation begun, not ended: wait for its end
-            cut = text.rindex(_MARK)
-            text, self._held = text[:cut], text[cut:]
-        else:
-            self._held = ""
-        for index, piece in enumerate(_CITATION.split(text)):
-            if index % 2:
-                yield _event("citation", {"number": int(piece)})
-            elif piece:
-                yield _event("text", piece)
-
-    def close(self) -> Iterator[str]:
-        if self._held:  # cannot happen with whole citations; shown as text rather than lost
-            yield _event("text", self._held.replace(_MARK, "\ufffd"))
-            self._held = ""
-
-
-def _sources(references: AnswerReferences) -> list[dict[str, Any]]:
-    return [
-        {
-            "number": r.number,
-            "title": r.title or r.source or "untitled document",
-            "url": safe_url(r.source),
-            "documents": list(r.document_positions),
-        }
-        for r in references.references
-    ]
-
-
 def _event(name: str, data: Any) -> str:
     # json.dumps escapes every line break, so data stays on its one "data:" line;
     # < > & are escaped too (they occur only inside JSON strings, where \uXXXX
@@ -139,53 +167,448 @@ def _event(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {payload}\n\n"
 
 
+# -- Markdown as data -----------------------------------------------------------
+
+
+def markdown_tree(source: str, numbers: Sequence[int] = ()) -> list[Any]:
+    """Markdown rendered as a tree of data nodes (see the module header); raw HTML stays text.
+
+    ``source`` may hold chips as ``"\\ue000i\\ue001"`` (the i-th citation of
+    the answer, whose number is ``numbers[i]``): in prose they become
+    ``{"cite": number, "index": i}``, inside code they read ``[number]``.
+
+    Example:
+        >>> markdown_tree("**Paris**\\ue0000\\ue001 <b>", [1])
+        [{'tag': 'p', 'attrs': {}, 'children': [{'tag': 'strong', 'attrs': {}, 'children': ['Paris']}, \
+{'cite': 1, 'index': 0}, ' <b>']}]
+    """
+    root = SyntaxTreeNode(_MARKDOWN.parse(source))
+    return _children(root, numbers)
+
+
+def _children(node: SyntaxTreeNode, numbers: Sequence[int]) -> list[Any]:
+    out: list[Any] = []
+    for child in node.children:
+        out.extend(_node(child, numbers))
+    return out
+
+
+def _element(tag: str, children: list[Any], attrs: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"tag": tag, "attrs": attrs or {}, "children": children}
+
+
+def _number(numbers: Sequence[int], index: int) -> int:
+    return numbers[index] if 0 <= index < len(numbers) else 0
+
+
+def _text(content: str, numbers: Sequence[int]) -> list[Any]:
+    out: list[Any] = []
+    for position, piece in enumerate(_CHIP.split(content)):
+        if position % 2:
+            out.append({"cite": _number(numbers, int(piece)), "index": int(piece)})
+        elif piece:
+            out.append(piece)
+    return out
+
+
+def _code(content: str, numbers: Sequence[int]) -> str:
+    return _CHIP.sub(lambda m: f"[{_number(numbers, int(m[1]))}]", content)
+
+
+def _node(node: SyntaxTreeNode, numbers: Sequence[int]) -> list[Any]:
+    kind = node.type
+    if kind == "text":
+        return _text(node.content, numbers)
+    if kind in ("inline", "image"):  # an image shows its alt text: nothing is loaded
+        return _children(node, numbers)
+    if kind == "paragraph":
+        children = _children(node, numbers)
+        return children if node.hidden else [_element("p", children)]  # tight lists hide their paragraphs
+    if kind == "heading":  # the page's own h1/h2 come first: an answer's headings start at h3
+        return [_element(f"h{min(int(node.tag[1]) + 2, 6)}", _children(node, numbers))]
+    if kind in ("fence", "code_block"):
+        return [_element("pre", [_element("code", [_code(node.content, numbers)])])]
+    if kind == "code_inline":
+        return [_element("code", [_code(node.content, numbers)])]
+    if kind == "softbreak":
+        return ["\n"]
+    if kind == "hardbreak":
+        return [_element("br", [])]
+    if kind == "link":
+        href = safe_url(_CHIP.sub("", str(node.attrs.get("href", ""))))
+        children = _children(node, numbers)
+        return [_element("a", children, {"href": href})] if href else children
+    if kind == "ordered_list":
+        start = node.attrs.get("start")
+        return [_element("ol", _children(node, numbers), {"start": int(start)} if start is not None else None)]
+    tag = {"bullet_list": "ul", "list_item": "li", "blockquote": "blockquote", "hr": "hr", "em": "em"}.get(kind)
+    tag = tag or {"strong": "strong", "s": "s", "table": "table", "thead": "thead", "tbody": "tbody"}.get(kind)
+    tag = tag or {"tr": "tr", "th": "th", "td": "td"}.get(kind)
+    if tag is not None:
+        return [_element(tag, _children(node, numbers))]
+    # Anything else (raw HTML cannot occur with html off): its text, as text.
+    return [_code(node.content, numbers)] if node.content else _children(node, numbers)
+
+
+# -- One answer as it streams ----------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class _Answer:
+    """Cuts the styled stream of one answer into events and keeps its Markdown source."""
+
+    source: str = ""  # Markdown with chips as \ue000i\ue001
+    plain: str = ""  # the model's words, citations taken out (the history of the chain)
+    numbers: list[int] = field(default_factory=list)
+    offsets: dict[int, int] = field(default_factory=dict)  # output offset of a chip -> its index
+    held: str = ""
+    consumed: int = 0  # characters of the styled output before ``held``
+
+    def feed(self, styled: str) -> Iterator[str]:
+        text = self.held + styled
+        cut = text.rfind(_OPEN)
+        tail = text[cut:] if cut >= 0 else ""
+        self.held = tail if tail and _CLOSE not in tail and _may_become_mark(tail) else ""
+        text = text[: len(text) - len(self.held)]
+        position = 0
+        for match in _MARK.finditer(text):
+            yield from self._words(text[position : match.start()])
+            index = len(self.numbers)
+            self.numbers.append(int(match[1]))
+            self.offsets[self.consumed + match.start()] = index
+            self.source += f"{_OPEN}{index}{_CLOSE}"
+            yield _event("citation", {"number": int(match[1]), "index": index})
+            position = match.end()
+        yield from self._words(text[position:])
+        self.consumed += len(text)
+
+    def close(self) -> Iterator[str]:
+        held, self.held = self.held, ""  # a mark begun and never ended: shown as text, not lost
+        yield from self._words(held)
+
+    def _words(self, text: str) -> Iterator[str]:
+        if text:
+            text = text.translate(_STRAY)
+            self.source += text
+            self.plain += text
+            yield _event("token", {"text": text})
+
+    def render(self) -> str:
+        return _event("render", {"blocks": markdown_tree(self.source, self.numbers)})
+
+
+def _may_become_mark(tail: str) -> bool:
+    body = tail[1:]
+    if len(body) <= len(_SECRET):
+        return _SECRET.startswith(body)
+    return body.startswith(_SECRET) and body[len(_SECRET) :].isdigit()
+
+
+def _domain(url: str | None) -> str | None:
+    if not url:
+        return None
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host.removeprefix("www.") if host else None
+
+
+def _card_source(title: str | None, source: str | None, *, number: int | None = None) -> dict[str, Any]:
+    url = safe_url(source)
+    return {
+        **({"number": number} if number is not None else {}),
+        "title": title or source or "untitled document",
+        "url": url,
+        "domain": _domain(url),
+    }
+
+
+def _references(
+    answer: _Answer, references: AnswerReferences, documents: Sequence[Document], answer_id: str
+) -> dict[str, Any]:
+    """The ``references`` event: sources, consulted sources, each chip's citation and passage, invalid ones."""
+    sources = []
+    titles = {}
+    for r in references.references:
+        card = _card_source(r.title, r.source, number=r.number)
+        supported = [c.supported for c in references.citations if c.number == r.number and c.supported is not None]
+        card.update(cited=True, documents=list(r.document_positions), supported=all(supported) if supported else None)
+        titles[r.number] = card["title"]
+        sources.append(card)
+    chips: list[dict[str, Any] | None] = [None] * len(answer.numbers)
+    for citation in references.citations:
+        index = answer.offsets.get(citation.start)
+        if index is None or chips[index] is not None:  # one chip may stand for adjacent citations: the first
+            continue
+        chips[index] = {
+            "index": index,
+            "number": citation.number,
+            "title": titles.get(citation.number, ""),
+            "supported": citation.supported,
+            "support": citation.support,
+            "passage": _passage(citation.passage, documents),
+        }
+    return {
+        "answer_id": answer_id,
+        "sources": sources,
+        "consulted": [{**_card_source(s.title, s.source), "cited": False} for s in references.consulted],
+        "chips": [
+            chip or {"index": i, "number": answer.numbers[i], "title": titles.get(answer.numbers[i], "")}
+            for i, chip in enumerate(chips)
+        ],
+        "invalid": [{"marker": i.marker, "reason": i.reason} for i in references.invalid_citations],
+        "omitted_invalid": references.omitted_invalid_citations,
+    }
+
+
+def _passage(passage: Any, documents: Sequence[Document]) -> dict[str, str] | None:
+    if passage is None:
+        return None
+    before = after = ""
+    position = passage.document_position
+    if 1 <= position <= len(documents):
+        text = documents[position - 1].page_content
+        if text[passage.document_start : passage.document_end] == passage.excerpt:
+            start = max(0, passage.document_start - _CONTEXT)
+            before = ("…" if start else "") + text[start : passage.document_start]
+            end = passage.document_end + _CONTEXT
+            after = text[passage.document_end : end] + ("…" if end < len(text) else "")
+    return {"before": before, "excerpt": passage.excerpt, "after": after}
+
+
+# -- Conversations ---------------------------------------------------------------
+
+
+class _Conversations:
+    """The earlier turns of each conversation, for the chain (least recently used dropped)."""
+
+    def __init__(self) -> None:
+        self._turns: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
+        self.dropped: list[str] = []
+
+    def open(self, wanted: Any) -> str:
+        if isinstance(wanted, str) and wanted in self._turns:
+            self._turns.move_to_end(wanted)
+            return wanted
+        conversation = uuid.uuid4().hex
+        self._turns[conversation] = []
+        while len(self._turns) > _CONVERSATIONS:
+            self.dropped.append(self._turns.popitem(last=False)[0])
+        return conversation
+
+    def history(self, conversation: str) -> list[BaseMessage]:
+        messages: list[BaseMessage] = []
+        for question, answer in self._turns.get(conversation, [])[-_TURNS:]:
+            messages += [HumanMessage(question), AIMessage(answer)]
+        return messages
+
+    def add(self, conversation: str, question: str, answer: str) -> None:
+        if conversation in self._turns:
+            self._turns[conversation] = [*self._turns[conversation][-_TURNS + 1 :], (question, answer)]
+
+
+def _chat_prompt() -> ChatPromptTemplate:
+    return ChatPromptTemplate.from_messages(
+        [
+            ("system", "Answer the question from the documents only. {format_references}"),
+            MessagesPlaceholder("history"),
+            ("human", "{context}\n\nQuestion: {question}"),
+        ]
+    )
+
+
+# -- The app ------------------------------------------------------------------------
+
+
+def _page(request: Request) -> Response:
+    nonce = secrets.token_urlsafe(16)
+    policy = (
+        f"default-src 'self'; script-src 'nonce-{nonce}'; style-src 'self'; img-src 'self'; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
+    mode = "agent" if request.app.state.agent else "chain"
+    page = _PAGE.replace("{{nonce}}", nonce).replace("{{mode}}", mode)
+    return HTMLResponse(page, headers={"Content-Security-Policy": policy})
+
+
+async def _question(request: Request) -> tuple[str, Any] | Response:
+    body = await request.body()
+    if len(body) > _MAX_BODY:
+        return JSONResponse({"error": f"the request body is over {_MAX_BODY} bytes"}, status_code=413)
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        data = None
+    question = data.get("question") if isinstance(data, dict) else None
+    if not isinstance(question, str) or not question.strip():
+        return JSONResponse({"error": 'send a JSON body {"question": "..."}'}, status_code=400)
+    if len(question) > _MAX_QUESTION:
+        return JSONResponse({"error": f"the question is over {_MAX_QUESTION} characters"}, status_code=413)
+    return question.strip(), data.get("conversation")
+
+
 def create_app(
-    *, model: Runnable[Any, Any] | None = None, documents: Sequence[Document] | None = None, k: int = 4
+    *,
+    model: Runnable[Any, Any] | None = None,
+    documents: Sequence[Document] | None = None,
+    k: int = 4,
+    agent: bool = False,
+    verifier: CitationVerifier | None = None,
 ) -> Starlette:
     """The chat web app: the offline demo pipeline unless a model or documents are given.
 
+    Args:
+        model: the chat model (default: the offline extractive demo model;
+            with ``agent``, its tool-calling variant).
+        documents: the corpus to retrieve from (default: the demo corpus).
+        k: documents retrieved per question.
+        agent: answer with the offline agent demo (`build_demo_agent`, needs
+            the ``agents`` extra): its tool step shows before the answer.
+        verifier: checks each citation once the answer is complete (chain
+            only); unsupported citations are marked on the page.
+
     Example:
         >>> from starlette.testclient import TestClient
-        >>> body = TestClient(create_app()).get("/api/ask", params={"q": "Which URLs become links?"}).text
+        >>> body = TestClient(create_app()).post("/api/chat", json={"question": "Which URLs become links?"}).text
         >>> "event: citation" in body and body.rstrip().endswith("event: done\\ndata: {}")
         True
     """
-    chat_model = model or ExtractiveChatModel(delay=0.0)
-    as_text = RunnableGenerator(_texts, _atexts)
+    style = _MarkedCitations()
+    conversations = _Conversations()
+    if agent:
+        from langgraph.checkpoint.memory import InMemorySaver
 
-    async def page(_: Request) -> Response:
-        nonce = secrets.token_urlsafe(16)
-        policy = (
-            f"default-src 'self'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
-            "img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'"
+        from langchain_refs.apps.demo.agent import AgentDemoChatModel, build_demo_agent
+
+        checkpointer = InMemorySaver()
+        graph = build_demo_agent(
+            style=style,
+            model=model if model is not None else AgentDemoChatModel(delay=0.0),
+            documents=documents,
+            k=k,
+            checkpointer=checkpointer,
         )
-        return HTMLResponse(_PAGE.replace("{{nonce}}", nonce), headers={"Content-Security-Policy": policy})
+        run = _agent_run(graph, checkpointer, conversations)
+    else:
+        answer_chain = manage_references(
+            _chat_prompt() | (model or ExtractiveChatModel(delay=0.0)) | RunnableGenerator(_texts, _atexts),
+            style=style,
+            verifier=verifier,
+        )
+        run = _chain_run(demo_context(documents, k=k), answer_chain, conversations)
 
-    async def ask(request: Request) -> Response:
-        question = request.query_params.get("q", "").strip()
-        if not question:
-            return JSONResponse({"error": "ask a question with ?q=..."}, status_code=400)
-        answer_id = uuid.uuid4().hex[:8]
-        answer = manage_references(demo_prompt() | chat_model | as_text, style=_MarkedCitations())
-        chain = demo_context(documents, k=k) | answer
+    async def chat(request: Request) -> Response:
+        asked = await _question(request)
+        if isinstance(asked, Response):
+            return asked
+        question, wanted = asked
+        conversation = conversations.open(wanted)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(_events(run, question, conversation), media_type="text/event-stream", headers=headers)
 
-        async def events() -> AsyncIterator[str]:
-            yield _event("start", {"answer_id": answer_id})
-            references = AnswerReferences()
-            pieces = _Pieces()
-            async for chunk in chain.astream({"question": question}):
-                # A chat model gives message chunks; a chain ending in a parser gives str.
-                text = chunk if isinstance(chunk, str) else content_text(getattr(chunk, "content", ""))
-                for event in pieces.feed(text):
+    async def favicon(_: Request) -> Response:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
+    app = Starlette(
+        routes=[
+            Route("/", _page),
+            Route("/api/chat", chat, methods=["POST"]),
+            Route("/favicon.ico", favicon),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        ]
+    )
+    app.state.agent = agent
+    return app
+
+
+# A run yields ("text", styled text), ("tool", data), ("references", (AnswerReferences, documents)).
+_Run = Any
+
+
+async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[str]:
+    answer_id = uuid.uuid4().hex[:8]
+    yield _event("start", {"answer_id": answer_id, "conversation": conversation})
+    answer = _Answer()
+    references, documents = AnswerReferences(), []
+    last_render = 0.0
+    try:
+        async for kind, value in run(question, conversation, answer):
+            if kind == "tool":
+                yield _event("tool", value)
+            elif kind == "references":
+                references, documents = value
+            else:
+                for event in answer.feed(value):
                     yield event
-                metadata = getattr(chunk, "response_metadata", None) or {}
-                if "references" in metadata:
-                    references = AnswerReferences.from_dict(metadata["references"])
-            for event in pieces.close():
-                yield event
-            yield _event("references", {"answer_id": answer_id, "sources": _sources(references)})
-            yield _event("done", {})
+                # Re-rendering the whole answer costs its length: at most every 80 ms.
+                if answer.source and time.monotonic() - last_render >= _RENDER_EVERY:
+                    last_render = time.monotonic()
+                    yield answer.render()
+        for event in answer.close():
+            yield event
+    except Exception as error:  # the model or a tool failed: say so on the page, in one line
+        yield _event("error", {"message": f"{type(error).__name__}: {first_line(error)}"})
+        return
+    yield answer.render()
+    yield _event("references", _references(answer, references, documents, answer_id))
+    yield _event("done", {})
 
-        return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
-    return Starlette(routes=[Route("/", page), Route("/api/ask", ask)])
+def _chain_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], conversations: _Conversations) -> _Run:
+    async def run(question: str, conversation: str, answer: _Answer) -> AsyncIterator[tuple[str, Any]]:
+        inputs = await context.ainvoke({"question": question})
+        inputs["history"] = conversations.history(conversation)
+        metadata: dict[str, Any] = {}
+        try:
+            async for chunk in answer_chain.astream(inputs):
+                # A chat model gives message chunks; a chain ending in a parser gives str.
+                yield "text", chunk if isinstance(chunk, str) else content_text(getattr(chunk, "content", ""))
+                metadata = getattr(chunk, "response_metadata", None) or metadata
+        finally:
+            # Also when the reader stopped the answer: what they saw is what the model said.
+            conversations.add(conversation, question, answer.plain)
+        if "references" in metadata:
+            yield "references", (AnswerReferences.from_dict(metadata["references"]), inputs["documents"])
+
+    return run
+
+
+def _agent_run(graph: Any, checkpointer: Any, conversations: _Conversations) -> _Run:
+    from langchain_core.messages import AIMessageChunk, ToolMessage
+
+    from langchain_refs.agents import ThreadDocuments
+
+    async def run(question: str, conversation: str, answer: _Answer) -> AsyncIterator[tuple[str, Any]]:
+        for dropped in conversations.dropped:
+            checkpointer.delete_thread(dropped)
+        conversations.dropped.clear()
+        config = {"configurable": {"thread_id": conversation}}
+        queries: dict[str, str] = {}
+        metadata: dict[str, Any] = {}
+        inputs = {"messages": [{"role": "user", "content": question}]}
+        async for chunk, _ in graph.astream(inputs, config, stream_mode="messages"):
+            if isinstance(chunk, ToolMessage):
+                found = len(chunk.artifact) if isinstance(chunk.artifact, list) else 0
+                yield "tool", {"name": chunk.name, "query": queries.get(chunk.tool_call_id, ""), "found": found}
+            elif isinstance(chunk, AIMessageChunk):
+                for call in chunk.tool_call_chunks:
+                    if call.get("id") and call.get("args"):
+                        queries[str(call["id"])] = _query(str(call["args"]))
+                # .text, not .content: the rewritten chunks carry standard text blocks.
+                yield "text", chunk.text
+                metadata = (chunk.response_metadata.get("references") and chunk.response_metadata) or metadata
+        state = await graph.aget_state(config)
+        documents = ThreadDocuments.from_messages(state.values.get("messages", [])).documents
+        if "references" in metadata:
+            yield "references", (AnswerReferences.from_dict(metadata["references"]), list(documents))
+
+    return run
+
+
+def _query(arguments: str) -> str:
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return arguments
+    return str(parsed.get("query", arguments)) if isinstance(parsed, dict) else arguments

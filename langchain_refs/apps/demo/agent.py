@@ -152,10 +152,14 @@ def build_demo_agent(
     model: Any = None,
     documents: Sequence[Document] | None = None,
     k: int = 4,
+    checkpointer: Any = None,
 ) -> Any:
     """``create_agent`` with the corpus behind `demo_search_tool` and `ReferencesMiddleware`, offline by default.
 
-    Needs the ``agents`` extra (an ImportError without it).
+    Needs the ``agents`` extra (an ImportError without it). A LangGraph
+    ``checkpointer`` keeps each thread (``thread_id`` in the config), so that
+    a conversation's earlier turns go back to the model (the chat page uses
+    one).
 
     Example:
         >>> agent = build_demo_agent()
@@ -172,4 +176,5 @@ def build_demo_agent(
         tools=[demo_search_tool(documents, k=k)],
         system_prompt="Answer from the documentation only: search it first.",
         middleware=[ReferencesMiddleware(style=style or TextReferenceStyle())],
+        checkpointer=checkpointer,
     )

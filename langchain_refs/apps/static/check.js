@@ -1,0 +1,268 @@
+"use strict";
+// The checking page. Everything the server sends is data: the response, the
+// sources and the claims go into the page as text nodes (textContent), and
+// every element is made with createElement. Nothing is ever parsed as HTML.
+(() => {
+  const LABELS = {
+    Entailment: { icon: "\u2713", css: "entailment" },
+    Neutral: { icon: "?", css: "neutral" },
+    Contradiction: { icon: "\u2717", css: "contradiction" },
+    Abstain: { icon: "\u2013", css: "abstain" },
+  };
+  const ORDER = ["Entailment", "Neutral", "Contradiction"];
+
+  const form = document.getElementById("check-form");
+  const boxes = document.getElementById("source-boxes");
+  const addButton = document.getElementById("add-source");
+  const submit = document.getElementById("check");
+  const status = document.getElementById("status");
+  const aggregatorSelect = document.getElementById("aggregator");
+  const result = document.getElementById("result");
+  const verdict = document.getElementById("verdict");
+  const responseShown = document.getElementById("response-shown");
+  const claimList = document.getElementById("claims");
+  const sourcesShown = document.getElementById("sources-shown");
+  const evidenceNote = document.getElementById("evidence-note");
+
+  let last = null; // {data, response, sources: [{name, text}]}
+  let active = -1;
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = String(text);
+    return node;
+  }
+
+  function labelInfo(label) {
+    return Object.prototype.hasOwnProperty.call(LABELS, label) ? LABELS[label] : { icon: "?", css: "neutral" };
+  }
+
+  // Colour, an icon and the word: the label never rests on colour alone.
+  function badge(label) {
+    const info = labelInfo(label);
+    const node = el("span", "badge label-" + info.css);
+    const icon = el("span", "icon", info.icon);
+    icon.setAttribute("aria-hidden", "true");
+    node.append(icon, el("span", "label-text", String(label)));
+    return node;
+  }
+
+  // ---- source boxes: add, remove, renumber ----
+  function renumber() {
+    const all = boxes.querySelectorAll(".source-box");
+    all.forEach((box, index) => {
+      const number = index + 1;
+      const area = box.querySelector("textarea");
+      area.id = "source-" + number;
+      box.querySelector("label").htmlFor = area.id;
+      box.querySelector("label").textContent = "Source " + number;
+      const remove = box.querySelector("button");
+      remove.textContent = "Remove";
+      remove.setAttribute("aria-label", "Remove source " + number);
+      remove.hidden = all.length === 1;
+    });
+  }
+
+  function addSource(text) {
+    const box = el("div", "source-box");
+    const label = el("label");
+    const area = el("textarea", "source");
+    area.rows = 4;
+    area.value = text || "";
+    const remove = el("button", "secondary remove");
+    remove.type = "button";
+    remove.addEventListener("click", () => {
+      const next = box.nextElementSibling || box.previousElementSibling;
+      box.remove();
+      renumber();
+      if (next) next.querySelector("textarea").focus();
+    });
+    const row = el("div", "source-row");
+    row.append(area, remove);
+    box.append(label, row);
+    boxes.append(box);
+    renumber();
+    return area;
+  }
+
+  addButton.addEventListener("click", () => addSource("").focus());
+  addSource("");
+
+  // ---- the verdict, for the chosen aggregator ----
+  function showVerdict() {
+    verdict.replaceChildren();
+    if (!last || !last.data.verdicts) return;
+    const method = aggregatorSelect.value;
+    const value = last.data.verdicts[method];
+    verdict.append(el("span", "verdict-name", "Verdict (" + method + "):"));
+    if (typeof value === "string") {
+      verdict.append(badge(value));
+      if (value === "Abstain") verdict.append(el("span", "", "no claim to check"));
+      return;
+    }
+    // soft: the share of each label
+    const shares = el("ul", "shares");
+    const keys = value && typeof value === "object" ? Object.keys(value) : [];
+    const names = keys.includes("Abstain") ? ["Abstain"] : ORDER;
+    names.forEach((name) => {
+      const share = Number(value[name]);
+      const part = el("li", "share");
+      part.append(badge(name), el("span", "share-value", share.toFixed(3) + " (" + Math.round(share * 100) + "%)"));
+      shares.append(part);
+    });
+    verdict.append(shares);
+  }
+  aggregatorSelect.addEventListener("change", showVerdict);
+
+  // ---- the sources, with the active claim's evidence highlighted ----
+  function showSources() {
+    sourcesShown.replaceChildren();
+    if (!last) return;
+    const check = active >= 0 ? last.data.checks[active] : null;
+    const evidence = check && Array.isArray(check.evidence) ? check.evidence : [];
+    last.sources.forEach((source, index) => {
+      const block = el("div", "source-shown");
+      block.append(el("h4", "", source.name));
+      const text = el("p", "source-text");
+      const spans = evidence
+        .map((span, rank) => ({ start: Number(span.start), end: Number(span.end), rank, reference: span.reference }))
+        .filter((s) => s.reference === index && s.start >= 0 && s.end > s.start && s.end <= source.text.length)
+        .sort((a, b) => a.start - b.start);
+      let at = 0;
+      spans.forEach((span) => {
+        const start = Math.max(span.start, at); // overlapping spans: each character marked once
+        if (span.end <= start) return;
+        if (start > at) text.append(document.createTextNode(source.text.slice(at, start)));
+        const mark = el("mark", "evidence" + (span.rank === 0 ? " best" : ""), source.text.slice(start, span.end));
+        text.append(mark);
+        at = span.end;
+      });
+      if (at < source.text.length) text.append(document.createTextNode(source.text.slice(at)));
+      block.append(text);
+      sourcesShown.append(block);
+    });
+    const best = sourcesShown.querySelector("mark.evidence.best");
+    if (best && typeof best.scrollIntoView === "function") best.scrollIntoView({ block: "nearest" });
+  }
+
+  function describe(index) {
+    if (index < 0) return "Hover, tap or focus a claim to see its evidence.";
+    const check = last.data.checks[index];
+    const evidence = Array.isArray(check.evidence) ? check.evidence : [];
+    const where = evidence.length
+      ? "highlighted in " + last.sources[Number(evidence[0].reference)].name
+      : "no passage of the sources supports it";
+    return "Claim " + (index + 1) + " (" + check.label + "): " + where + ".";
+  }
+
+  function activate(index) {
+    if (!last || !last.data.checks) return;
+    active = index;
+    document.querySelectorAll("[data-claim]").forEach((node) => {
+      node.classList.toggle("active", Number(node.dataset.claim) === index);
+    });
+    evidenceNote.textContent = describe(index);
+    showSources();
+  }
+
+  function claimTarget(node, index) {
+    node.dataset.claim = String(index);
+    node.addEventListener("mouseenter", () => activate(index));
+    node.addEventListener("focus", () => activate(index));
+    node.addEventListener("click", () => activate(index));
+  }
+
+  // ---- the response with each claim in place, and the list of claims ----
+  function showClaims() {
+    const data = last.data;
+    const response = last.response;
+    const claims = Array.isArray(data.claims) ? data.claims : [];
+    const labels = Array.isArray(data.ys) ? data.ys : [];
+    const spans = Array.isArray(data.claim_spans) ? data.claim_spans : [];
+    responseShown.replaceChildren();
+    claimList.replaceChildren();
+    const placed = spans
+      .map((span, index) => (Array.isArray(span) ? { start: Number(span[0]), end: Number(span[1]), index } : null))
+      .filter((s) => s && s.start >= 0 && s.end > s.start && s.end <= response.length)
+      .sort((a, b) => a.start - b.start || a.end - b.end);
+    let at = 0;
+    placed.forEach((span) => {
+      if (span.start < at) return; // a claim overlapping the one before stays in the list only
+      if (span.start > at) responseShown.append(document.createTextNode(response.slice(at, span.start)));
+      const label = labels[span.index];
+      const mark = el("mark", "claim label-" + labelInfo(label).css);
+      mark.tabIndex = 0;
+      mark.append(document.createTextNode(response.slice(span.start, span.end)), badge(label));
+      mark.setAttribute("aria-label", "Claim " + (span.index + 1) + ", " + label + ": " + response.slice(span.start, span.end));
+      claimTarget(mark, span.index);
+      responseShown.append(mark);
+      at = span.end;
+    });
+    if (at < response.length) responseShown.append(document.createTextNode(response.slice(at)));
+    claims.forEach((claim, index) => {
+      const item = el("li");
+      const button = el("button", "claim-item label-" + labelInfo(labels[index]).css);
+      button.type = "button";
+      const text = Array.isArray(claim) ? claim.join(" \u00b7 ") : String(claim);
+      button.append(badge(labels[index]), el("span", "claim-text", text));
+      const check = data.checks[index];
+      if (check && typeof check.score === "number" && Array.isArray(check.evidence) && check.evidence.length)
+        button.append(el("span", "score", "score " + check.score.toFixed(2)));
+      claimTarget(button, index);
+      item.append(button);
+      claimList.append(item);
+    });
+    if (!claims.length) claimList.append(el("li", "none", "No claim found in the response."));
+  }
+
+  // ---- checking ----
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const response = document.getElementById("response").value;
+    if (!response.trim()) {
+      status.textContent = "Write or paste a response to check.";
+      document.getElementById("response").focus();
+      return;
+    }
+    const sources = [];
+    boxes.querySelectorAll("textarea").forEach((area, index) => {
+      if (area.value.trim()) sources.push({ name: "Source " + (index + 1), text: area.value });
+    });
+    const body = {
+      response,
+      reference: sources.map((s) => s.text),
+      mode: "extract-check",
+      aggregator: aggregatorSelect.value,
+      checker: document.getElementById("checker").value,
+    };
+    const question = document.getElementById("question").value;
+    if (question.trim()) body.question = question;
+    submit.disabled = true;
+    status.textContent = "checking\u2026";
+    try {
+      const answer = await fetch("/api/check", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const data = await answer.json();
+      if (!answer.ok) {
+        status.textContent = "Not checked: " + String(data && data.error ? data.error : answer.status);
+        return;
+      }
+      last = { data, response, sources };
+      active = -1;
+      showClaims();
+      showVerdict();
+      evidenceNote.textContent = describe(-1);
+      showSources();
+      result.hidden = false;
+      status.textContent = "done";
+    } catch (error) {
+      status.textContent = "Not checked: " + String(error);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+})();
