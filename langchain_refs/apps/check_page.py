@@ -10,7 +10,8 @@
   hover, tap or keyboard focus of a claim, its evidence highlighted in the
   source text. The page builds its DOM from data (``textContent``, never
   ``innerHTML``) under a nonce Content-Security-Policy, as the chat page does.
-- ``GET /check/static/{check.js,check.css}``: the page's script and styles.
+- ``GET /check/static/{check.js,check.css,app.css}``: the page's script and
+  styles (``app.css`` is the app's shared base stylesheet).
 - ``POST /api/check``: one item of ``langchain-refs check``, checked the way
   that command checks it.
 
@@ -91,7 +92,10 @@ __all__ = ["CheckLimits", "check_routes"]
 _HERE = Path(__file__).parent
 _PAGE = (_HERE / "check_page.html").read_text(encoding="utf-8")
 # Only these files are served, by name: no path from the request reaches the file system.
+# app.css is the app's shared base stylesheet (the chat page's too): served here as well,
+# so the page is whole wherever its routes are mounted.
 _STATIC = {
+    "app.css": ("text/css; charset=utf-8", _HERE / "static" / "app.css"),
     "check.js": ("text/javascript; charset=utf-8", _HERE / "static" / "check.js"),
     "check.css": ("text/css; charset=utf-8", _HERE / "static" / "check.css"),
 }

@@ -113,7 +113,7 @@ def test_claims_are_labelled_in_place_and_evidence_shows_on_hover(browser: Any, 
         )
         assert shown == RESPONSE
         classes = [marks.nth(i).get_attribute("class") for i in range(4)]
-        assert classes == [f"claim label-{x.lower()}" for x in LABELS]
+        assert classes == [f"claim claim-{x.lower()}" for x in LABELS]
         assert best_evidence(page) is None  # nothing before a claim is chosen
         for index, expected in enumerate(EVIDENCE):
             marks.nth(index).hover()

@@ -299,7 +299,7 @@ def test_limits_at_the_edge_are_taken() -> None:
 
 
 def test_page_has_a_fresh_nonce_in_its_policy_and_tags() -> None:
-    """The page's script and stylesheet carry the nonce of its Content-Security-Policy, new on every load."""
+    """The page's script carries the nonce of its Content-Security-Policy, new on every load."""
     web = client()
     nonces = []
     for _ in range(2):
@@ -310,7 +310,7 @@ def test_page_has_a_fresh_nonce_in_its_policy_and_tags() -> None:
         assert "'unsafe-inline'" not in policy
         assert "object-src 'none'" in policy
         assert f'<script src="/check/static/check.js" nonce="{nonce[1]}" defer></script>' in page.text
-        assert f'<link rel="stylesheet" href="/check/static/check.css" nonce="{nonce[1]}">' in page.text
+        assert '<link rel="stylesheet" href="/check/static/app.css">' in page.text
         assert "{{" not in page.text
         nonces.append(nonce[1])
     assert nonces[0] != nonces[1]
@@ -327,11 +327,16 @@ def test_page_offers_the_model_only_when_there_is_one() -> None:
 
 def test_page_links_back_to_the_chat_page() -> None:
     """The page's navigation links to the chat page."""
-    assert '<a href="/">Chat</a>' in client().get("/check").text
+    assert '<a class="nav-link" href="/">Chat</a>' in client().get("/check").text
 
 
 @pytest.mark.parametrize(
-    ("name", "kind"), [("check.js", "text/javascript; charset=utf-8"), ("check.css", "text/css; charset=utf-8")]
+    ("name", "kind"),
+    [
+        ("check.js", "text/javascript; charset=utf-8"),
+        ("check.css", "text/css; charset=utf-8"),
+        ("app.css", "text/css; charset=utf-8"),
+    ],
 )
 def test_static_files_are_served_with_their_type(name: str, kind: str) -> None:
     """The page's script and styles are served as themselves, not sniffed."""
@@ -342,7 +347,7 @@ def test_static_files_are_served_with_their_type(name: str, kind: str) -> None:
     assert answer.content == (STATIC / name).read_bytes()
 
 
-@pytest.mark.parametrize("name", ["check_page.py", "..%2Fcheck_page.py", "chat.js", "CHECK.JS"])
+@pytest.mark.parametrize("name", ["check_page.py", "..%2Fcheck_page.py", "chat.js", "CHECK.JS", "favicon.svg"])
 def test_other_files_are_not_served(name: str) -> None:
     """Only the page's two files are served: no other name reaches the file system."""
     assert client().get(f"/check/static/{name}").status_code == 404

@@ -41,7 +41,7 @@
   // Colour, an icon and the word: the label never rests on colour alone.
   function badge(label) {
     const info = labelInfo(label);
-    const node = el("span", "badge label-" + info.css);
+    const node = el("span", "badge label label-" + info.css);
     const icon = el("span", "icon", info.icon);
     icon.setAttribute("aria-hidden", "true");
     node.append(icon, el("span", "label-text", String(label)));
@@ -70,7 +70,7 @@
     const area = el("textarea", "source");
     area.rows = 4;
     area.value = text || "";
-    const remove = el("button", "secondary remove");
+    const remove = el("button", "button button-secondary remove");
     remove.type = "button";
     remove.addEventListener("click", () => {
       const next = box.nextElementSibling || box.previousElementSibling;
@@ -191,7 +191,7 @@
       if (span.start < at) return; // a claim overlapping the one before stays in the list only
       if (span.start > at) responseShown.append(document.createTextNode(response.slice(at, span.start)));
       const label = labels[span.index];
-      const mark = el("mark", "claim label-" + labelInfo(label).css);
+      const mark = el("mark", "claim claim-" + labelInfo(label).css);
       mark.tabIndex = 0;
       mark.append(document.createTextNode(response.slice(span.start, span.end)), badge(label));
       mark.setAttribute("aria-label", "Claim " + (span.index + 1) + ", " + label + ": " + response.slice(span.start, span.end));
@@ -202,7 +202,7 @@
     if (at < response.length) responseShown.append(document.createTextNode(response.slice(at)));
     claims.forEach((claim, index) => {
       const item = el("li");
-      const button = el("button", "claim-item label-" + labelInfo(labels[index]).css);
+      const button = el("button", "claim-item");
       button.type = "button";
       const text = Array.isArray(claim) ? claim.join(" \u00b7 ") : String(claim);
       button.append(badge(labels[index]), el("span", "claim-text", text));
