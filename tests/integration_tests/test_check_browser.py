@@ -201,6 +201,22 @@ def test_hostile_input_runs_no_script(browser: Any, url: str, bypass_csp: bool) 
         assert page.is_visible("body")
 
 
+def test_refused_request_says_why_and_focus_goes_to_the_result(browser: Any, url: str) -> None:
+    """A response over the limit shows the server's one line; a checked one moves focus to the result."""
+    from playwright.sync_api import expect
+
+    with new_page(browser) as page:
+        page.goto(url + "check")
+        page.fill("#response", "a" * 20_001)
+        page.click("#check")
+        expected = "Not checked: 'response' is 20,001 characters; the limit is 20,000"
+        expect(page.locator("#status")).to_have_text(expected)
+        assert not page.is_visible("#result")
+        assert page.is_enabled("#check")
+        check(page, url, RESPONSE, SOURCES)
+        assert page.evaluate("document.activeElement.id") == "result-title"
+
+
 def test_sources_are_added_and_removed(browser: Any, url: str) -> None:
     """Source boxes can be added and removed; the rest are numbered again, and the last one stays."""
     with new_page(browser) as page:

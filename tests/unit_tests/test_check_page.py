@@ -36,11 +36,11 @@ def post(body: Any, **routes: Any) -> Any:
     return client(**routes).post("/api/check", json=body)
 
 
-def cli_output(tmp_path: Path, source: Path, mode: str, aggregator: str) -> list[dict[str, Any]]:
+def cli_output(tmp_path: Path, source: Path, mode: str, aggregator: str, *options: str) -> list[dict[str, Any]]:
     """The items `langchain-refs check MODE` writes for ``source``."""
     output = tmp_path / f"{mode}-{aggregator}.json"
-    status = main(["check", mode, "--input", str(source), "--output", str(output), "--aggregator", aggregator])
-    assert status == 0
+    arguments = ["check", mode, "--input", str(source), "--output", str(output), "--aggregator", aggregator]
+    assert main([*arguments, *options]) == 0
     items: list[dict[str, Any]] = json.loads(output.read_text(encoding="utf-8"))
     return items
 
@@ -64,6 +64,16 @@ def test_api_equals_command_line_on_examples(tmp_path: Path, mode: str, aggregat
         answer = web.post("/api/check", json={**item, "mode": mode, "aggregator": aggregator})
         assert answer.status_code == 200, answer.text
         assert without_extras(answer.json()) == written
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.9, 1.0])
+def test_api_equals_command_line_with_a_threshold(tmp_path: Path, threshold: float) -> None:
+    """The threshold option answers as --threshold does (0 and 0.9 each change some of the examples' labels)."""
+    expected = cli_output(tmp_path, EXAMPLES, "extract-check", "soft", "--threshold", str(threshold))
+    web = client()
+    for item, written in zip(json.loads(EXAMPLES.read_text(encoding="utf-8")), expected, strict=True):
+        answer = web.post("/api/check", json={**item, "aggregator": "soft", "threshold": threshold}).json()
+        assert without_extras(answer) == written
 
 
 def test_api_equals_command_line_in_check_mode(tmp_path: Path) -> None:

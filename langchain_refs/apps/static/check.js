@@ -259,6 +259,8 @@
       showSources();
       result.hidden = false;
       status.textContent = "done";
+      // The result is below the form: take the reader (and a screen reader's focus) to it.
+      document.getElementById("result-title").focus();
     } catch (error) {
       status.textContent = "Not checked: " + String(error);
     } finally {
