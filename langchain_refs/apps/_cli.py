@@ -120,9 +120,17 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         msg = 'the chat UI needs the "serve" extra: in a clone of langchain-refs run pip install -e ".[serve]"'
         raise CommandError(msg) from None
+    if args.agent:
+        try:
+            agents_extra_or_exit()
+        except CommandError:
+            msg = 'serve --agent needs the "agents" extra: in a clone of langchain-refs run pip install -e ".[agents]"'
+            raise CommandError(msg) from None
     model = load_model(args.model) if args.model else None
-    print(f"langchain-refs chat UI on http://{args.host}:{args.port}", flush=True)
-    uvicorn.run(create_app(model=model), host=args.host, port=args.port, log_level="warning")
+    app = create_app(model=model, agent=args.agent)
+    mode = " (agent mode)" if args.agent else ""
+    print(f"langchain-refs chat UI{mode} on http://{args.host}:{args.port}", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 
@@ -179,6 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--model", help="a real chat model as provider:name")
+    serve.add_argument(
+        "--agent",
+        action="store_true",
+        help='answer with the offline agent demo: its search step shows before the answer (needs ".[agents]")',
+    )
     serve.set_defaults(run=run_serve)
 
     add_check_command(commands)

@@ -121,7 +121,7 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 _SECRET = secrets.token_hex(8)
 _MARK = re.compile(f"{_OPEN}{_SECRET}(\\d+){_CLOSE}")
 _CHIP = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
-_STRAY = str.maketrans({_OPEN: "\ufffd", _CLOSE: "\ufffd"})
+_STRAY = str.maketrans({_OPEN: "\ufffd", _CLOSE: "\ufffd", "\x00": "\ufffd"})  # NUL: as CommonMark does
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 

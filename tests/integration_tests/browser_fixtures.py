@@ -7,9 +7,11 @@ so loudly.
 
 Use from a test module:
 
-    from tests.integration_tests.browser_fixtures import browser, serving, new_page, skip_without_browser
+    from tests.integration_tests import browser_fixtures
+    from tests.integration_tests.browser_fixtures import new_page, serving, skip_without_browser
 
     pytestmark = skip_without_browser
+    browser = browser_fixtures.browser  # the fixture, bound in the module (an import would trip ruff's F811)
 
     def test_x(browser):
         with serving(create_app()) as url, new_page(browser) as page:
@@ -17,8 +19,10 @@ Use from a test module:
             ...
             assert page.dialogs == []
 
-Importing ``browser`` into a module makes it that module's fixture: one
-Chromium per module (launching it is most of a browser test's time).
+Binding ``browser`` in a module makes it that module's fixture: one
+Chromium per module (launching it is most of a browser test's time). The
+accessibility check needs a page made with ``bypass_csp=True``: the CSP
+(rightly) blocks the script Playwright injects.
 """
 
 from __future__ import annotations

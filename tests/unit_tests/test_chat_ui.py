@@ -1,16 +1,21 @@
-"""The chat UI's server, in-process: every content shape becomes text, and no event carries markup."""
+"""The chat UI's server, in-process: every content shape becomes text, no event carries markup, Markdown is data."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableGenerator
 from starlette.testclient import TestClient
 
-from langchain_refs.apps.chat_ui import content_text, create_app
+from langchain_refs.apps.chat_ui import ALLOWED_TAGS, STATIC, content_text, create_app, markdown_tree
+from langchain_refs.streaming import AnswerReferences
 from tests.unit_tests.fakes import streaming_model
 
 # The question "Paris?" ranks the first document first (it says Paris more often), so it is id=1.
@@ -27,12 +32,13 @@ HOSTILE_CHUNKS: list[Any] = [
     ["[1](id", "=1). ", "<script>window.__xss=2</script>"],  # a list of strings; the marker is cut in two
     [{"type": "text", "text": " Rome & <b onmouseover=alert(3)>co</b>"}, {"type": "reasoning", "reasoning": "<i>"}],
     [" is old", {"type": "image_url", "image_url": {"url": "javascript:alert(4)"}}, {"type": "text", "text": "[2]"}],
-    [{"type": "text", "text": "(id=2). Fake: \x001\x00"}, {"type": "tool_use", "name": "x", "input": {}}],
+    # Marks like the server's own (old and new) cannot fake a citation.
+    [{"type": "text", "text": "(id=2). Fake: \x001\x00 \ue0001\ue001"}, {"type": "tool_use", "name": "x", "input": {}}],
 ]
 # Written by hand: the text a reader must see, citations shown as [n].
 HOSTILE_SHOWN = (
     'Paris <img src=x onerror="window.__xss=1"> is big[1]. <script>window.__xss=2</script>'
-    " Rome & <b onmouseover=alert(3)>co</b> is old[2]. Fake: \ufffd1\ufffd"
+    " Rome & <b onmouseover=alert(3)>co</b> is old[2]. Fake: \ufffd1\ufffd \ufffd1\ufffd"
 )
 
 
@@ -41,92 +47,412 @@ def events(body: str) -> list[tuple[str, Any]]:
 
 
 def shown(stream: list[tuple[str, Any]]) -> str:
-    """What the page shows: text events as text, citation events as [n]."""
+    """What the token and citation events say: text as text, citations as [n]."""
     return "".join(
-        data if name == "text" else f"[{data['number']}]" for name, data in stream if name in ("text", "citation")
+        data["text"] if name == "token" else f"[{data['number']}]"
+        for name, data in stream
+        if name in ("token", "citation")
     )
 
 
-def ask(question: str, **app: Any) -> str:
-    return TestClient(create_app(**app)).get("/api/ask", params={"q": question}).text
+def tree_text(nodes: list[Any]) -> str:
+    """The text a tree shows, citations as [n] (an oracle written here, not the page's code)."""
+    out = []
+    for node in nodes:
+        if isinstance(node, str):
+            out.append(node)
+        elif "cite" in node:
+            out.append(f"[{node['cite']}]")
+        else:
+            out.append(tree_text(node["children"]))
+    return "".join(out)
+
+
+def elements(nodes: list[Any]) -> Iterator[dict[str, Any]]:
+    for node in nodes:
+        if isinstance(node, dict) and "tag" in node:
+            yield node
+            yield from elements(node["children"])
+
+
+def final_tree(stream: list[tuple[str, Any]]) -> list[Any]:
+    renders = [data["blocks"] for name, data in stream if name == "render"]
+    assert renders, "no render event"
+    return renders[-1]
+
+
+def chat(client: TestClient, question: str, conversation: str | None = None) -> list[tuple[str, Any]]:
+    response = client.post("/api/chat", json={"question": question, "conversation": conversation})
+    assert response.status_code == 200, response.text
+    assert not set("<>&") & set(response.text), "a markup character reached the wire"
+    return events(response.text)
+
+
+def ask(question: str, **app: Any) -> list[tuple[str, Any]]:
+    return chat(TestClient(create_app(**app)), question)
+
+
+def the(stream: list[tuple[str, Any]], name: str) -> Any:
+    (data,) = [data for event, data in stream if event == name]
+    return data
 
 
 def test_every_content_shape_becomes_text_and_no_event_carries_markup() -> None:
     """A hostile answer as a string, strings or text blocks arrives as literal text; other blocks are left out."""
-    body = ask("Paris?", model=streaming_model(HOSTILE_CHUNKS), documents=DOCUMENTS, k=2)
-    stream = events(body)
-    assert {name for name, _ in stream} == {"start", "text", "citation", "references", "done"}
-    assert not set("<>&") & set(body), "a markup character reached the wire"
+    stream = ask("Paris?", model=streaming_model(HOSTILE_CHUNKS), documents=DOCUMENTS, k=2)
+    assert stream[0][0] == "start"
+    assert [name for name, _ in stream][-3:] == ["render", "references", "done"]
+    assert {name for name, _ in stream} == {"start", "token", "citation", "render", "references", "done"}
     assert shown(stream) == HOSTILE_SHOWN
-    assert all(isinstance(data, str) for name, data in stream if name == "text")
-    assert [data for name, data in stream if name == "citation"] == [{"number": 1}, {"number": 2}]
+    assert [data for name, data in stream if name == "citation"] == [
+        {"number": 1, "index": 0},
+        {"number": 2, "index": 1},
+    ]
+    body = json.dumps(stream)
     assert "[object Object]" not in body
     assert "reasoning" not in body
     assert "alert(4)" not in body
+    # The rendered answer is the same text (Markdown had nothing to format), the raw HTML as text.
+    tree = final_tree(stream)
+    assert tree_text(tree) == HOSTILE_SHOWN
+    assert {node["tag"] for node in elements(tree)} == {"p"}
 
 
 def test_sources_are_data_with_safe_urls_only() -> None:
-    """The references event carries titles as text and a URL only when it is safe to link."""
-    body = ask("Paris?", model=streaming_model(HOSTILE_CHUNKS), documents=DOCUMENTS, k=2)
-    (answer_id,) = [data["answer_id"] for name, data in events(body) if name == "start"]
-    (references,) = [data for name, data in events(body) if name == "references"]
-    assert references == {
-        "answer_id": answer_id,
-        "sources": [
-            {"number": 1, "title": "Paris <b>facts</b>", "url": "https://a.org/paris", "documents": [1]},
-            {"number": 2, "title": "Rome", "url": None, "documents": [2]},
-        ],
-    }
+    """The references event carries titles as text, a URL and domain only when the URL is safe to link."""
+    stream = ask("Paris?", model=streaming_model(HOSTILE_CHUNKS), documents=DOCUMENTS, k=2)
+    references = the(stream, "references")
+    assert references["answer_id"] == the(stream, "start")["answer_id"]
+    assert references["sources"] == [
+        {
+            "number": 1,
+            "title": "Paris <b>facts</b>",
+            "url": "https://a.org/paris",
+            "domain": "a.org",
+            "cited": True,
+            "documents": [1],
+            "supported": None,
+        },
+        {"number": 2, "title": "Rome", "url": None, "domain": None, "cited": True, "documents": [2], "supported": None},
+    ]
+    assert references["consulted"] == []
+    assert references["invalid"] == []
 
 
-def test_demo_model_with_hostile_documents() -> None:
-    """The offline model quoting a hostile document streams it as text; a javascript: source is no link."""
+@pytest.mark.parametrize(
+    "source",
+    [
+        "javascript:alert(2)",
+        "javascript&#58;alert(2)",
+        "&#x6A;avascript:alert(2)",
+        "java\tscript:alert(2)",
+        "JaVaScRiPt&colon;alert(2)",
+        "%6Aavascript:alert(2)",
+        "data:text/html,<script>alert(2)</script>",
+    ],
+)
+def test_demo_model_with_hostile_documents(source: str) -> None:
+    """The offline model quoting a hostile document streams it as text; no encoding of javascript: is a link."""
     hostile = [
         Document(
             "The answer is <script>alert(1)</script> in bold.",
-            metadata={"source": "javascript:alert(2)", "title": '<img src=x onerror="alert(3)">'},
+            metadata={"source": source, "title": '<img src=x onerror="alert(3)">'},
         ),
         Document("The answer is also here.", metadata={"source": "https://ok.org/a?b=<c>", "title": "Fine & dandy"}),
     ]
-    body = ask("What is the answer?", documents=hostile)
-    assert not set("<>&") & set(body)
-    stream = events(body)
+    stream = ask("What is the answer?", documents=hostile)
     assert shown(stream) == "The answer is also here[1]. The answer is <script>alert(1)</script> in bold[2]."
-    (references,) = [data for name, data in stream if name == "references"]
+    references = the(stream, "references")
     urls = {source["title"]: source["url"] for source in references["sources"]}
-    assert urls['<img src=x onerror="alert(3)">'] is None
-    assert urls["Fine & dandy"] == "https://ok.org/a?b=<c>"
+    assert urls == {'<img src=x onerror="alert(3)">': None, "Fine & dandy": "https://ok.org/a?b=<c>"}
 
 
 def test_page_lets_only_its_own_script_run() -> None:
-    """The page is served with a fresh script nonce in a Content-Security-Policy, and never uses innerHTML."""
+    """The page loads its one script with a fresh nonce under a strict CSP, and no script uses innerHTML."""
     client = TestClient(create_app())
     first, second = client.get("/"), client.get("/")
     policy = first.headers["content-security-policy"]
-    nonce = re.search(r"script-src 'nonce-([\w-]+)'", policy)
+    nonce = re.search(r"script-src 'nonce-([\w-]+)';", policy)
     assert nonce is not None
-    assert f'<script nonce="{nonce[1]}">' in first.text
+    assert f'<script src="/static/chat.js" nonce="{nonce[1]}" defer></script>' in first.text
+    assert first.text.count("<script") == 1
+    assert "style-src 'self';" in policy
     assert "object-src 'none'" in policy
     assert "unsafe-inline" not in policy
+    assert "unsafe-eval" not in policy
     assert second.headers["content-security-policy"] != policy
-    assert "innerHTML" not in first.text
-    assert "insertAdjacentHTML" not in first.text
+    scripts = [first.text] + [path.read_text(encoding="utf-8") for path in STATIC.glob("*.js")]
+    assert len(scripts) >= 2
+    for text in scripts:
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+            assert sink not in text
+    # No inline event handler attribute in the page.
+    assert not re.search(r"\son\w+\s*=", first.text)
+
+
+def test_assets_are_served_from_the_package() -> None:
+    """The stylesheets, the script and the icon come from the package (nothing from a CDN)."""
+    client = TestClient(create_app())
+    assert client.get("/favicon.ico").headers["content-type"] == "image/svg+xml"
+    assert client.get("/static/app.css").status_code == 200
+    assert (
+        client.get("/static/chat.js").headers["content-type"].startswith(("text/javascript", "application/javascript"))
+    )
+    page = client.get("/").text
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert 'href="/check"' in page
 
 
 def test_a_chain_that_streams_str_works_too() -> None:
-    """A model chain ending in a string parser streams text events and citations like a chat model."""
+    """A model chain ending in a string parser streams tokens and citations like a chat model."""
     from langchain_core.output_parsers import StrOutputParser
 
     model = streaming_model(["Paris is big[1](id=1).", [{"type": "text", "text": " <i>Yes</i>"}]]) | StrOutputParser()
-    stream = events(ask("Paris?", model=model, documents=DOCUMENTS, k=2))
-    assert shown(stream) == "Paris is big[1]. <i>Yes</i>"
+    assert shown(ask("Paris?", model=model, documents=DOCUMENTS, k=2)) == "Paris is big[1]. <i>Yes</i>"
 
 
-def test_empty_question_is_refused() -> None:
-    """An empty question is a 400 with a clear message."""
-    response = TestClient(create_app()).get("/api/ask")
-    assert response.status_code == 400
-    assert "ask a question" in response.json()["error"]
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        (b"", 400, "question"),
+        (b"not json", 400, "question"),
+        (b'{"question": "   "}', 400, "question"),
+        (b'{"question": 3}', 400, "question"),
+        (b"[" * 5000 + b"]" * 5000, 400, "question"),
+        (json.dumps({"question": "x" * 4001}).encode(), 413, "4000 characters"),
+        (json.dumps({"question": "x", "pad": "y" * 20_000}).encode(), 413, "16384 bytes"),
+    ],
+)
+def test_bad_requests_are_refused_clearly(body: bytes, status: int, says: str) -> None:
+    """A missing, malformed, deeply nested or oversized body gets a 4xx with a clear message."""
+    response = TestClient(create_app()).post("/api/chat", content=body)
+    assert response.status_code == status
+    assert says in response.json()["error"]
+
+
+def test_markdown_list_emphasis_heading_and_code_fence_become_elements() -> None:
+    """Lists, emphasis, headings and code fences are elements; a marker inside a fence stays literal."""
+    answer = "# Steps\n\n- **one**[1](id=1)\n- *two*\n\n```python\nx = [1](id=1)\n```\n\nSee `[2](id=2)` too."
+    stream = ask("Paris?", model=streaming_model([answer]), documents=DOCUMENTS, k=2)
+    tree = final_tree(stream)
+    assert tree == [
+        {"tag": "h3", "attrs": {}, "children": ["Steps"]},
+        {
+            "tag": "ul",
+            "attrs": {},
+            "children": [
+                {
+                    "tag": "li",
+                    "attrs": {},
+                    "children": [{"tag": "strong", "attrs": {}, "children": ["one"]}, {"cite": 1, "index": 0}],
+                },
+                {"tag": "li", "attrs": {}, "children": [{"tag": "em", "attrs": {}, "children": ["two"]}]},
+            ],
+        },
+        {"tag": "pre", "attrs": {}, "children": [{"tag": "code", "attrs": {}, "children": ["x = [1](id=1)\n"]}]},
+        {
+            "tag": "p",
+            "attrs": {},
+            "children": ["See ", {"tag": "code", "attrs": {}, "children": ["[2](id=2)"]}, " too."],
+        },
+    ]
+    assert [data for name, data in stream if name == "citation"] == [{"number": 1, "index": 0}]
+
+
+@pytest.mark.parametrize(
+    ("markdown", "hrefs"),
+    [
+        ("[a](javascript:alert(1)) [b](https://ok.org/)", ["https://ok.org/"]),
+        ("[a](java&#115;cript:alert(1))", []),
+        ("[a](&#x6A;avascript:alert(1))", []),
+        ("[a](JAVASCRIPT&colon;alert(1))", []),
+        ("<javascript:alert(1)> <https://ok.org/x>", ["https://ok.org/x"]),
+        ("[a](data:text/html;base64,PHNjcmlwdD4=)", []),
+        ("[a](vbscript:msgbox) [m](mailto:a@b.org) [r](docs/x.md)", ["mailto:a@b.org", "docs/x.md"]),
+        ("![x](javascript:alert(1)) ![y](https://ok.org/i.png)", []),
+        ('<a href="javascript:alert(1)">x</a> <img src=x onerror=alert(1)>', []),
+    ],
+)
+def test_markdown_links_only_to_safe_urls(markdown: str, hrefs: list[str]) -> None:
+    """Only http, https, mailto and relative links survive, however javascript: is written; images load nothing."""
+    tree = markdown_tree(markdown)
+    assert [node["attrs"]["href"] for node in elements(tree) if node["tag"] == "a"] == hrefs
+    for node in elements(tree):
+        assert node["tag"] in ALLOWED_TAGS
+        assert set(node["attrs"]) <= {"href", "start"}
+
+
+def test_raw_html_in_markdown_is_text() -> None:
+    """Raw HTML, inline or as a block, is shown as its text, never as an element."""
+    tree = markdown_tree('<div onclick="x()">\n<script>alert(1)</script>\n</div>\n\nA <b>b</b> &lt;i&gt;')
+    assert {node["tag"] for node in elements(tree)} == {"p"}
+    assert tree_text(tree) == '<div onclick="x()">\n<script>alert(1)</script>\n</div>A <b>b</b> <i>'
+
+
+def test_a_chip_inside_code_reads_as_its_number() -> None:
+    """A citation that Markdown puts inside code shows as [n] text, never as a chip."""
+    assert markdown_tree("`a\ue0000\ue001`", [4]) == [
+        {"tag": "p", "attrs": {}, "children": [{"tag": "code", "attrs": {}, "children": ["a[4]"]}]}
+    ]
+
+
+def test_ordered_list_keeps_its_start() -> None:
+    """An ordered list that starts at 3 says so; one that starts at 1 has no attribute."""
+    assert markdown_tree("3. a\n4. b")[0]["attrs"] == {"start": 3}
+    assert markdown_tree("1. a")[0]["attrs"] == {}
+
+
+def test_each_chip_carries_the_passage_of_its_document() -> None:
+    """A chip's passage is the cited document's own words, with the text around it from the same document."""
+    stream = ask("How are sources numbered?")
+    chips = the(stream, "references")["chips"]
+    citations = [data for name, data in stream if name == "citation"]
+    assert [chip["number"] for chip in chips] == [c["number"] for c in citations]
+    sources = {s["number"]: s for s in the(stream, "references")["sources"]}
+    from langchain_refs.apps.demo import load_corpus
+
+    texts = {d.metadata["source"]: d.page_content for d in load_corpus()}
+    for chip in chips:
+        text = texts[sources[chip["number"]]["url"]]
+        passage = chip["passage"]
+        assert passage["excerpt"]
+        assert passage["excerpt"] in text
+        assert (passage["before"] + passage["excerpt"] + passage["after"]).strip("…") in text
+
+
+def test_invalid_citation_is_reported() -> None:
+    """A marker naming no document is left out of the text and listed with its reason."""
+    stream = ask("Paris?", model=streaming_model(["Paris is big[1](id=1). Odd[2](id=9)."]), documents=DOCUMENTS, k=2)
+    assert shown(stream) == "Paris is big[1]. Odd."
+    assert the(stream, "references")["invalid"] == [{"marker": "[2](id=9)", "reason": "no document 9 (2 given)"}]
+
+
+class NothingSupported:
+    """A verifier that finds no citation supported (support 0.1)."""
+
+    def verify_citations(self, references: AnswerReferences, documents: Any, *, threshold: float) -> AnswerReferences:
+        from dataclasses import replace
+
+        return replace(
+            references, citations=tuple(replace(c, support=0.1, supported=False) for c in references.citations)
+        )
+
+
+def test_unsupported_citations_are_marked() -> None:
+    """With a verifier, each chip and source says whether it is supported."""
+    model = streaming_model(["Paris is big[1](id=1)."])
+    references = the(ask("Paris?", model=model, documents=DOCUMENTS, k=2, verifier=NothingSupported()), "references")
+    assert [(c["supported"], c["support"]) for c in references["chips"]] == [(False, 0.1)]
+    assert [s["supported"] for s in references["sources"]] == [False]
+
+
+class RecordingModel:
+    """Streams fixed answers in turn and records the messages of each call."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = answers
+        self.calls: list[list[BaseMessage]] = []
+
+    def runnable(self) -> RunnableGenerator[Any, Any]:
+        async def astream(inputs: AsyncIterator[Any]) -> AsyncIterator[AIMessageChunk]:
+            async for value in inputs:
+                self.calls.append(list(value.to_messages()))
+            yield AIMessageChunk(content=self.answers[len(self.calls) - 1])
+
+        def stream(inputs: Iterator[Any]) -> Iterator[AIMessageChunk]:
+            raise NotImplementedError  # the server streams asynchronously
+            yield  # pragma: no cover
+
+        return RunnableGenerator(stream, astream)
+
+
+def test_earlier_turns_go_back_as_plain_text() -> None:
+    """The second turn's prompt holds the first question and answer, the answer without citation numbers."""
+    model = RecordingModel(["Paris is *big*[1](id=1) and old[2](id=2).", "Yes[1](id=1)."])
+    client = TestClient(create_app(model=model.runnable(), documents=DOCUMENTS, k=2))
+    conversation = the(chat(client, "Paris?"), "start")["conversation"]
+    second = chat(client, "Really?", conversation)
+    assert the(second, "start")["conversation"] == conversation
+    history = [m for m in model.calls[1] if m.type in ("human", "ai")][:-1]
+    assert [(m.type, m.content) for m in history] == [("human", "Paris?"), ("ai", "Paris is *big* and old.")]
+    # A new conversation (no id, or an id the server does not know) starts empty.
+    chat(client, "Rome?", "not-a-conversation")
+    assert [m.type for m in model.calls[2]] == ["system", "human"]
+
+
+def test_a_failing_model_ends_with_an_error_event() -> None:
+    """An exception in the model becomes one error event with its first line, and no done."""
+
+    def fail(_: Iterator[Any]) -> Iterator[Any]:
+        raise RuntimeError("the model is down\nand a second line")
+        yield  # pragma: no cover
+
+    async def afail(_: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        raise RuntimeError("the model is down\nand a second line")
+        yield  # pragma: no cover
+
+    stream = ask("Paris?", model=RunnableGenerator(fail, afail), documents=DOCUMENTS, k=2)
+    assert stream[-1] == ("error", {"message": "RuntimeError: the model is down"})
+    assert "done" not in [name for name, _ in stream]
+
+
+agents = pytest.mark.skipif(
+    importlib.util.find_spec("langgraph") is None or importlib.util.find_spec("langchain") is None,
+    reason="AGENT MODE NOT TESTED: the agents extra (langchain, langgraph) is not installed",
+)
+
+
+@agents
+def test_agent_mode_shows_the_tool_step_before_the_answer() -> None:
+    """In agent mode the search step comes before the first token, and the answer is cited."""
+    stream = ask("How are sources numbered?", agent=True)
+    names = [name for name, _ in stream]
+    assert names.index("tool") < names.index("token")
+    assert the(stream, "tool") == {"name": "search_docs", "query": "How are sources numbered?", "found": 4}
+    assert shown(stream).startswith("Chunks that come from the same source share one citation number[1].")
+    chips = the(stream, "references")["chips"]
+    assert chips[0]["passage"]["excerpt"] == "Chunks that come from the same source share one citation number."
+
+
+@agents
+def test_agent_mode_keeps_the_thread() -> None:
+    """The agent's second turn in a conversation sees the first; a new conversation does not."""
+    from langchain_refs.apps.demo.agent import AgentDemoChatModel
+
+    seen: list[int] = []
+
+    class Counting(AgentDemoChatModel):
+        def reply(self, messages: Any) -> AIMessage:
+            seen.append(sum(isinstance(m, HumanMessage) for m in messages))
+            return super().reply(messages)
+
+    client = TestClient(create_app(agent=True, model=Counting()))
+    conversation = the(chat(client, "How are sources numbered?"), "start")["conversation"]
+    chat(client, "Which URLs become links?", conversation)
+    chat(client, "Which URLs become links?")
+    # Two model calls per turn (search, answer): 1 question, then 2, then a new thread with 1.
+    assert seen == [1, 1, 2, 2, 1, 1]
+
+
+def test_a_model_cannot_fake_a_citation_with_the_servers_marks() -> None:
+    """Private-use marks in the model's words show as replacement characters, never as chips."""
+    stream = ask("Paris?", model=streaming_model(["A\ue000", "1\ue001 B\ue0002"]), documents=DOCUMENTS, k=2)
+    assert [name for name, _ in stream if name == "citation"] == []
+    assert shown(stream) == "A\ufffd1\ufffd B\ufffd2"
+
+
+@agents
+def test_an_agent_model_cannot_fake_a_citation_with_the_servers_marks() -> None:
+    """In agent mode too (no text normalising stage before the middleware), marks in the words are not chips."""
+    from langchain_refs.apps.demo.agent import AgentDemoChatModel
+
+    class Faking(AgentDemoChatModel):
+        def answer(self, prompt: str) -> str:
+            return "A\ue0001\ue001 B\ue000"
+
+    stream = ask("Paris?", agent=True, model=Faking())
+    assert [name for name, _ in stream if name == "citation"] == []
+    assert shown(stream) == "A\ufffd1\ufffd B\ufffd"
 
 
 @pytest.mark.parametrize(
@@ -142,3 +468,19 @@ def test_empty_question_is_refused() -> None:
 def test_content_text(content: Any, text: str) -> None:
     """content_text keeps strings and text blocks, in order, and leaves every other block out."""
     assert content_text(content) == text
+
+
+@pytest.mark.parametrize(("argv", "agent"), [(["serve"], False), (["serve", "--agent"], True)])
+def test_serve_command_starts_the_chat_app(monkeypatch: pytest.MonkeyPatch, argv: list[str], agent: bool) -> None:
+    """`langchain-refs serve [--agent]` hands uvicorn the chat app, in agent mode when asked."""
+    import uvicorn
+
+    from langchain_refs.apps import main
+
+    started: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: started.append((app, options)))
+    assert main([*argv, "--port", "8123"]) == 0
+    ((app, options),) = started
+    assert app.state.agent is agent
+    assert options["port"] == 8123
+    assert options["host"] == "127.0.0.1"

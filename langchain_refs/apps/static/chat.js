@@ -118,11 +118,18 @@
     card.style.top = at.bottom - box.top + 6 + "px";
   }
 
-  function closeCards(focusChip) {
+  let refocusing = false; // focus going back to a chip after Escape must not open its card again
+
+  function closeCards(toChip) {
+    const inCard = document.activeElement && document.activeElement.closest(".passage-card");
     for (const card of document.querySelectorAll(".passage-card")) card.hidden = true;
     for (const button of document.querySelectorAll(".chip[aria-expanded='true']")) {
       button.setAttribute("aria-expanded", "false");
-      if (focusChip) button.focus();
+      if (toChip && inCard) {
+        refocusing = true;
+        button.focus();
+        refocusing = false;
+      }
     }
   }
 
@@ -165,7 +172,7 @@
     turn.card.addEventListener("mouseover", () => clearTimeout(closeTimer));
     turn.answer.addEventListener("focusin", (event) => {
       const button = event.target.closest(".chip");
-      if (button) openCard(turn, button);
+      if (button && !refocusing) openCard(turn, button);
       else if (event.target.closest(".passage-card")) clearTimeout(closeTimer);
     });
     turn.answer.addEventListener("focusout", (event) => {
@@ -299,6 +306,7 @@
     const controller = new AbortController();
     setRunning(controller);
     status.textContent = "streaming";
+    document.body.dataset.state = "streaming";
     let outcome = "error";
     try {
       const response = await fetch("/api/chat", {
@@ -324,6 +332,7 @@
     turn.answer.setAttribute("aria-busy", "false");
     setRunning(null);
     status.textContent = outcome;
+    document.body.dataset.state = outcome; // for scripts and tests: streaming, done, stopped or error
   }
 
   form.addEventListener("submit", (event) => {
