@@ -131,7 +131,9 @@ def test_two_turn_conversation_by_keyboard(browser: Any) -> None:
         )
         assert "langchain-refs.dev" in cards.nth(0).inner_text()
         assert "cited" in cards.nth(0).inner_text()
-        assert "consulted" in turns.nth(0).locator(".source-card.consulted").first.inner_text()
+        consulted = turns.nth(0).locator(".consulted")
+        assert consulted.inner_text().startswith("Also consulted, not cited:")
+        assert consulted.locator("a").all_inner_texts() == ["References as data"]
         # Focus stays in the question box, so the next question can be typed at once.
         assert page.evaluate("document.activeElement.id") == "question"
         assert page.dialogs == []
@@ -399,6 +401,7 @@ def make_screenshot() -> None:
         page.goto(url)
         ask(page, "How are sources numbered?")
         ask(page, "Which URLs become links?", turns=2)
+        page.locator("#question").blur()
         page.mouse.move(0, 0)
         height = page.evaluate("document.documentElement.scrollHeight")
         page.set_viewport_size({"width": 1280, "height": height + 40})

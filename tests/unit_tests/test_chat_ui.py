@@ -484,3 +484,31 @@ def test_serve_command_starts_the_chat_app(monkeypatch: pytest.MonkeyPatch, argv
     assert app.state.agent is agent
     assert options["port"] == 8123
     assert options["host"] == "127.0.0.1"
+
+
+async def test_which_astream_events_carry_rewritten_text() -> None:
+    """As the README says: on_chat_model_stream (and the inner chain) carry raw markers, the wrapper's events do not."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+
+    from langchain_refs.streaming import TextReferenceStyle, manage_references
+
+    model = GenericFakeChatModel(messages=iter([AIMessage("Paris[1](id=1) is big.")]))
+    inner = (ChatPromptTemplate.from_template("{question}") | model).with_config(run_name="inner")
+    chain = (manage_references(inner, style=TextReferenceStyle()) | StrOutputParser()).with_config(run_name="outer")
+    texts: dict[tuple[str, str], str] = {}
+    inputs = {"documents": [Document("Paris is big.", metadata={"source": "a"})], "question": "?"}
+    async for event in chain.astream_events(inputs, version="v2"):
+        if event["event"].endswith("_stream"):
+            chunk = event["data"]["chunk"]
+            key = (event["event"], event["name"])
+            texts[key] = texts.get(key, "") + (chunk if isinstance(chunk, str) else content_text(chunk.content))
+    raw, rewritten = "Paris[1](id=1) is big.", "Paris[1] is big.\n\n- [1] a\n"
+    assert texts == {
+        ("on_chat_model_stream", "GenericFakeChatModel"): raw,
+        ("on_chain_stream", "inner"): raw,
+        ("on_chain_stream", "manage_references"): rewritten,
+        ("on_parser_stream", "StrOutputParser"): rewritten,
+        ("on_chain_stream", "outer"): rewritten,
+    }

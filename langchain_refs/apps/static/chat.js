@@ -115,7 +115,15 @@
     const width = card.offsetWidth;
     const left = Math.max(0, Math.min(at.left - box.left - 12, box.width - width));
     card.style.left = left + "px";
-    card.style.top = at.bottom - box.top + 6 + "px";
+    // Below the chip unless the composer bar would hide it: then on the side with more room,
+    // scrolling inside the card if it is still too tall (scrolling the page would move the chip away).
+    card.style.maxHeight = "";
+    const bottom = document.querySelector(".composer-bar").getBoundingClientRect().top;
+    const below = bottom - at.bottom - 12;
+    const room = at.top - 12;
+    const above = card.offsetHeight > below && room > below;
+    card.style.maxHeight = Math.max(120, above ? room : below) + "px";
+    card.style.top = (above ? at.top - box.top - 6 - card.offsetHeight : at.bottom - box.top + 6) + "px";
   }
 
   let refocusing = false; // focus going back to a chip after Escape must not open its card again
@@ -194,19 +202,38 @@
 
   // -- sources and warnings ---------------------------------------------------
 
-  function sourceCard(source, cited) {
-    const item = el("li", "card source-card" + (cited ? "" : " consulted"));
-    const head = el("div", "source-head");
-    if (cited) head.append(el("span", "source-number", Number(source.number)));
+  function sourceTitle(source) {
     const title = String(source.title || "untitled");
     const href = linkTarget(source.url);
-    head.append(href ? externalLink(href, "source-title", title) : el("span", "source-title", title));
+    return href ? externalLink(href, "source-title", title) : el("span", "source-title", title);
+  }
+
+  function sourceCard(source) {
+    const item = el("li", "card source-card");
+    const head = el("div", "source-head");
+    head.append(el("span", "source-number", Number(source.number)), sourceTitle(source));
     const meta = el("div", "source-meta");
     if (source.domain) meta.append(el("span", "source-domain", source.domain));
-    meta.append(el("span", "label " + (cited ? "label-supported" : "label-neutral"), cited ? "cited" : "consulted, not cited"));
+    meta.append(el("span", "label label-supported", "cited"));
     if (source.supported === false) meta.append(el("span", "label label-unsupported", "✗ not supported"));
     item.append(head, meta);
     return item;
+  }
+
+  // Sources the model was given but did not cite: one discreet line, no number.
+  function consultedList(sources) {
+    const list = el("ul", "consulted");
+    list.setAttribute("aria-label", "Also consulted, not cited");
+    const label = el("li", "consulted-label", "Also consulted, not cited:");
+    label.setAttribute("aria-hidden", "true");
+    list.append(label);
+    for (const source of sources) {
+      const item = el("li", "consulted-item");
+      item.append(sourceTitle(source));
+      if (source.domain) item.append(el("span", "source-domain", " · " + source.domain));
+      list.append(item);
+    }
+    return list;
   }
 
   function showReferences(turn, data) {
@@ -216,9 +243,10 @@
     for (const button of turn.body.querySelectorAll(".chip")) decorateChip(turn, button);
     const list = el("ol", "sources");
     list.setAttribute("aria-label", "Sources of this answer");
-    for (const source of data.sources || []) list.append(sourceCard(source, true));
-    for (const source of data.consulted || []) list.append(sourceCard(source, false));
+    for (const source of data.sources || []) list.append(sourceCard(source));
     if (list.childElementCount) turn.item.append(list);
+    const consulted = Array.isArray(data.consulted) ? data.consulted : [];
+    if (consulted.length) turn.item.append(consultedList(consulted));
     const invalid = Array.isArray(data.invalid) ? data.invalid : [];
     const count = invalid.length + Number(data.omitted_invalid || 0);
     if (count) {
