@@ -1,14 +1,32 @@
-"""The offline `langchain-refs check` on WiCE claims: AUROC and confusion matrix.
+"""The offline ``langchain-refs check`` on the development splits: what users of the command get.
 
-    python bench/eval_claims.py                 # prints the table
-    python bench/eval_claims.py --write-readme  # ... and puts it in README.md
+    python bench/eval_claims.py                 # prints the tables
+    python bench/eval_claims.py --write-readme  # ... and puts them in README.md
+    python bench/eval_claims.py --limit 200     # a quick look on fewer rows of each file
 
-Each WiCE development claim becomes one RefChecker-style item (``response`` =
-the claim, ``reference`` = its evidence sentences) and goes through
-``langchain-refs check extract-check`` offline (rule-based extraction, scorer
-checker, strict aggregation). AUROC separates ``supported`` from
-``not_supported`` claims by the mean support score of their sub-claims; the
-confusion matrix shows the aggregated labels for every WiCE label.
+Every row goes through ``langchain-refs check extract-check`` itself (rule-based
+extraction, the scorer checker, strict aggregation, the command's default
+threshold), as a RefChecker-style item:
+
+- AttributionBench: ``response`` = the row's ``claim`` (the statement whose
+  attribution is labelled; the full ``response`` holds other statements its
+  references were never meant to back), ``question`` = the question,
+  ``reference`` = the reference passages.
+- WiCE: ``response`` = the claim, ``reference`` = the evidence sentences.
+
+Two figures per set, per source dataset:
+
+- AUROC of a support score read from the command's output: the mean of the
+  per-claim scores (``checks[i].score``, the best reference window's support);
+  a claim labelled Contradiction counts 0 and a response with no claim
+  (Abstain) scores 0. It separates attributable from not attributable rows
+  (WiCE: supported from not_supported).
+- macro-F1 of the aggregated verdict ``Y``: Entailment means attributable
+  (supported), any other label (Neutral, Contradiction, Abstain) means not.
+
+and the count of each aggregated label per gold class, which shows how often
+Contradiction fires on rows that are in fact attributable, and how many rows
+Abstain. The data is read from ../shared/eval and never copied into the project.
 """
 
 from __future__ import annotations
@@ -18,7 +36,9 @@ import json
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -27,42 +47,142 @@ from bench.eval_grounding import EVAL, auroc  # noqa: E402
 from bench.readme import replace_section  # noqa: E402
 from langchain_refs.apps import main as cli  # noqa: E402
 
-LABELS = ["Entailment", "Neutral", "Contradiction", "Abstain"]
+LABELS = ("Entailment", "Neutral", "Contradiction", "Abstain")
+
+
+def load(name: str, limit: int | None) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in (EVAL / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return rows[:limit] if limit else rows
+
+
+def run_command(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items through ``langchain-refs check extract-check`` (offline, defaults), in order."""
+    with tempfile.TemporaryDirectory() as folder:
+        source, target = Path(folder) / "in.jsonl", Path(folder) / "out.jsonl"
+        source.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+        status = cli(["check", "extract-check", "--input", str(source), "--output", str(target), "--no-progress"])
+        if status != 0:
+            raise SystemExit(f"the check command exited with status {status}")
+        return [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+
+
+def support(result: dict[str, Any]) -> float:
+    """The row's support score: the mean claim score, a contradicted claim counting 0; no claim: 0."""
+    checks = result["checks"]
+    if not checks:
+        return 0.0
+    return sum(0.0 if c["label"] == "Contradiction" else c["score"] for c in checks) / len(checks)
+
+
+def macro_f1(predicted: Sequence[bool], gold: Sequence[bool]) -> float:
+    """The mean of the F1 of the positive class and the F1 of the negative class."""
+    scores = []
+    for cls in (True, False):
+        tp = sum(1 for p, g in zip(predicted, gold, strict=True) if p == cls and g == cls)
+        fp = sum(1 for p, g in zip(predicted, gold, strict=True) if p == cls and g != cls)
+        fn = sum(1 for p, g in zip(predicted, gold, strict=True) if p != cls and g == cls)
+        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(scores) / 2
+
+
+def figures(
+    rows: list[dict[str, Any]], results: list[dict[str, Any]], group: Callable[[dict[str, Any]], str | None]
+) -> list[tuple[str, int, float, float]]:
+    """(group, rows, AUROC, macro-F1) per group and for all rows; rows whose group is None are left out.
+
+    A row whose group is ``"all"`` counts in the total only.
+    """
+    grouped: dict[str, list[tuple[float, bool, bool]]] = {}
+    for row, result in zip(rows, results, strict=True):
+        name = group(row)
+        if name is None:
+            continue
+        positive = row.get("attribution_label", row.get("label")) in ("attributable", "supported")
+        entry = (support(result), result["Y"] == "Entailment", positive)
+        if name != "all":
+            grouped.setdefault(name, []).append(entry)
+        grouped.setdefault("all", []).append(entry)
+    out = []
+    for name in sorted(grouped, key=lambda n: (n == "all", n)):
+        entries = grouped[name]
+        scores, verdicts, gold = zip(*entries, strict=True)
+        out.append((name, len(entries), auroc(scores, gold), macro_f1(verdicts, gold)))
+    return out
+
+
+def label_counts(rows: list[dict[str, Any]], results: list[dict[str, Any]], gold: str) -> Counter[tuple[str, str]]:
+    return Counter((row[gold], result["Y"]) for row, result in zip(rows, results, strict=True))
+
+
+def contradiction_precision(counts: Counter[tuple[str, str]], wrong: Sequence[str]) -> str:
+    """The share of Contradiction verdicts that fall on rows whose gold class is one of ``wrong``."""
+    fired = sum(n for (_, label), n in counts.items() if label == "Contradiction")
+    right = sum(n for (gold, label), n in counts.items() if label == "Contradiction" and gold in wrong)
+    return f"{right}/{fired}" if fired else "0/0"
+
+
+def table(
+    title: str, scored: list[tuple[str, int, float, float]], counts: Counter[tuple[str, str]], golds: Sequence[str]
+) -> list[str]:
+    lines = [
+        f"| {title} | rows | AUROC | macro-F1 |",
+        "|---|---|---|---|",
+        *(f"| {name} | {n} | {auc:.3f} | {f1:.3f} |" for name, n, auc, f1 in scored),
+        "",
+        "| gold label | " + " | ".join(LABELS) + " |",
+        "|---|" + "---|" * len(LABELS),
+        *(f"| {gold} | " + " | ".join(str(counts[gold, label]) for label in LABELS) + " |" for gold in golds),
+    ]
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limit", type=int, help="only the first N rows of each file")
     parser.add_argument("--write-readme", action="store_true")
     args = parser.parse_args()
-    rows = [json.loads(line) for line in (EVAL / "wice_claim_dev.jsonl").read_text(encoding="utf-8").splitlines()]
-    with tempfile.TemporaryDirectory() as folder:
-        source, target = Path(folder) / "in.jsonl", Path(folder) / "out.jsonl"
-        source.write_text(
-            "".join(json.dumps({"response": r["claim"], "reference": r["evidence"]}) + "\n" for r in rows),
-            encoding="utf-8",
-        )
-        cli(["check", "extract-check", "--input", str(source), "--output", str(target), "--no-progress"])
-        results = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
-    scores, positives, matrix = [], [], Counter()
-    for row, result in zip(rows, results, strict=True):
-        matrix[row["label"], result["Y"]] += 1
-        if row["label"] in ("supported", "not_supported"):
-            checks = result["checks"]
-            scores.append(sum(c["score"] for c in checks) / len(checks) if checks else 0.0)
-            positives.append(row["label"] == "supported")
+
+    bench_rows = load("attributionbench_dev.jsonl", args.limit)
+    bench_results = run_command(
+        [{"response": r["claim"], "question": r["question"], "reference": r["references"]} for r in bench_rows]
+    )
+    wice_rows = load("wice_claim_dev.jsonl", args.limit)
+    wice_results = run_command([{"response": r["claim"], "reference": r["evidence"]} for r in wice_rows])
+
+    bench_counts = label_counts(bench_rows, bench_results, "attribution_label")
+    wice_counts = label_counts(wice_rows, wice_results, "label")
+    limit = f" --limit {args.limit}" if args.limit else ""
     lines = [
-        f"`python bench/eval_claims.py` on {len(rows)} WiCE development claims: AUROC supported vs "
-        f"not_supported (mean sub-claim support) **{auroc(scores, positives):.3f}**; aggregated labels (strict):",
+        f"`python bench/eval_claims.py{limit}`: each development row through `langchain-refs check "
+        "extract-check` offline (defaults: rule-based claims, scorer checker, strict aggregation). AUROC of the "
+        "mean claim support (a contradicted claim and a row without claims count 0); macro-F1 of the verdict "
+        "(Entailment = attributable, any other label = not).",
         "",
-        "| WiCE label | " + " | ".join(LABELS) + " |",
-        "|---|" + "---|" * len(LABELS),
+        *table(
+            f"AttributionBench ({len(bench_rows)} rows)",
+            figures(bench_rows, bench_results, lambda r: r["src_dataset"]),
+            bench_counts,
+            ("attributable", "not attributable"),
+        ),
+        "",
+        f"Contradiction verdicts on not-attributable rows: "
+        f"{contradiction_precision(bench_counts, ['not attributable'])}.",
+        "",
+        *table(
+            f"WiCE ({len(wice_rows)} claims)",
+            figures(wice_rows, wice_results, lambda r: "all" if r["label"] != "partially_supported" else None),
+            wice_counts,
+            ("supported", "partially_supported", "not_supported"),
+        ),
+        "",
+        "WiCE figures compare supported with not_supported claims (partially_supported left out). Contradiction "
+        f"verdicts on claims that are not fully supported: "
+        f"{contradiction_precision(wice_counts, ['partially_supported', 'not_supported'])}.",
     ]
-    for label in ("supported", "partially_supported", "not_supported"):
-        lines.append(f"| {label} | " + " | ".join(str(matrix[label, p]) for p in LABELS) + " |")
-    table = "\n".join(lines)
-    print(table)
+    text = "\n".join(lines)
+    print(text)
     if args.write_readme:
-        replace_section("claims", table)
+        replace_section("claims", text)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,21 @@ LLM extracts them); each claim is checked against the references and labelled
 
 The offline checker is built on the grounding scorers: a claim is Entailment
 when its best-supporting reference window reaches a threshold, Neutral
-otherwise, and Contradiction only where a real signal exists — the window
-covers the claim's words well but states other numbers or dates, or negates
-what the claim affirms (or the reverse). It never guesses a contradiction.
+otherwise, and Contradiction only where the best window says the same thing
+with one slot changed:
+
+- a number: the claim states a number the window does not, and the window
+  states another number of the same kind (a year or not) between the same
+  words ("opened in 1951" against "opened in 1932"); citation markers such
+  as "[3]" are not numbers;
+- a negation: one of them negates a phrase (the next few content words of a
+  "not", "never", "no"... up to the end of its clause; "not only" negates
+  nothing) that the other states un-negated, two of its words at least;
+
+and in both cases the window covers the rest of the claim well, and the claim
+has three content words or numbers at least. It never guesses a
+contradiction. A bare answer ("Neil Alden Armstrong") is a claim; the offline
+checker reads it as the answer to its question when one is given.
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ from pydantic import BaseModel, Field
 
 from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._scoring import LexicalScorer
-from langchain_refs.text import SentenceSplitter, Span, sentence_windows
+from langchain_refs.text import STOP_WORDS, SentenceSplitter, Span, fold, sentence_windows, stem
 
 __all__ = [
     "ABSTAIN",
@@ -143,6 +155,34 @@ class ClaimCheck:
 # A whitespace run is tried from its start only: retrying inside it made a long run quadratic.
 _CLAUSE = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although)\s+|(?<!\s)\s+(?:but|whereas)\s+")
 _WORDS = re.compile(r"\w+")
+# Citation markers such as "[3]" or "[2, 5]" are references, not numbers the claim states.
+_CITATION_MARKER = re.compile(r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?:\(id=[^)]*\))?")
+# A sentence of fewer words is a fragment to the sentence rules (as for `needs_reference`).
+_SENTENCE_WORDS = 4
+# Short replies that answer nothing: greetings, thanks, assent, headings, "no idea".
+_NOT_AN_ANSWER = re.compile(
+    r"^\W*(?:#|(?:hi|hello|hey|thanks|thank you|you're welcome|sure|of course|great question|ok|okay|"
+    r"bye|goodbye|cheers|no idea|not sure|unknown|n/a)\b)",
+    re.IGNORECASE,
+)
+
+
+def _is_bare(text: str) -> bool:
+    """A claim too short to be a sentence: a bare answer such as "Neil Alden Armstrong"."""
+    return len(_WORDS.findall(_CITATION_MARKER.sub(" ", text))) < _SENTENCE_WORDS
+
+
+def _in_context(claim: str, question: str | None) -> str:
+    """The text to check: a bare answer reads as the answer to its question, any other claim as itself.
+
+    Example:
+        >>> _in_context("1951", "When did the bridge open?"), _in_context("It opened in 1951.", "When?")
+        ('When did the bridge open 1951', 'It opened in 1951.')
+    """
+    if question and question.strip() and _is_bare(claim):
+        # Without the question mark: "When did the bridge open 1951" keeps "open" next to the year.
+        return f"{question.strip().rstrip('?!.')} {claim.strip()}"
+    return claim
 
 
 class RuleBasedClaimExtractor:
@@ -152,10 +192,18 @@ class RuleBasedClaimExtractor:
     when both halves have at least ``min_words`` words. Sentences that make
     no claim (greetings, headings, "I could not find...") are left out.
 
+    A bare answer is a claim too. When no sentence of the response makes a
+    claim, each fragment of fewer than four words that is not a greeting,
+    thanks or heading ("Neil Alden Armstrong", "1969.", "Yes.") becomes one,
+    as written. The claim stays the answer's own words (its offsets slice the
+    response); the checkers read it with the question, when one is given.
+
     Example:
         >>> [c.text for c in RuleBasedClaimExtractor().extract(
         ...     "Hello! Paris is the capital of France, and it has two million inhabitants.")]
         ['Paris is the capital of France', 'it has two million inhabitants.']
+        >>> RuleBasedClaimExtractor().extract("Neil Alden Armstrong", "Who first walked on the Moon?")
+        [Claim(text='Neil Alden Armstrong', triplet=None, start=0, end=20)]
     """
 
     def __init__(self, *, min_words: int = 3, splitter: SentenceSplitter | None = None) -> None:
@@ -172,12 +220,18 @@ class RuleBasedClaimExtractor:
         from langchain_refs.grounding._predictor import needs_reference
 
         claims = []
+        fragments = []
         for sentence in self.splitter.split(response):
             if not needs_reference(sentence.text):
+                if _WORDS.search(sentence.text) and not _NOT_AN_ANSWER.match(sentence.text) and _is_bare(sentence.text):
+                    fragments.append(sentence)
                 continue
             for piece in self._clauses(sentence):
                 claims.append(Claim(text=piece.text, start=piece.start, end=piece.end))
-        return claims
+        if claims or not fragments:
+            return claims
+        # No sentence makes a claim, but the response answers: "Neil Alden Armstrong" is a claim.
+        return [Claim(text=f.text, start=f.start, end=f.end) for f in fragments]
 
     def extract_batch(
         self, responses: Sequence[str], questions: Sequence[str | None] | None = None
@@ -188,7 +242,8 @@ class RuleBasedClaimExtractor:
             >>> len(RuleBasedClaimExtractor().extract_batch(["A b c d.", "E f g h."]))
             2
         """
-        return [self.extract(r) for r in responses]
+        questions = questions or [None] * len(responses)
+        return [self.extract(r, q) for r, q in zip(responses, questions, strict=True)]
 
     def _clauses(self, sentence: Span) -> list[Span]:
         pieces: list[Span] = []
@@ -323,12 +378,158 @@ def _located(claims: list[Claim], response: str) -> list[Claim]:
     return located
 
 
-_NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b", re.IGNORECASE)
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# "can't", "wasn't", "don\u2019t": a contracted "not" becomes the word.
+_CONTRACTED_NOT = re.compile(r"n['\u2019]t\b")
+# A number (with thousands separators or decimals), a word, or a mark that ends a clause.
+_TOKEN = re.compile(r"(\d+(?:[.,]\d+)*)|([a-z]+)|([,;:.!?()\u2013\u2014\[\]])")
+_NEGATION_CUES: Final = frozenset({"not", "no", "never", "none", "neither", "nor", "cannot", "without"})
+# How far a negation reaches: its next few content words, within its clause.
+_SCOPE_WORDS = 4
+# How far an anchor of a number may stand from it, in words.
+_ANCHOR_REACH = 2
+# The fewest content words and numbers a claim needs before anything can contradict it.
+_MIN_CONTRADICTED_WORDS = 3
+_PLAIN = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot|without)\b|\d+(?:[.,]\d+)*")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Number:
+    """A number stated in a text, with the content words next to it (its slot)."""
+
+    value: str
+    year: bool
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Reading:
+    """What the contradiction rule reads in a text: its words, numbers and negated phrases."""
+
+    words: frozenset[str]
+    numbers: tuple[_Number, ...]
+    negated: tuple[frozenset[str], ...]
+
+
+def _read(text: str) -> _Reading:
+    """Content words (stemmed), numbers with their anchors, and the words each negation covers."""
+    folded = _CONTRACTED_NOT.sub(" not", fold(_CITATION_MARKER.sub(" ", text)))
+    # Each token: ("n", value) number, ("w", stem) content word, ("s", word) stop word, ("|", mark) clause mark.
+    tokens: list[tuple[str, str]] = []
+    for number, word, mark in (m.groups() for m in _TOKEN.finditer(folded)):
+        if number:
+            tokens.append(("n", number.replace(",", "")))
+        elif word:
+            if word in _NEGATION_CUES:
+                tokens.append(("c", word))
+            else:
+                tokens.append(("s", word) if word in STOP_WORDS else ("w", stem(word)))
+        else:
+            tokens.append(("|", mark))
+    words = frozenset(value for kind, value in tokens if kind == "w")
+    numbers = tuple(
+        _Number(
+            value=value,
+            year=len(value) == 4 and value.isdigit() and value[0] in "12",
+            before=_anchor(tokens, i, -1),
+            after=_anchor(tokens, i, 1),
+        )
+        for i, (kind, value) in enumerate(tokens)
+        if kind == "n"
+    )
+    negated = []
+    for i, (kind, value) in enumerate(tokens):
+        # "not only X but also Y" affirms X.
+        if kind != "c" or (value == "not" and i + 1 < len(tokens) and tokens[i + 1][1] == "only"):
+            continue
+        scope: list[str] = []
+        for other, word in tokens[i + 1 :]:
+            if other == "|" or len(scope) == _SCOPE_WORDS:
+                break
+            if other == "w":
+                scope.append(word)
+        if scope:
+            negated.append(frozenset(scope))
+    return _Reading(words=words, numbers=numbers, negated=tuple(negated))
+
+
+def _negated_cover(claim: _Reading, evidence: _Reading) -> bool:
+    """The words the window shares with the claim stand mostly inside its negations, and the claim negates none.
+
+    Too little to call a contradiction ("Red." against "The tower is not
+    painted red."), but no support either.
+    """
+    shared = claim.words & evidence.words
+    if not shared or claim.negated:
+        return False
+    negated = shared & frozenset().union(*evidence.negated)
+    return 2 * len(negated) >= len(shared)
+
+
+def _plain(text: str) -> str:
+    """The text without citation markers, numbers and negations: what must match for a contradiction."""
+    return _PLAIN.sub(" ", _CONTRACTED_NOT.sub(" not", fold(_CITATION_MARKER.sub(" ", text))))
+
+
+def _anchor(tokens: list[tuple[str, str]], at: int, step: int) -> str | None:
+    """The nearest content word within reach of the number at ``at``, on one side, inside its clause."""
+    i = at + step
+    for _ in range(_ANCHOR_REACH):
+        if not 0 <= i < len(tokens) or tokens[i][0] in ("|", "n"):
+            return None
+        if tokens[i][0] == "w":
+            return tokens[i][1]
+        i += step
+    return None
+
+
+def _numbers_disagree(claim: _Reading, evidence: _Reading) -> bool:
+    """A number of the claim is not in the evidence, which states another number in the same slot.
+
+    Same slot: a number of the same kind (a year, or not) whose anchors agree
+    with the claim number's — every side where both have an anchor agrees,
+    and at least one such side exists. "opened in 1951" against "opened in
+    1932" disagrees; "won the cup in 2019" against "its record in 2018" does not.
+    """
+    stated = {n.value for n in evidence.numbers}
+    for number in claim.numbers:
+        if number.value in stated:
+            continue
+        for other in evidence.numbers:
+            if other.year != number.year:
+                continue
+            sides = [(a, b) for a, b in ((number.before, other.before), (number.after, other.after)) if a and b]
+            if sides and all(a == b for a, b in sides):
+                return True
+    return False
+
+
+def _negation_flips(negating: _Reading, affirming: _Reading) -> bool:
+    """A phrase that ``negating`` negates is stated, un-negated, by ``affirming``.
+
+    The phrase is found when the affirming text has two of its content words
+    (or its only one); it is un-negated when no negation of the affirming text
+    covers those words.
+    """
+    for scope in negating.negated:
+        found = scope & affirming.words
+        if len(found) >= min(2, len(scope)) and not any(found & other for other in affirming.negated):
+            return True
+    return False
 
 
 class ScorerClaimChecker:
     """The offline checker: grounding scores, plus contradiction only on real signals.
+
+    Each claim is scored against every window of every reference; the best
+    window decides. Contradiction when that window states the claim with a
+    number or a negation changed (see the module's header); else Entailment
+    when its score reaches ``threshold`` and the words it shares with the
+    claim do not stand mostly inside its own negations; else Neutral.
+
+    A bare answer (fewer than four words) with a question is scored as the
+    question followed by the answer, and also as the answer alone; the lower
+    score counts, so the window must name the answer, not just echo the question.
 
     Args:
         scorer: any scorer (default `LexicalScorer`).
@@ -374,42 +575,56 @@ class ScorerClaimChecker:
             >>> ScorerClaimChecker().check(Claim(text="Water is wet."), []).label
             'Neutral'
         """
-        return self._check(claim, self._windows(references))
+        return self._check(claim, self._windows(references), question)
 
-    def _check(self, claim: Claim, windows: list[tuple[int, int, int, str]]) -> ClaimCheck:
+    def _check(self, claim: Claim, windows: list[tuple[int, int, int, str]], question: str | None) -> ClaimCheck:
         if not windows:
             return ClaimCheck(label=NEUTRAL, score=0.0)
-        scores = self.scorer.score([(claim.text, text) for *_, text in windows])
+        text = _in_context(claim.text, question)
+        scores = self.scorer.score([(text, window) for *_, window in windows])
+        if text != claim.text:
+            # A bare answer is supported when the window backs the answer to that question and
+            # names the answer itself: the question's words alone ("first ... walk on the Moon")
+            # must not carry a wrong answer ("Buzz Aldrin").
+            alone = self.scorer.score([(claim.text, window) for *_, window in windows])
+            scores = [min(a, b) for a, b in zip(scores, alone, strict=True)]
         order = sorted(range(len(windows)), key=lambda i: -scores[i])
         best = order[0]
-        evidence = tuple(
+        spans = [
             EvidenceSpan(reference=windows[i][0], start=windows[i][1], end=windows[i][2], score=round(scores[i], 6))
             for i in order[:3]
-            if scores[i] > 0
+        ]
+        claim_reading, window_reading = _read(text), _read(windows[best][3])
+        if self._contradicts(text, claim_reading, windows[best][3], window_reading):
+            return ClaimCheck(label=CONTRADICTION, score=round(scores[best], 6), evidence=(spans[0],))
+        supported = scores[best] >= self.threshold and not _negated_cover(claim_reading, window_reading)
+        return ClaimCheck(
+            label=ENTAILMENT if supported else NEUTRAL,
+            score=round(scores[best], 6),
+            evidence=tuple(span for span in spans if span.score > 0),
         )
-        for i in order[:1]:
-            if self._contradicts(claim.text, windows[i][3]):
-                spans = (
-                    EvidenceSpan(
-                        reference=windows[i][0], start=windows[i][1], end=windows[i][2], score=round(scores[i], 6)
-                    ),
-                )
-                return ClaimCheck(label=CONTRADICTION, score=round(scores[best], 6), evidence=spans)
-        label = ENTAILMENT if scores[best] >= self.threshold else NEUTRAL
-        return ClaimCheck(label=label, score=round(scores[best], 6), evidence=evidence)
 
-    def _contradicts(self, claim: str, evidence: str) -> bool:
-        """Numbers or negation disagree in a window that otherwise covers the claim."""
-        plain_claim = _NEGATION.sub(" ", _NUMBER.sub(" ", claim))
-        plain_evidence = _NEGATION.sub(" ", _NUMBER.sub(" ", evidence))
-        overlap = LexicalScorer(number_penalty=1.0).score([(plain_claim, plain_evidence)])[0]
-        if overlap < self.contradiction_overlap:
+    def _contradicts(self, claim: str, claim_reading: _Reading, evidence: str, evidence_reading: _Reading) -> bool:
+        """The window states the claim with one slot changed: another number, or the negation flipped.
+
+        Three conditions, all needed: the claim has at least three content
+        words and numbers (a fragment such as "South Africa" contradicts nothing); a
+        number of the claim meets another number in the same slot of the
+        window, or a phrase one of them negates is stated un-negated by the
+        other; and the window covers the rest of the claim — its words with
+        numbers, negations and citation markers set aside — at least
+        ``contradiction_overlap``.
+        """
+        if len(claim_reading.words) + len(claim_reading.numbers) < _MIN_CONTRADICTED_WORDS:
             return False
-        claim_numbers = set(_NUMBER.findall(claim))
-        evidence_numbers = set(_NUMBER.findall(evidence))
-        if claim_numbers and evidence_numbers and not claim_numbers & evidence_numbers:
-            return True
-        return bool(_NEGATION.search(claim)) != bool(_NEGATION.search(evidence))
+        if not (
+            _numbers_disagree(claim_reading, evidence_reading)
+            or _negation_flips(claim_reading, evidence_reading)
+            or _negation_flips(evidence_reading, claim_reading)
+        ):
+            return False
+        overlap = LexicalScorer(number_penalty=1.0).score([(_plain(claim), _plain(evidence))])[0]
+        return overlap >= self.contradiction_overlap
 
     def check_batch(
         self, claims: Sequence[Claim], references: Sequence[str], question: str | None = None
@@ -422,7 +637,7 @@ class ScorerClaimChecker:
         """
         # Every claim is checked against the same windows: split each reference once.
         windows = self._windows(references)
-        return [self._check(claim, windows) for claim in claims]
+        return [self._check(claim, windows, question) for claim in claims]
 
 
 class _Verdict(BaseModel):
