@@ -344,6 +344,7 @@ def test_mobile_viewport_tap_targets(browser: Any) -> None:
         assert len(targets) >= 12
         small = [t for t in targets if t["width"] < 44 or t["height"] < 44]
         assert small == [], small
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
         print("tap targets at 390x844:", sorted({(t["width"], t["height"]) for t in targets}))
 
 
