@@ -366,16 +366,39 @@ def _read_claims(reply: ModelReply) -> list[Claim]:
 
 
 def _located(claims: list[Claim], response: str) -> list[Claim]:
-    """The claims with their offsets in ``response`` where they are a piece of it."""
+    """The claims with their offsets in ``response`` where they are a piece of it.
+
+    A model copies a piece of the response loosely: other spaces or line
+    breaks, another case, a final mark added or dropped. A claim is found
+    with those differences allowed, searched first after the claim before it
+    (claims come in the response's order, and a claim said twice is found
+    twice), then from the start. A claim not found (a paraphrase, a triplet)
+    keeps no offsets.
+    """
     located = []
+    after = 0
     for claim in claims:
-        start = response.find(claim.text)
-        located.append(
-            Claim(text=claim.text, triplet=claim.triplet, start=start, end=start + len(claim.text))
-            if start != -1
-            else claim
-        )
+        pattern = _loose_pattern(claim.text) if claim.triplet is None else None
+        found = (pattern.search(response, after) or pattern.search(response)) if pattern else None
+        if found:
+            located.append(Claim(text=claim.text, triplet=claim.triplet, start=found.start(), end=found.end()))
+            after = found.end()
+        else:
+            located.append(Claim(text=claim.text, triplet=claim.triplet))
     return located
+
+
+_END_MARKS = ".!?;,"
+
+
+def _loose_pattern(text: str) -> re.Pattern[str] | None:
+    """The claim's words in order, any whitespace between them, any case, its final mark optional."""
+    words = text.strip().rstrip(_END_MARKS).split()
+    if not words:
+        return None
+    # Literal words joined by whitespace runs: each search stays linear in the response.
+    body = r"\s+".join(re.escape(word) for word in words)
+    return re.compile(rf"{body}[{re.escape(_END_MARKS)}]?", re.IGNORECASE)
 
 
 # "can't", "wasn't", "don\u2019t": a contracted "not" becomes the word.
@@ -711,9 +734,12 @@ class LLMClaimChecker:
 
 
 def _read_label(reply: ModelReply) -> str:
-    """``{"label": ...}``, or the one label named in the text."""
-    if isinstance(reply.data, dict) and reply.data.get("label") in LABELS:
-        return str(reply.data["label"])
+    """``{"label": ...}`` (any case), or the one label named in the text."""
+    if isinstance(reply.data, dict) and isinstance(reply.data.get("label"), str):
+        named = reply.data["label"].strip().lower()
+        for label in LABELS:
+            if named == label.lower():
+                return label
     found = [label for label in LABELS if re.search(rf"\b{label}\b", reply.text, re.IGNORECASE)]
     if len(found) != 1:
         msg = "no label" if not found else f"several labels: {found}"

@@ -1,12 +1,22 @@
 """The one way the grounding wing asks a chat model and reads its replies.
 
 `LLMJudgeScorer`, `LLMClaimExtractor`, `LLMClaimChecker` and
-`LLMReferenceFilter` all go through `ask_model`, so they share one error
-policy: a reply that cannot be read — the call raised, the reply holds no
-value the caller recognises — is logged once (one warning on the
-``langchain_refs`` logger naming the caller, the reason and the start of the
-reply) and yields the caller's default. Nothing raises out of a batch, and one
-bad reply never costs the others theirs.
+`LLMReferenceFilter` all go through `ask_model`, so they share:
+
+- structured output with a fallback: a model that has structured output
+  answers in the caller's schema; when it answers in prose instead of the
+  schema, or its answer does not fit the schema, the reply's own text (or the
+  arguments of its tool call) is read tolerantly; when the structured call
+  itself fails, the prompt is asked once more as plain text;
+- batching: every prompt of a call goes in one ``batch``, ``max_concurrency``
+  at a time;
+- tolerant JSON: the first JSON object or list in a text reply counts, prose
+  and code fences around it allowed (`json_in_reply`);
+- one error policy: a reply that cannot be read — the call raised, the reply
+  holds no value the caller recognises — is logged once (one warning on the
+  ``langchain_refs`` logger naming the caller, the reason and the start of
+  the reply) and yields the caller's default. Nothing raises out of a batch,
+  and one bad reply never costs the others theirs.
 """
 
 from __future__ import annotations
@@ -106,7 +116,50 @@ def _as_reply(raw: Any) -> ModelReply:
         return ModelReply(data=data, text=text)
     if isinstance(raw, BaseModel):
         return ModelReply(data=raw.model_dump(), text="")
+    if _is_raw_structured(raw):
+        if raw["parsed"] is not None:
+            return _as_reply(raw["parsed"])
+        # The model did not fill the schema: read its tool call's arguments, else its text.
+        message = raw["raw"]
+        reply = _as_reply(message)
+        calls = getattr(message, "tool_calls", None) or []
+        if calls and isinstance(calls[0].get("args"), dict):
+            return ModelReply(data=calls[0]["args"], text=reply.text)
+        return reply
     return ModelReply(data=raw, text="")
+
+
+def _is_raw_structured(raw: Any) -> bool:
+    """Whether ``raw`` is what ``with_structured_output(..., include_raw=True)`` gives."""
+    return (
+        isinstance(raw, dict) and set(raw) == {"raw", "parsed", "parsing_error"} and isinstance(raw["raw"], BaseMessage)
+    )
+
+
+def _structured(model: BaseChatModel, schema: type[BaseModel]) -> Any | None:
+    """The model answering in ``schema`` with its raw reply kept, or None when it has no structured output."""
+    try:
+        return model.with_structured_output(schema, include_raw=True)
+    except (NotImplementedError, AttributeError):
+        return None
+    except (TypeError, ValueError):
+        # A with_structured_output that takes no include_raw.
+        try:
+            return model.with_structured_output(schema)
+        except (NotImplementedError, AttributeError):
+            return None
+
+
+def _batch(runnable: Any, prompts: list[list[BaseMessage]], max_concurrency: int) -> list[Any]:
+    """One reply or exception per prompt, whether or not the runnable honours return_exceptions."""
+    try:
+        raws: list[Any] = runnable.batch(prompts, {"max_concurrency": max_concurrency}, return_exceptions=True)
+    except Exception as error:  # a runnable that ignores return_exceptions: every reply failed with it
+        return [error] * len(prompts)
+    for raw in raws:
+        if isinstance(raw, BaseException) and not isinstance(raw, Exception):  # an interrupt is not a reply
+            raise raw
+    return raws
 
 
 def ask_model(
@@ -122,11 +175,14 @@ def ask_model(
     """Ask ``model`` every prompt in one batch and read each reply with ``read``.
 
     The model answers in ``schema`` when it has structured output
-    (``with_structured_output``); otherwise its text is read tolerantly (the
-    first JSON value in it, prose and code fences around it allowed). ``read``
-    turns a `ModelReply` into the caller's value and raises (any exception)
-    when it cannot; then, as when the call itself failed, the reply is logged
-    once, naming ``name``, and gives ``default``, returned as is.
+    (``with_structured_output``, its raw reply kept); otherwise its text is
+    read tolerantly (the first JSON value in it, prose and code fences around
+    it allowed). A structured reply that does not fill the schema is read from
+    its tool call's arguments or its text; a structured call that fails is
+    asked again once as plain text. ``read`` turns a `ModelReply` into the
+    caller's value and raises (any exception) when it cannot; then, as when
+    the call itself failed, the reply is logged once, naming ``name``, and
+    gives ``default``, returned as is.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -141,22 +197,19 @@ def ask_model(
     """
     if not prompts:
         return []
-    try:
-        runnable: Any = model.with_structured_output(schema)
-    except (NotImplementedError, AttributeError):
-        # No structured output: read the text.
-        runnable = model
-    raws: list[Any]
-    try:
-        raws = runnable.batch([list(p) for p in prompts], {"max_concurrency": max_concurrency}, return_exceptions=True)
-    except Exception as error:  # a runnable that ignores return_exceptions: every reply failed with it
-        raws = [error] * len(prompts)
+    asked = [list(p) for p in prompts]
+    structured = _structured(model, schema)
+    raws = _batch(structured if structured is not None else model, asked, max_concurrency)
+    failed = [i for i, raw in enumerate(raws) if isinstance(raw, Exception)]
+    if structured is not None and failed:
+        # The structured call failed (a provider may refuse tools for this model): ask as plain text.
+        again = _batch(model, [asked[i] for i in failed], max_concurrency)
+        for i, raw in zip(failed, again, strict=True):
+            raws[i] = raw
     results = []
     for raw in raws:
         if isinstance(raw, Exception):
             reason = f"the call failed: {raw!r}"
-        elif isinstance(raw, BaseException):  # an interrupt is not a reply
-            raise raw
         else:
             try:
                 results.append(read(_as_reply(raw)))

@@ -470,3 +470,19 @@ def test_real_disagreements_are_contradictions(claim: str, reference: str) -> No
 def test_no_contradiction_without_a_shared_slot(claim: str, reference: str) -> None:
     """Other units, a fragment, or another statement altogether: never a Contradiction."""
     assert ScorerClaimChecker().check(Claim(text=claim), [reference]).label != "Contradiction"
+
+
+def test_llm_claims_are_located_loosely_and_in_order() -> None:
+    """Claims copied with other spaces, case or final mark are found, a repeat twice; paraphrases are not."""
+    response = "Paris is big.\nParis   is big. It has a river"
+    replies = ['{"claims": ["paris is big", "Paris is big.", "It has a river.", "The city is large."]}']
+    claims = LLMClaimExtractor(FakeListChatModel(responses=replies), claim_format="subsentence").extract(response)
+    assert [(c.start, c.end) for c in claims] == [(0, 13), (14, 29), (30, 44), (None, None)]
+    assert [c.text for c in claims] == ["paris is big", "Paris is big.", "It has a river.", "The city is large."]
+
+
+def test_llm_triplets_keep_no_offsets() -> None:
+    """A triplet is not a piece of the response, even when its words follow each other in it."""
+    reply = '{"claims": [["Paris", "is", "big"]]}'
+    (claim,) = LLMClaimExtractor(FakeListChatModel(responses=[reply])).extract("Paris is big.")
+    assert (claim.start, claim.end) == (None, None)

@@ -192,3 +192,76 @@ def test_json_in_reply_bounds_its_attempts(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(ValueError, match="no JSON"):
         json_in_reply("{x " * 10_000 + '{"late": 1}')
     assert calls == 64
+
+
+class ToolCalling(FakeMessagesListChatModel):
+    """A fake model with tool calling, so LangChain's own with_structured_output path runs on its replies."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self
+
+
+def tool_call(name: str, args: dict[str, Any]) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": "call-1"}])
+
+
+def test_structured_reply_in_the_schema_is_read() -> None:
+    """A tool call that fills the schema is read as the schema's data."""
+    model = ToolCalling(responses=[tool_call("Score", {"score": 0.3})])
+    assert ask_model(model, prompts(1), schema=Score, read=read_score, default=-1.0, name="t") == [0.3]
+
+
+def test_prose_instead_of_the_schema_is_read_from_the_text() -> None:
+    """A model with structured output that answers in prose is read from its text, not given the default."""
+    model = ToolCalling(responses=[AIMessage(content='I would say {"score": 0.6}.')])
+    assert ask_model(model, prompts(1), schema=Score, read=read_score, default=-1.0, name="t") == [0.6]
+
+
+def test_a_tool_call_outside_the_schema_is_read_from_its_arguments() -> None:
+    """Arguments that fail the schema (a label in lower case) still reach the reader, which may accept them."""
+    from langchain_refs import Claim, LLMClaimChecker
+
+    model = ToolCalling(responses=[tool_call("_Verdict", {"label": "entailment"})])
+    assert [c.label for c in LLMClaimChecker(model).check_batch([Claim(text="c")], ["r"])] == ["Entailment"]
+
+
+def test_arguments_the_reader_cannot_use_give_the_default(caplog: pytest.LogCaptureFixture) -> None:
+    """Arguments that neither fit the schema nor the reader give the default, logged once."""
+    model = ToolCalling(responses=[tool_call("Score", {"score": "high"})])
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        assert ask_model(model, prompts(1), schema=Score, read=read_score, default=-1.0, name="t") == [-1.0]
+    assert caplog.text.count("unreadable t reply") == 1
+
+
+class ToolsRefused(FakeListChatModel):
+    """A model whose structured calls fail (as a provider refusing tools would); plain calls answer."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        def refuse(_: Any) -> Any:
+            msg = "tools are not supported for this model"
+            raise ValueError(msg)
+
+        return RunnableLambda(refuse)
+
+
+def test_a_failed_structured_call_is_asked_again_as_text(caplog: pytest.LogCaptureFixture) -> None:
+    """When the structured call fails, each prompt is asked once more as plain text and read tolerantly."""
+    model = ToolsRefused(responses=['{"score": 0.4}', '{"score": 0.9}'])
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        got = ask_model(model, prompts(2), schema=Score, read=read_score, default=-1.0, name="t", max_concurrency=1)
+    assert got == [0.4, 0.9]
+    assert "unreadable" not in caplog.text
+
+
+def test_structured_output_without_include_raw_still_works() -> None:
+    """A with_structured_output that refuses include_raw is used without it."""
+
+    class Strict(FakeListChatModel):
+        def with_structured_output(self, schema: Any, include_raw: bool = False) -> Any:  # type: ignore[override]
+            if include_raw:
+                msg = "include_raw is not supported"
+                raise ValueError(msg)
+            return RunnableLambda(lambda _: schema(score=0.75))
+
+    model = Strict(responses=["unused"])
+    assert ask_model(model, prompts(1), schema=Score, read=read_score, default=-1.0, name="t") == [0.75]
