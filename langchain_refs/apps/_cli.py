@@ -126,8 +126,16 @@ def run_serve(args: argparse.Namespace) -> int:
         except CommandError:
             msg = 'serve --agent needs the "agents" extra: in a clone of langchain-refs run pip install -e ".[agents]"'
             raise CommandError(msg) from None
+    if args.agent and args.verify:
+        msg = "--verify checks the answers of the chain: it cannot be combined with --agent"
+        raise CommandError(msg)
+    verifier = None
+    if args.verify:
+        from langchain_refs.grounding import LexicalScorer
+
+        verifier = LexicalScorer()
     model = load_model(args.model) if args.model else None
-    app = create_app(model=model, agent=args.agent)
+    app = create_app(model=model, agent=args.agent, verifier=verifier)
     mode = " (agent mode)" if args.agent else ""
     print(f"langchain-refs chat UI{mode} on http://{args.host}:{args.port}", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
@@ -191,6 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent",
         action="store_true",
         help='answer with the offline agent demo: its search step shows before the answer (needs ".[agents]")',
+    )
+    serve.add_argument(
+        "--verify",
+        action="store_true",
+        help="check each citation against the cited document (offline lexical scorer) and mark unsupported ones",
     )
     serve.set_defaults(run=run_serve)
 

@@ -465,8 +465,9 @@ def create_app(
         k: documents retrieved per question.
         agent: answer with the offline agent demo (`build_demo_agent`, needs
             the ``agents`` extra): its tool step shows before the answer.
-        verifier: checks each citation once the answer is complete (chain
-            only); unsupported citations are marked on the page.
+        verifier: checks each citation once the answer is complete (e.g.
+            ``LexicalScorer()``; not with ``agent``, a ValueError);
+            unsupported citations are marked on the page.
 
     Example:
         >>> from starlette.testclient import TestClient
@@ -474,6 +475,9 @@ def create_app(
         >>> "event: citation" in body and body.rstrip().endswith("event: done\\ndata: {}")
         True
     """
+    if agent and verifier is not None:
+        msg = "a verifier checks the chain's answers; the agent mode cannot take one"
+        raise ValueError(msg)
     style = _MarkedCitations()
     conversations = _Conversations()
     if agent:

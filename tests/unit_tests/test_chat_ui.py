@@ -470,9 +470,14 @@ def test_content_text(content: Any, text: str) -> None:
     assert content_text(content) == text
 
 
-@pytest.mark.parametrize(("argv", "agent"), [(["serve"], False), (["serve", "--agent"], True)])
-def test_serve_command_starts_the_chat_app(monkeypatch: pytest.MonkeyPatch, argv: list[str], agent: bool) -> None:
-    """`langchain-refs serve [--agent]` hands uvicorn the chat app, in agent mode when asked."""
+@pytest.mark.parametrize(
+    ("argv", "agent", "verified"),
+    [(["serve"], False, False), (["serve", "--agent"], True, False), (["serve", "--verify"], False, True)],
+)
+def test_serve_command_starts_the_chat_app(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], agent: bool, verified: bool
+) -> None:
+    """`langchain-refs serve [--agent | --verify]` hands uvicorn the chat app, in the mode asked."""
     import uvicorn
 
     from langchain_refs.apps import main
@@ -484,6 +489,19 @@ def test_serve_command_starts_the_chat_app(monkeypatch: pytest.MonkeyPatch, argv
     assert app.state.agent is agent
     assert options["port"] == 8123
     assert options["host"] == "127.0.0.1"
+    if not agent:
+        chips = the(chat(TestClient(app), "How are sources numbered?"), "references")["chips"]
+        assert {chip["supported"] for chip in chips} == ({True} if verified else {None})
+
+
+def test_serve_refuses_verify_with_agent(capsys: pytest.CaptureFixture[str]) -> None:
+    """`serve --agent --verify` is refused in one line: the agent mode has no verifier."""
+    from langchain_refs.apps import main
+
+    assert main(["serve", "--agent", "--verify"]) == 2
+    assert capsys.readouterr().err == (
+        "langchain-refs: --verify checks the answers of the chain: it cannot be combined with --agent\n"
+    )
 
 
 async def test_which_astream_events_carry_rewritten_text() -> None:
