@@ -486,3 +486,14 @@ def test_llm_triplets_keep_no_offsets() -> None:
     reply = '{"claims": [["Paris", "is", "big"]]}'
     (claim,) = LLMClaimExtractor(FakeListChatModel(responses=[reply])).extract("Paris is big.")
     assert (claim.start, claim.end) == (None, None)
+
+
+def test_a_claim_supported_by_references_together_is_entailed() -> None:
+    """Two references that each back half of a claim support it together; its spans stay the single windows."""
+    references = ["Curie shared the Physics prize in 1903.", "The Chemistry prize followed in 1911."]
+    claim = Claim(text="Curie won the Physics prize in 1903 and the Chemistry prize in 1911.")
+    together = ScorerClaimChecker().check(claim, references)
+    alone = ScorerClaimChecker(together=False).check(claim, references)
+    assert (together.label, alone.label) == ("Entailment", "Neutral")
+    assert sorted(span.reference for span in together.evidence) == [0, 1]
+    assert all(span.score < together.score for span in together.evidence)
