@@ -277,11 +277,15 @@ class _SubSentences(BaseModel):
 _EXTRACT_PROMPTS = {
     "triplet": (
         "Extract the factual claims of the RESPONSE as knowledge triplets [head, relation, tail]. "
+        "When the response is a bare answer to the QUESTION (a name, a date, yes or no), state what it claims "
+        "as the answer to that question. "
         'Answer with JSON only: {"claims": [["head", "relation", "tail"], ...]}. '
         'Use {"claims": []} when the response makes no factual claim.'
     ),
     "subsentence": (
         "Split the RESPONSE into short standalone factual claims, each understandable alone. "
+        "When the response is a bare answer to the QUESTION (a name, a date, yes or no), state what it claims "
+        "as the answer to that question. "
         'Answer with JSON only: {"claims": ["claim", ...]}. Use {"claims": []} when it makes no factual claim.'
     ),
 }
@@ -686,12 +690,14 @@ class ScorerClaimChecker:
 
 class _Verdict(BaseModel):
     label: Literal["Entailment", "Neutral", "Contradiction"]
+    references: list[int] = Field(default_factory=list, description="numbers of the references the label rests on")
 
 
 _CHECK_PROMPT = (
-    "You check a CLAIM against REFERENCE text. Answer Entailment if the reference supports the claim, "
-    "Contradiction if it contradicts it, Neutral if it does neither. "
-    'Answer with JSON only: {"label": "Entailment" | "Neutral" | "Contradiction"}.'
+    "You check a CLAIM against numbered REFERENCES. Answer Entailment if the references support the claim, "
+    "Contradiction if they contradict it, Neutral if they do neither. Name the numbers of the references "
+    "your answer rests on (none for Neutral). "
+    'Answer with JSON only: {"label": "Entailment" | "Neutral" | "Contradiction", "references": [1]}.'
 )
 
 
@@ -699,13 +705,18 @@ class LLMClaimChecker:
     """Any chat model checks each claim: Entailment, Neutral or Contradiction.
 
     Structured output where the model has it, tolerant reading otherwise; an
-    unreadable reply is logged and counts as Neutral.
+    unreadable reply is logged and counts as Neutral. The references are
+    shown numbered; those the model names as the ground of its label become
+    the claim's evidence spans (whole references: a model gives no offsets),
+    numbers that name no reference are left out. A model gives no graded
+    support: the score is 1.0 for Entailment, 0.0 otherwise.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
-        >>> model = FakeListChatModel(responses=['{"label": "Contradiction"}', "Entailment."])
-        >>> [c.label for c in LLMClaimChecker(model).check_batch([Claim(text="a"), Claim(text="b")], ["r"])]
-        ['Contradiction', 'Entailment']
+        >>> model = FakeListChatModel(responses=['{"label": "Contradiction", "references": [1]}', "Entailment."])
+        >>> checks = LLMClaimChecker(model).check_batch([Claim(text="a"), Claim(text="b")], ["r"])
+        >>> [(c.label, c.score, len(c.evidence)) for c in checks]
+        [('Contradiction', 0.0, 1), ('Entailment', 1.0, 0)]
     """
 
     def __init__(self, model: BaseChatModel, *, max_concurrency: int = 4) -> None:
@@ -732,26 +743,39 @@ class LLMClaimChecker:
             >>> LLMClaimChecker(FakeListChatModel(responses=["x"])).check_batch([], ["r"])
             []
         """
-        reference = "\n\n".join(references)
+        numbered = "\n\n".join(f"REFERENCE [{n}]: {text}" for n, text in enumerate(references, start=1))
         prompts = [
             [
                 SystemMessage(_CHECK_PROMPT),
-                HumanMessage(
-                    (f"QUESTION: {question}\n\n" if question else "") + f"REFERENCE: {reference}\n\nCLAIM: {c.text}"
-                ),
+                HumanMessage((f"QUESTION: {question}\n\n" if question else "") + f"{numbered}\n\nCLAIM: {c.text}"),
             ]
             for c in claims
         ]
-        labels = ask_model(
+        verdicts: list[tuple[str, list[int]]] = ask_model(
             self.model,
             prompts,
             schema=_Verdict,
-            read=_read_label,
-            default=NEUTRAL,
+            read=_read_verdict,
+            default=(NEUTRAL, []),
             name="claim checker",
             max_concurrency=self.max_concurrency,
         )
-        return [ClaimCheck(label=label, score=0.0) for label in labels]
+        checks = []
+        for label, named in verdicts:
+            score = 1.0 if label == ENTAILMENT else 0.0
+            # Each named reference once, in the model's order; numbers past the list are dropped.
+            indexes = dict.fromkeys(n - 1 for n in named if 1 <= n <= len(references))
+            evidence = tuple(EvidenceSpan(reference=i, start=0, end=len(references[i]), score=score) for i in indexes)
+            checks.append(ClaimCheck(label=label, score=score, evidence=evidence))
+        return checks
+
+
+def _read_verdict(reply: ModelReply) -> tuple[str, list[int]]:
+    """The label, and the reference numbers named with it (whole numbers only; anything else is ignored)."""
+    label = _read_label(reply)
+    named = reply.data.get("references") if isinstance(reply.data, dict) else None
+    numbers = [n for n in named if isinstance(n, int) and not isinstance(n, bool)] if isinstance(named, list) else []
+    return label, numbers
 
 
 def _read_label(reply: ModelReply) -> str:

@@ -497,3 +497,47 @@ def test_a_claim_supported_by_references_together_is_entailed() -> None:
     assert (together.label, alone.label) == ("Entailment", "Neutral")
     assert sorted(span.reference for span in together.evidence) == [0, 1]
     assert all(span.score < together.score for span in together.evidence)
+
+
+class Recording(FakeListChatModel):
+    """A fake model that keeps the text of every prompt it is asked."""
+
+    asked: list[str] = []  # noqa: RUF012 - replaced per instance in the tests
+
+    def _call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
+        self.asked.append("\n".join(str(m.content) for m in messages))
+        return super()._call(messages, *args, **kwargs)
+
+
+def test_llm_checker_names_its_evidence() -> None:
+    """References the model names become whole-reference spans (each once, in range); Entailment scores 1, else 0."""
+    references = ["Paris is the capital of France.", "The moon is not made of cheese."]
+    replies = [
+        '{"label": "Entailment", "references": [1, 1, 3]}',
+        '{"label": "Contradiction", "references": [2, true, "1"]}',
+        '{"label": "Neutral"}',
+    ]
+    model = Recording(responses=replies, asked=[])
+    claims = [Claim(text="Paris is France's capital."), Claim(text="The moon is cheese."), Claim(text="x")]
+    checks = LLMClaimChecker(model, max_concurrency=1).check_batch(claims, references, "What?")
+    assert [(c.label, c.score) for c in checks] == [("Entailment", 1.0), ("Contradiction", 0.0), ("Neutral", 0.0)]
+    assert [[(e.reference, e.start, e.end, e.score) for e in c.evidence] for c in checks] == [
+        [(0, 0, 31, 1.0)],
+        [(1, 0, 31, 0.0)],
+        [],
+    ]
+    assert "REFERENCE [1]: Paris is the capital of France.\n\nREFERENCE [2]: The moon" in model.asked[0]
+    assert "QUESTION: What?" in model.asked[0]
+    assert model.asked[1].endswith("CLAIM: The moon is cheese.")
+
+
+def test_llm_extractor_prompt_asks_for_bare_answers_as_claims() -> None:
+    """The extractor shows the question and asks that a bare answer be stated as the claim it makes."""
+    model = Recording(responses=['{"claims": ["Neil Armstrong first walked on the Moon."]}'], asked=[])
+    (claim,) = LLMClaimExtractor(model, claim_format="subsentence").extract(
+        "Neil Armstrong", "Who first walked on the Moon?"
+    )
+    assert claim.text == "Neil Armstrong first walked on the Moon."
+    assert (claim.start, claim.end) == (None, None)
+    assert "QUESTION: Who first walked on the Moon?" in model.asked[0]
+    assert "bare answer to the QUESTION" in model.asked[0]
