@@ -155,7 +155,25 @@ def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """Run ``extract``, ``check`` or ``extract-check`` over a file."""
+    """Run ``extract``, ``check`` or ``extract-check`` over a file (or, with ``--engine ray``, over many)."""
+    if args.engine == "ray":
+        from langchain_refs.apps.check_ray import run_ray_check
+
+        return run_ray_check(args)
+    ray_only = [
+        name
+        for name, value in (
+            ("--address", args.address),
+            ("--batch-size", args.batch_size),
+            ("--concurrency", args.concurrency),
+            ("--input-format", args.input_format),
+            ("--output-format", args.output_format),
+        )
+        if value is not None
+    ]
+    if ray_only:
+        msg = f"{', '.join(ray_only)}: only with --engine ray"
+        raise CommandError(msg)
     source, target = Path(args.input), Path(args.output)
     data, text = _read_input(source)
     _check_output(target)
@@ -239,6 +257,17 @@ def _share(text: str) -> float:
     return value
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"must be a whole number of at least 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def add_check_command(commands: Any) -> None:
     """Add the ``check`` sub-command to the ``langchain-refs`` parser."""
     check = commands.add_parser(
@@ -257,4 +286,15 @@ def add_check_command(commands: Any) -> None:
         "--threshold", type=_share, default=0.4, help="support from 0 to 1 needed for Entailment (offline checker)"
     )
     check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="show a progress bar")
+    ray = check.add_argument_group(
+        "Ray engine",
+        "--engine ray runs the same check on Ray Data: --input may be a file, a folder or a glob (local or a URI), "
+        "--output is a folder of shards; a rerun skips the shards already complete",
+    )
+    ray.add_argument("--engine", choices=["local", "ray"], default="local", help="where the work runs")
+    ray.add_argument("--address", help="a Ray cluster to join (default: RAY_ADDRESS, else a local Ray)")
+    ray.add_argument("--batch-size", type=_at_least_one, help="items per Ray batch and per output shard (1000)")
+    ray.add_argument("--concurrency", type=_at_least_one, help="Ray workers (default: one per CPU)")
+    ray.add_argument("--input-format", choices=["auto", "jsonl", "json", "parquet"], help="auto: from file names")
+    ray.add_argument("--output-format", choices=["jsonl", "parquet"], help="format of the shards (jsonl)")
     check.set_defaults(run=run_check)

@@ -1,0 +1,269 @@
+"""``langchain-refs check --engine ray`` on a local Ray: the same results as the local engine, shard by shard.
+
+Ray starts once for the module (two CPUs) and stops at its end. Every run
+is compared with the local engine on the same input: that engine is the
+oracle, the Ray engine must write the same items (``claims``, ``ys``, ``Y``,
+``checks`` with their evidence spans, and the input's own fields).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langchain_refs.apps import main
+
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import ray
+except ImportError as error:  # pragma: no cover - CI installs the ray extra
+    pytest.skip(
+        f'RAY ENGINE NOT TESTED: Ray Data cannot be imported ({error}); pip install -e ".[ray]"',
+        allow_module_level=True,
+    )
+
+from langchain_refs.apps.check_ray import check_with_ray
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "check_input.json"
+
+_PLACES = ["harbour museum", "old bridge", "city library", "north station", "glass tower", "river mill", "town hall"]
+_TOWNS = ["Lyon", "Ghent", "Porto", "Graz", "Turku", "Bergen", "Split", "Cork"]
+_MATERIALS = ["red brick", "grey stone", "white marble", "steel and glass", "oak timber"]
+# Rows that cannot be checked, one of each kind, and the local engine's reason for each.
+_BAD = [
+    ('{"response": "The tower is tall.", "reference": ', "not valid JSON"),
+    ('{"response": "The tower is tall."}', "no 'reference' to check against"),
+    ('{"response": 42, "reference": "The tower is tall."}', "no 'response' string to extract claims from"),
+    ('["a", "line", "that", "is", "a", "list"]', "a line must be a JSON object"),
+    ('{"response": "The tower is tall.", "reference": [1, 2]}', "'reference' must be a string or a list of strings"),
+]
+
+
+def generated_rows(n: int, *, seed: int = 14, bad_every: int = 0, uniform: bool = False) -> list[str]:
+    """``n`` JSON Lines lines of RefChecker-shaped items, the same for the same arguments.
+
+    Each response states facts about a place: most as the reference says,
+    some with the wrong year (a contradiction), some with a fact the
+    reference lacks (neutral), some with no claim at all. ``reference`` is a
+    string or a list of strings (always a list when ``uniform``, so that the
+    rows fit one Parquet schema). Every ``bad_every``-th line is a bad row,
+    taken in turn from the kinds in ``_BAD``.
+    """
+    rng = random.Random(seed)
+    lines = []
+    for index in range(n):
+        if bad_every and index % bad_every == bad_every - 1:
+            lines.append(_BAD[(index // bad_every) % len(_BAD)][0])
+            continue
+        place, town = rng.choice(_PLACES), rng.choice(_TOWNS)
+        year, height = rng.randint(1850, 2020), rng.randint(10, 300)
+        material = rng.choice(_MATERIALS)
+        facts = [
+            f"The {place} in {town} opened in {year}.",
+            f"It is {height} metres tall and built of {material}.",
+        ]
+        said_year = year if rng.random() < 0.7 else year + rng.randint(1, 40)
+        response = [f"The {place} in {town} opened in {said_year}."]
+        if rng.random() < 0.5:
+            response.append(f"It is built of {material}, and it is {height} metres tall.")
+        if rng.random() < 0.2:
+            response.append(f"It was visited by {rng.randint(2, 90)} thousand people last year.")
+        if rng.random() < 0.05:
+            response = ["Hello! I could not find this in the documents."]
+        reference: str | list[str] = facts if uniform or rng.random() < 0.5 else " ".join(facts)
+        item: dict[str, Any] = {"id": index, "question": f"When did the {place} in {town} open?"}
+        item |= {"response": " ".join(response), "reference": reference}
+        lines.append(json.dumps(item))
+    return lines
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray() -> Iterator[None]:
+    """One local Ray with two CPUs for the whole module, stopped at its end."""
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+def local_engine(source: Path, tmp_path: Path, *options: str) -> list[dict[str, Any]]:
+    """The local engine's output items for ``source`` (error entries included, in input order)."""
+    out = tmp_path / f"local-{source.stem}.jsonl"
+    main(["check", "extract-check", "--input", str(source), "--output", str(out), "--no-progress", *options])
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def ray_results(folder: Path) -> list[dict[str, Any]]:
+    """The Ray engine's results, shard names sorted: input order."""
+    rows: list[dict[str, Any]] = []
+    for part in sorted(folder.glob("part-*")):
+        if part.suffix == ".parquet":
+            rows.extend(pq.read_table(part).to_pylist())
+        else:
+            rows.extend(json.loads(line) for line in part.read_text(encoding="utf-8").splitlines())
+    return rows
+
+
+def ray_errors(folder: Path) -> list[dict[str, Any]]:
+    return [
+        json.loads(line)
+        for part in sorted((folder / "_errors").glob("errors-*.jsonl"))
+        for line in part.read_text(encoding="utf-8").splitlines()
+    ]
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_example_file_gives_what_the_local_engine_gives(tmp_path: Path) -> None:
+    """On examples/check_input.json (a JSON list), every Ray result equals the local engine's, in order."""
+    expected = local_engine(EXAMPLE, tmp_path)
+    summary = check_with_ray(str(EXAMPLE), str(tmp_path / "out"), batch_size=3, concurrency=1)
+    assert ray_results(tmp_path / "out") == expected
+    assert (summary.rows, summary.written, summary.errors, summary.shards) == (4, 4, 0, 2)
+    assert summary.exit_status == 0
+
+
+def test_two_thousand_rows_match_the_local_engine_and_bad_rows_are_counted(tmp_path: Path) -> None:
+    """2,000 generated rows: the same items as the local engine; the 40 bad rows in the errors output, counted."""
+    source = write_lines(tmp_path / "rows.jsonl", generated_rows(2000, bad_every=50))
+    expected = local_engine(source, tmp_path)
+    summary = check_with_ray(str(source), str(tmp_path / "out"), batch_size=300)
+    good = [item for item in expected if "error" not in item]
+    results = ray_results(tmp_path / "out")
+    assert len(results) == 1960
+    assert [r["id"] for r in results] == [g["id"] for g in good]
+    for name in ("claims", "ys", "Y", "checks"):
+        assert [r[name] for r in results] == [g[name] for g in good], name
+    assert results == good  # every field, in the same order of keys
+    # The labels are not all alike: the comparison covers every verdict.
+    assert {r["Y"] for r in results} == {"Entailment", "Neutral", "Contradiction", "Abstain"}
+    errors = ray_errors(tmp_path / "out")
+    assert [e["line"] for e in errors] == list(range(50, 2001, 50))
+    for error in errors:
+        assert error["file"] == str(source)
+        assert error["error"].startswith(_BAD[(error["line"] // 50 - 1) % len(_BAD)][1])
+    assert [(e["line"], e["error"]) for e in errors] == [(x["line"], x["error"]) for x in expected if "error" in x]
+    assert (summary.rows, summary.written, summary.errors, summary.shards) == (2000, 1960, 40, 7)
+    assert summary.exit_status == 1
+
+
+def test_rerun_skips_complete_shards_and_redoes_the_rest(tmp_path: Path) -> None:
+    """A rerun writes only the shard whose marker is missing; the output ends the same."""
+    source = write_lines(tmp_path / "rows.jsonl", generated_rows(200, bad_every=40))
+    out = tmp_path / "out"
+    first = check_with_ray(str(source), str(out), batch_size=50, concurrency=1)
+    assert first.shards == 4
+    before = ray_results(out), ray_errors(out)
+    parts = sorted(out.glob("part-*"))
+    stamps = {p: p.stat().st_mtime_ns for p in parts}
+    # Shard 2 as a crash would leave it: written but not marked complete.
+    (out / "_done" / "000000-000002.json").unlink()
+    (out / "part-000000-000002.jsonl").write_text("half a line", encoding="utf-8")
+    second = check_with_ray(str(source), str(out), batch_size=50, concurrency=1)
+    assert (second.shards, second.skipped_shards, second.rows, second.errors) == (4, 3, 200, 5)
+    assert [p for p in parts if p.stat().st_mtime_ns != stamps[p]] == [out / "part-000000-000002.jsonl"]
+    assert (ray_results(out), ray_errors(out)) == before
+    # All complete: Ray is not even asked.
+    third = check_with_ray(str(source), str(out), batch_size=50, address="ray://nowhere:1")
+    assert (third.shards, third.skipped_shards, third.written) == (4, 4, first.written)
+
+
+def test_parquet_folder_in_parquet_out(tmp_path: Path) -> None:
+    """A folder of Parquet files in, Parquet shards out: the same items as the local engine (soft Y as a map)."""
+    lines = generated_rows(400, seed=7, uniform=True)
+    source = write_lines(tmp_path / "rows.jsonl", lines)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    rows = [json.loads(line) for line in lines]
+    pq.write_table(pa.Table.from_pylist(rows[:250]), folder / "part-a.parquet")
+    pq.write_table(pa.Table.from_pylist(rows[250:]), folder / "part-b.parquet")
+    expected = local_engine(source, tmp_path, "--aggregator", "soft")
+    summary = check_with_ray(
+        str(folder), str(tmp_path / "out"), aggregator="soft", output_format="parquet", batch_size=200
+    )
+    assert (summary.rows, summary.written, summary.shards) == (400, 400, 3)
+    results = ray_results(tmp_path / "out")
+    assert all(isinstance(r["Y"], list) for r in results)  # a Parquet map reads back as (key, value) pairs
+    assert [r | {"Y": dict(r["Y"])} for r in results] == expected
+
+
+def test_glob_reads_every_file_in_path_order(tmp_path: Path) -> None:
+    """A glob of JSON Lines files: results in file order, errors naming their file and line."""
+    lines = generated_rows(90, seed=3, bad_every=30)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    write_lines(folder / "b.jsonl", lines[45:])
+    write_lines(folder / "a.jsonl", lines[:45])
+    write_lines(folder / "not-matched.jsonl", lines[:5])
+    expected = [item for item in local_engine(write_lines(tmp_path / "all.jsonl", lines), tmp_path) if "id" in item]
+    out = tmp_path / "out"
+    summary = check_with_ray(str(folder / "?.jsonl"), str(out), batch_size=20, concurrency=1)
+    assert [p.name[5:18] for p in sorted(out.glob("part-*"))] == [
+        "000000-000000", "000000-000001", "000000-000002", "000001-000000", "000001-000001", "000001-000002",
+    ]  # fmt: skip
+    assert ray_results(out) == expected
+    errors = ray_errors(out)
+    assert [(Path(e["file"]).name, e["line"]) for e in errors] == [("a.jsonl", 30), ("b.jsonl", 15), ("b.jsonl", 45)]
+    assert (summary.rows, summary.errors) == (90, 3)
+
+
+def test_command_starts_over_on_other_results_and_prints_one_summary_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Results of another run are cleared (said on stderr); the command ends with one JSON summary line, exit 1."""
+    source = write_lines(tmp_path / "rows.jsonl", generated_rows(30, bad_every=10))
+    out = tmp_path / "out"
+    (out / "_done").mkdir(parents=True)
+    (out / "_run.json").write_text('{"key": "another run"}', encoding="utf-8")
+    (out / "part-000000-000007.jsonl").write_text('{"stale": true}\n', encoding="utf-8")
+    (out / "_done" / "000000-000007.json").write_text('{"shards": 8, "rows": 5}', encoding="utf-8")
+    (out / "notes.txt").write_text("the user's own file", encoding="utf-8")
+    argv = ["check", "extract-check", "--engine", "ray", "--input", str(source), "--output", str(out)]
+    status = main([*argv, "--concurrency", "1", "--no-progress"])
+    assert status == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert f"{out}: holds results of another input or other options; starting over" in err
+    summary = json.loads(err[-1])
+    assert {k: summary[k] for k in ("engine", "rows", "written", "errors", "shards", "skipped_shards")} == {
+        "engine": "ray",
+        "rows": 30,
+        "written": 27,
+        "errors": 3,
+        "shards": 1,
+        "skipped_shards": 0,
+    }
+    files = sorted(p.name for p in out.iterdir() if p.is_file())
+    assert files == ["_run.json", "notes.txt", "part-000000-000000.jsonl"]
+    assert [r["id"] for r in ray_results(out)] == [i for i in range(30) if i % 10 != 9]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--input", "{tmp}/missing.jsonl", "--output", "{tmp}/out"], "missing.jsonl: no such file or folder"),
+        (["--input", "{tmp}/*.parquet", "--output", "{tmp}/out"], "*.parquet: matches no file"),
+        (["--input", "{tmp}/rows.jsonl", "--output", "{tmp}/rows.jsonl"], "is a file; --output of --engine ray"),
+        (["--input", "{tmp}/rows.txt", "--output", "{tmp}/out"], "cannot tell its format from its name"),
+    ],
+)
+def test_bad_command_input_is_one_line(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad inputs or output of --engine ray: one line on stderr, exit 2, no traceback."""
+    write_lines(tmp_path / "rows.jsonl", generated_rows(3))
+    write_lines(tmp_path / "rows.txt", generated_rows(3))
+    argv = ["check", "extract-check", "--engine", "ray", *(a.format(tmp=tmp_path) for a in args)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert message in err
+    assert "Traceback" not in err
