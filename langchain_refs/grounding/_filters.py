@@ -147,13 +147,29 @@ _FILTER_PROMPT = (
 )
 
 
-def _read_numbers(reply: ModelReply) -> list[int]:
-    """The chunk numbers of ``{"relevant": [...]}`` or of a bare list."""
+def _read_numbers(reply: ModelReply) -> list[int | str]:
+    """The chunk numbers of ``{"relevant": [...]}`` or of a bare list.
+
+    Whole numbers (``2``, ``2.0``, ``"2"``) are read as numbers; any other
+    entry (``true``, ``2.5``, ``"two"``) is kept as its text, so that the
+    filter names it as a chunk that does not exist — never reading ``true``
+    as chunk 1.
+    """
     numbers = reply.data["relevant"] if isinstance(reply.data, dict) else reply.data
     if not isinstance(numbers, list):
         msg = "no list of chunk numbers"
         raise ValueError(msg)
-    return [int(n) for n in numbers]
+    return [_chunk_number(n) for n in numbers]
+
+
+def _chunk_number(value: Any) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return repr(value)
 
 
 class LLMReferenceFilter(_ReferenceFilter):
@@ -206,12 +222,12 @@ class LLMReferenceFilter(_ReferenceFilter):
             for n, d in enumerate(documents, start=1)
         )
         messages = [SystemMessage(_FILTER_PROMPT), HumanMessage(f"{chunks}\n\nRESPONSE: {response}")]
-        replies: list[list[int]] = ask_model(
+        replies: list[list[int | str]] = ask_model(
             self.model, [messages], schema=_Relevant, read=_read_numbers, default=[], name="reference filter"
         )
         wanted = replies[0]
-        bad = [n for n in wanted if not 1 <= n <= len(documents)]
+        keep = {n for n in wanted if isinstance(n, int) and 1 <= n <= len(documents)}
+        bad = [n for n in wanted if n not in keep]
         if bad:
             logger.warning("LLMReferenceFilter: the model named chunks that do not exist: %s", bad)
-        keep = {n for n in wanted if 1 <= n <= len(documents)}
         return [d for n, d in enumerate(documents, start=1) if n in keep]

@@ -541,3 +541,12 @@ def test_llm_extractor_prompt_asks_for_bare_answers_as_claims() -> None:
     assert (claim.start, claim.end) == (None, None)
     assert "QUESTION: Who first walked on the Moon?" in model.asked[0]
     assert "bare answer to the QUESTION" in model.asked[0]
+
+
+def test_llm_filter_reads_only_whole_chunk_numbers(caplog: pytest.LogCaptureFixture) -> None:
+    """true, 2.5 and words name no chunk (true is not chunk 1); 3.0 and "2" are whole numbers."""
+    reply = '{"relevant": [true, 2.5, "two", 3.0, "2"]}'
+    with caplog.at_level(logging.WARNING, logger="langchain_refs"):
+        kept = LLMReferenceFilter(FakeListChatModel(responses=[reply])).invoke({"response": "r", "documents": DOCS})
+    assert kept == [DOCS[1], DOCS[2]]
+    assert "do not exist: ['True', '2.5', \"'two'\"]" in caplog.text
