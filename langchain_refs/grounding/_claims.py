@@ -622,16 +622,19 @@ class ScorerClaimChecker:
     ) -> ClaimCheck:
         if not windows:
             return ClaimCheck(label=NEUTRAL, score=0.0)
-        text = _in_context(claim.text, question)
+        # A citation marker is no part of what the claim says: "[3]" read as a number the
+        # evidence lacks costs the claim the scorer's missing-number penalty.
+        said = _CITATION_MARKER.sub("", claim.text).strip() or claim.text
+        text = _in_context(said, question)
         texts = [window for *_, window in windows]
         if self.together:
             texts.append(together)
         scores = self.scorer.score([(text, evidence) for evidence in texts])
-        if text != claim.text:
+        if text != said:
             # A bare answer is supported when the window backs the answer to that question and
             # names the answer itself: the question's words alone ("first ... walk on the Moon")
             # must not carry a wrong answer ("Buzz Aldrin").
-            alone = self.scorer.score([(claim.text, evidence) for evidence in texts])
+            alone = self.scorer.score([(said, evidence) for evidence in texts])
             scores = [min(a, b) for a, b in zip(scores, alone, strict=True)]
         support = max(scores)
         scores = scores[: len(windows)]

@@ -550,3 +550,13 @@ def test_llm_filter_reads_only_whole_chunk_numbers(caplog: pytest.LogCaptureFixt
         kept = LLMReferenceFilter(FakeListChatModel(responses=[reply])).invoke({"response": "r", "documents": DOCS})
     assert kept == [DOCS[1], DOCS[2]]
     assert "do not exist: ['True', '2.5', \"'two'\"]" in caplog.text
+
+
+@pytest.mark.parametrize("claim", ["Paris is the capital of France [3].", "Paris is the capital of France [1, 2]."])
+def test_citation_markers_cost_a_claim_nothing(claim: str) -> None:
+    """A claim's citation marker is not read as a number the reference lacks: the claim scores as without it."""
+    check = ScorerClaimChecker().check(Claim(text=claim), ["Paris is the capital of France."])
+    plain = ScorerClaimChecker().check(
+        Claim(text="Paris is the capital of France."), ["Paris is the capital of France."]
+    )
+    assert (check.label, check.score) == ("Entailment", plain.score) == ("Entailment", 1.0)
