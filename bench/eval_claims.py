@@ -26,13 +26,22 @@ Two figures per set, per source dataset:
 
 and the count of each aggregated label per gold class, which shows how often
 Contradiction fires on rows that are in fact attributable, and how many rows
-Abstain. The data is read from ../shared/eval and never copied into the project.
+Abstain.
+
+Bare answers: the development split has none (its AttributedQA claims are
+whole sentences), so the AttributedQA rows are also checked with each claim
+cut back to its answer — the words before "sings", "sang", "said", "signed"
+or "scored", or after "sung by" / "written by", kept when they are at most
+four words ("Milira sings the song ..." gives "Milira") — with the question
+and the references of the row. The data is read from ../shared/eval and
+never copied into the project.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -49,6 +58,11 @@ from langchain_refs.apps import main as cli  # noqa: E402
 
 LABELS = ("Entailment", "Neutral", "Contradiction", "Abstain")
 
+_ANSWER_BEFORE = re.compile(
+    r"^(?:The (?:band |Scottish post-punk band )?)?(.+?),? (?:an? [^,]+, )?(?:sings|sang|said|signed|scored|sing)\b"
+)
+_ANSWER_AFTER = re.compile(r"\b(?:sung|written) by (?:the )?(.+?)\.?$")
+
 
 def load(name: str, limit: int | None) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in (EVAL / name).read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -64,6 +78,16 @@ def run_command(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if status != 0:
             raise SystemExit(f"the check command exited with status {status}")
         return [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+
+
+def bare_answer(claim: str) -> str | None:
+    """The answer an AttributedQA claim states ("Milira" of "Milira sings ..."), when it is short and found."""
+    last = claim.split("\n")[-1]
+    found = _ANSWER_BEFORE.search(last) or _ANSWER_AFTER.search(last)
+    if not found:
+        return None
+    answer = found.group(1).strip()
+    return answer if len(answer.split()) <= 4 and not answer.lower().startswith("who") else None
 
 
 def support(result: dict[str, Any]) -> float:
@@ -149,6 +173,19 @@ def main() -> None:
     wice_rows = load("wice_claim_dev.jsonl", args.limit)
     wice_results = run_command([{"response": r["claim"], "reference": r["evidence"]} for r in wice_rows])
 
+    bare_rows, answers = [], []
+    for row in bench_rows:
+        answer = bare_answer(row["claim"]) if row["src_dataset"] == "AttributedQA" else None
+        if answer:
+            bare_rows.append(row)
+            answers.append(answer)
+    bare_results = run_command(
+        [
+            {"response": answer, "question": row["question"], "reference": row["references"]}
+            for row, answer in zip(bare_rows, answers, strict=True)
+        ]
+    )
+
     bench_counts = label_counts(bench_rows, bench_results, "attribution_label")
     wice_counts = label_counts(wice_rows, wice_results, "label")
     limit = f" --limit {args.limit}" if args.limit else ""
@@ -167,6 +204,17 @@ def main() -> None:
         "",
         f"Contradiction verdicts on not-attributable rows: "
         f"{contradiction_precision(bench_counts, ['not attributable'])}.",
+        "",
+        *table(
+            f"AttributedQA bare answers ({len(bare_rows)} rows)",
+            figures(bare_rows, bare_results, lambda r: "all"),
+            label_counts(bare_rows, bare_results, "attribution_label"),
+            ("attributable", "not attributable"),
+        ),
+        "",
+        'Bare answers: the AttributedQA rows with each claim cut back to its answer ("Milira sings the song '
+        '..." gives "Milira"), checked with the row\'s question: the answer is read as the answer to the '
+        "question, and the window must name it.",
         "",
         *table(
             f"WiCE ({len(wice_rows)} claims)",
