@@ -135,7 +135,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
         verifier = LexicalScorer()
     model = load_model(args.model) if args.model else None
-    app = create_app(model=model, agent=args.agent, verifier=verifier)
+    app = create_app(model=model, agent=args.agent, verifier=verifier, check_model=model)
     mode = " (agent mode)" if args.agent else ""
     print(f"langchain-refs chat UI{mode} on http://{args.host}:{args.port}", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

@@ -71,6 +71,7 @@ from urllib.parse import urlsplit
 
 from langchain_core.documents import Document
 from langchain_core.documents.base import BaseMedia
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import Runnable, RunnableGenerator
@@ -85,6 +86,7 @@ from typing_extensions import override
 
 from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import first_line
+from langchain_refs.apps.check_page import check_routes
 from langchain_refs.apps.demo import ExtractiveChatModel, demo_context
 from langchain_refs.streaming import (
     AnswerReferences,
@@ -455,8 +457,12 @@ def create_app(
     k: int = 4,
     agent: bool = False,
     verifier: CitationVerifier | None = None,
+    check_model: BaseChatModel | None = None,
 ) -> Starlette:
     """The chat web app: the offline demo pipeline unless a model or documents are given.
+
+    The app also serves the checking page, ``/check``, and its API,
+    ``POST /api/check`` (`langchain_refs.apps.check_page`).
 
     Args:
         model: the chat model (default: the offline extractive demo model;
@@ -468,6 +474,8 @@ def create_app(
         verifier: checks each citation once the answer is complete (e.g.
             ``LexicalScorer()``; not with ``agent``, a ValueError);
             unsupported citations are marked on the page.
+        check_model: a chat model the checking page offers as extractor and
+            checker, beside the offline one (``serve --model`` passes its model).
 
     Example:
         >>> from starlette.testclient import TestClient
@@ -520,6 +528,7 @@ def create_app(
             Route("/api/chat", chat, methods=["POST"]),
             Route("/favicon.ico", favicon),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
+            *check_routes(model=check_model),
         ]
     )
     app.state.agent = agent

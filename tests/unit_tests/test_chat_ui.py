@@ -530,3 +530,12 @@ async def test_which_astream_events_carry_rewritten_text() -> None:
         ("on_parser_stream", "StrOutputParser"): rewritten,
         ("on_chain_stream", "outer"): rewritten,
     }
+
+
+def test_app_serves_the_checking_page_and_its_api() -> None:
+    """The chat app also serves /check, and POST /api/check labels a claim its source states."""
+    client = TestClient(create_app())
+    assert client.get("/check").status_code == 200
+    checked = client.post("/api/check", json={"response": "Paris is in France.", "reference": "Paris is in France."})
+    assert checked.status_code == 200
+    assert checked.json()["ys"] == ["Entailment"]
