@@ -29,6 +29,8 @@ class MiniLMEmbeddings(Embeddings):
     the length the model was trained on; a token is about four characters of
     English): the rest of a longer text does not count in its vector. Embed
     sentences or short windows, as the scorers do, not whole documents.
+    `token_counts` says how many tokens texts have, so that `EmbeddingScorer`
+    can cut its windows until each fits.
 
     Example:
         >>> import pytest; _ = pytest.importorskip("onnxruntime")
@@ -61,7 +63,21 @@ class MiniLMEmbeddings(Embeddings):
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=max_length)
         self._tokenizer.enable_padding()
+        self._counter = Tokenizer.from_file(str(tokenizer_file))
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        self.max_length = max_length
         self.batch_size = batch_size
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens each text has, with the two special tokens the model adds (untruncated).
+
+        Example:
+            >>> import pytest; _ = pytest.importorskip("onnxruntime")
+            >>> MiniLMEmbeddings().token_counts(["a cat"])
+            [4]
+        """
+        return [len(encoding.ids) for encoding in self._counter.encode_batch(list(texts))]
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         np = self._np

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.cross_encoders import BaseCrossEncoder
@@ -29,7 +29,7 @@ from typing_extensions import override
 
 from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._verifier import SupportScorer
-from langchain_refs.text import LexicalSupport
+from langchain_refs.text import LexicalSupport, sentence_windows, split_sentences
 
 __all__ = [
     "CrossEncoderScorer",
@@ -71,6 +71,12 @@ class LexicalScorer(SupportScorer):
     ``BaseCrossEncoder`` and a citation verifier. The options are read at
     each call, so changing an attribute takes effect at once.
 
+    ``support_threshold`` (0.5 by default) is where `verify_citations` calls
+    a citation supported: the threshold maximising macro-F1 of attributable
+    vs not attributable on the AttributionBench development split, each
+    claim scored against its cited references as `verify_citations` does
+    (see ``bench/eval_grounding.py``).
+
     Example:
         >>> scorer = LexicalScorer()
         >>> supported, unsupported = scorer.score([
@@ -81,6 +87,8 @@ class LexicalScorer(SupportScorer):
         True
     """
 
+    support_threshold = 0.5
+
     def __init__(
         self,
         *,
@@ -90,7 +98,10 @@ class LexicalScorer(SupportScorer):
         number_penalty: float = 0.7,
         rarity_weight: float = 1.0,
         min_batch_for_rarity: int = 5,
+        support_threshold: float | None = None,
     ) -> None:
+        if support_threshold is not None:
+            self.support_threshold = support_threshold
         self.rarity_weight = rarity_weight
         self.min_batch_for_rarity = min_batch_for_rarity
         self.window = window
@@ -127,6 +138,24 @@ class EmbeddingScorer(SupportScorer):
     cosine values mapped to 0 and 1 (unrelated sentences rarely fall below
     0.1 with sentence-transformer models).
 
+    Sentence-embedding models read a few hundred tokens at most (MiniLM:
+    256) and drop the rest, so long evidence is never embedded whole: it is
+    read as windows of ``window`` sentences (advancing one sentence at a
+    time), any window longer than ``max_chars`` characters is cut at spaces
+    into pieces of at most that length, and the score is the best piece's.
+    When the embeddings say how long a text may be (``max_length`` and
+    ``token_counts(texts)``, as `MiniLMEmbeddings` does), a piece still
+    longer than that is halved at a space until it fits (text dense in
+    tokens, such as URLs or other scripts). Every part of the evidence
+    counts. ``window=None`` embeds the evidence as it is (a model of your own
+    that reads long texts).
+
+    ``support_threshold`` (0.55 by default, on the [0, 1] scale after the
+    floor/ceiling mapping: a cosine of 0.54) is where `verify_citations`
+    calls a citation supported; it was chosen on the AttributionBench
+    development split as the threshold maximising macro-F1 (see
+    ``bench/eval_grounding.py``).
+
     Example:
         >>> from langchain_core.embeddings import DeterministicFakeEmbedding
         >>> scorer = EmbeddingScorer(DeterministicFakeEmbedding(size=8))
@@ -134,22 +163,65 @@ class EmbeddingScorer(SupportScorer):
         [1.0]
     """
 
+    support_threshold = 0.55
+
     def __init__(
-        self, embeddings: Embeddings, *, floor: float = 0.1, ceiling: float = 0.9, cache_size: int = 200_000
+        self,
+        embeddings: Embeddings,
+        *,
+        floor: float = 0.1,
+        ceiling: float = 0.9,
+        cache_size: int = 200_000,
+        window: int | None = 2,
+        max_chars: int = 800,
+        support_threshold: float | None = None,
     ) -> None:
         if not floor < ceiling:
             msg = f"floor must be below ceiling, got floor={floor!r} and ceiling={ceiling!r}"
             raise ValueError(msg)
+        if window is not None and window < 1:
+            msg = f"window must be at least one sentence (or None), got {window!r}"
+            raise ValueError(msg)
+        if max_chars < 1:
+            msg = f"max_chars must be at least 1, got {max_chars!r}"
+            raise ValueError(msg)
         self.embeddings = embeddings
         self.floor = floor
         self.ceiling = ceiling
+        self.window = window
+        self.max_chars = max_chars
+        if support_threshold is not None:
+            self.support_threshold = support_threshold
         # Evidence is scored again and again against new claims: embed each text once.
         self.cache_size = cache_size
         self._vectors: dict[str, array[float]] = {}
+        self._pieces: dict[str, tuple[str, ...]] = {}
+
+    def pieces(self, evidence: str) -> tuple[str, ...]:
+        """The parts of ``evidence`` that are embedded: sentence windows, none longer than ``max_chars``.
+
+        Example:
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> EmbeddingScorer(DeterministicFakeEmbedding(size=8)).pieces("One. Two. Three.")
+            ('One. Two.', 'Two. Three.')
+        """
+        found = self._pieces.get(evidence)
+        if found is None:
+            if len(self._pieces) >= self.cache_size:
+                self._pieces.clear()
+            found = _pieces(evidence, self.window, self.max_chars)
+            limit = getattr(self.embeddings, "max_length", None)
+            counts = getattr(self.embeddings, "token_counts", None)
+            if self.window is not None and isinstance(limit, int) and callable(counts):
+                found = _fit(found, limit, counts)
+            self._pieces[evidence] = found
+        return found
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
-        missing = sorted({t for pair in text_pairs for t in pair} - self._vectors.keys())
+        pieces = {evidence: self.pieces(evidence) for _, evidence in text_pairs}
+        wanted = {claim for claim, _ in text_pairs} | {p for found in pieces.values() for p in found}
+        missing = sorted(wanted - self._vectors.keys())
         if missing:
             if len(self._vectors) + len(missing) > self.cache_size:
                 self._vectors.clear()
@@ -159,11 +231,53 @@ class EmbeddingScorer(SupportScorer):
         vectors = self._vectors
         scores = []
         for claim, evidence in text_pairs:
-            a, b = vectors[claim], vectors[evidence]
-            norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-            cosine = sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
-            scores.append(_unit((cosine - self.floor) / (self.ceiling - self.floor)))
+            a = vectors[claim]
+            norm_a = math.sqrt(sum(x * x for x in a))
+            best = 0.0 if not pieces[evidence] else -math.inf
+            for piece in pieces[evidence]:
+                b = vectors[piece]
+                norm = norm_a * math.sqrt(sum(y * y for y in b))
+                cosine = sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+                best = max(best, cosine)
+            scores.append(_unit((best - self.floor) / (self.ceiling - self.floor)))
         return scores
+
+
+def _fit(pieces: tuple[str, ...], limit: int, counts: Callable[[list[str]], list[int]]) -> tuple[str, ...]:
+    """``pieces``, each one over ``limit`` tokens halved at a space (or in the middle) until it fits."""
+    found: list[str] = []
+    pending = list(pieces)
+    while pending:
+        lengths = counts(pending)
+        halves: list[str] = []
+        for piece, length in zip(pending, lengths, strict=True):
+            if length <= limit or len(piece) < 2:
+                found.append(piece)
+                continue
+            middle = len(piece) // 2
+            cut = piece.rfind(" ", 0, middle + 1)
+            cut = cut if cut > 0 else middle
+            halves += [piece[:cut], piece[cut:].lstrip()]
+        pending = [h for h in halves if h]
+    return tuple(found)
+
+
+def _pieces(text: str, window: int | None, max_chars: int) -> tuple[str, ...]:
+    """``text`` as windows of ``window`` sentences, each cut at spaces to at most ``max_chars`` characters."""
+    if window is None:
+        return (text,)
+    spans = sentence_windows(split_sentences(text), window, 1)
+    windows = [text[start:end] for start, end in spans] or [text]
+    found: list[str] = []
+    for piece in windows:
+        while len(piece) > max_chars:
+            # Cut at the last space before the limit (or at the limit when a word is longer).
+            cut = piece.rfind(" ", 0, max_chars + 1)
+            cut = cut if cut > 0 else max_chars
+            found.append(piece[:cut])
+            piece = piece[cut:].lstrip()
+        found.append(piece)
+    return tuple(found)
 
 
 class CrossEncoderScorer(SupportScorer):
@@ -176,6 +290,8 @@ class CrossEncoderScorer(SupportScorer):
     passes unchanged, any other goes through the logistic function — so a
     logit model whose scores of one batch happen to fall in [0, 1] is read as
     probabilities: say which your model gives. A NaN score counts as 0.
+    ``support_threshold`` is 0.5 unless you give your model's own (nothing
+    here knows what your model's scores mean).
 
     Example:
         >>> class Logits(BaseCrossEncoder):
@@ -184,7 +300,10 @@ class CrossEncoderScorer(SupportScorer):
         0.982
     """
 
-    def __init__(self, cross_encoder: BaseCrossEncoder, *, logits: bool | None = None) -> None:
+    def __init__(
+        self, cross_encoder: BaseCrossEncoder, *, logits: bool | None = None, support_threshold: float = 0.5
+    ) -> None:
+        self.support_threshold = support_threshold
         self.cross_encoder = cross_encoder
         self.logits = logits
 
@@ -223,7 +342,9 @@ class LLMJudgeScorer(SupportScorer):
     A reply that cannot be read as a score (or reads as NaN) counts as
     ``default`` and is logged once, so one bad reply never stops a batch;
     numbers outside [0, 1] are clamped into it. See `ask_model` for the policy
-    all the LLM-backed parts share.
+    all the LLM-backed parts share. ``support_threshold`` is 0.5: the middle
+    of the scale the prompt asks the model to use (not measured here: the
+    development data is judged offline only).
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -232,7 +353,10 @@ class LLMJudgeScorer(SupportScorer):
         [0.9, 0.0]
     """
 
-    def __init__(self, model: BaseChatModel, *, default: float = 0.0, max_concurrency: int = 4) -> None:
+    def __init__(
+        self, model: BaseChatModel, *, default: float = 0.0, max_concurrency: int = 4, support_threshold: float = 0.5
+    ) -> None:
+        self.support_threshold = support_threshold
         if not 0.0 <= default <= 1.0:
             msg = f"default must be a score in [0, 1], got {default!r}"
             raise ValueError(msg)
@@ -263,6 +387,8 @@ class HybridScorer(SupportScorer):
     Each scorer's scores are clamped into [0, 1] first (NaN counts as 0), so
     a cross-encoder giving logits should be wrapped in `CrossEncoderScorer`.
     Weights are finite, non-negative, and at least one is positive.
+    ``support_threshold`` defaults to the same weighted mean of the scorers'
+    own thresholds (0.5 for a scorer without one).
 
     Example:
         >>> class Const(BaseCrossEncoder):
@@ -272,12 +398,18 @@ class HybridScorer(SupportScorer):
         [0.5]
     """
 
-    def __init__(self, scorers: Sequence[tuple[BaseCrossEncoder, float]]) -> None:
+    def __init__(
+        self, scorers: Sequence[tuple[BaseCrossEncoder, float]], *, support_threshold: float | None = None
+    ) -> None:
         weights = [weight for _, weight in scorers]
         if not weights or not all(0 <= w < math.inf for w in weights) or not sum(weights) > 0:
             msg = "HybridScorer needs (scorer, weight) pairs with finite non-negative weights, one of them positive"
             raise ValueError(msg)
         self.scorers = list(scorers)
+        if support_threshold is None:
+            total = sum(weights)
+            support_threshold = sum(w * float(getattr(s, "support_threshold", 0.5)) for s, w in scorers) / total
+        self.support_threshold = support_threshold
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:

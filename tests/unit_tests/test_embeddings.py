@@ -48,3 +48,20 @@ def test_scorer_embeds_each_text_once(embeddings: MiniLMEmbeddings) -> None:
     scorer.score([("a claim", "the evidence"), ("another claim", "the evidence")])
     scorer.score([("a claim", "the evidence")])
     assert calls == [3]
+
+
+def test_token_counts_are_not_truncated(embeddings: MiniLMEmbeddings) -> None:
+    """token_counts counts past the model's 256-token limit: 300 words of 'cat' and the two special tokens."""
+    assert embeddings.token_counts(["cat " * 300, "cat"]) == [302, 3]
+
+
+def test_a_supporting_sentence_past_256_tokens_counts(embeddings: MiniLMEmbeddings) -> None:
+    """Support found after 300 tokens of filler scores as its own window does, far above the filler."""
+    claim = "Paris is the capital of France."
+    sentence = "Stock markets fell sharply on Monday morning in early trading. "
+    filler = sentence * 30
+    scorer = EmbeddingScorer(embeddings)
+    window, late, none = scorer.score([(claim, sentence + claim), (claim, filler + claim), (claim, filler)])
+    assert embeddings.token_counts([filler])[0] > 256
+    assert late == window
+    assert late > none + 0.3

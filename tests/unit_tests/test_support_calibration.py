@@ -1,0 +1,143 @@
+"""What verify_citations gives the scorer, the scorers' own support thresholds, and long evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from langchain_core.cross_encoders import BaseCrossEncoder
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+
+from langchain_refs import (
+    AnswerReferences,
+    Citation,
+    CrossEncoderScorer,
+    EmbeddingScorer,
+    HybridScorer,
+    LexicalScorer,
+    Reference,
+    SupportScorer,
+    verify_citations,
+)
+
+
+def cited(text: str, positions: tuple[int, ...]) -> AnswerReferences:
+    """An answer with one citation of ``text`` naming ``positions``."""
+    citation = Citation(
+        number=1, document_positions=positions, start=0, end=3, text_start=0, text_end=0, text=text, marker="[1]"
+    )
+    reference = Reference(number=1, source="s", title=None, document_positions=positions)
+    return AnswerReferences(references=(reference,), citations=(citation,))
+
+
+class Recorder(SupportScorer):
+    """Scores every pair ``value`` and remembers the pairs it was asked about."""
+
+    def __init__(self, value: float, *, support_threshold: float | None = None) -> None:
+        self.value = value
+        self.seen: list[tuple[str, str]] = []
+        if support_threshold is not None:
+            self.support_threshold = support_threshold
+
+    def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.seen += list(text_pairs)
+        return [self.value] * len(text_pairs)
+
+
+DOCS = [Document("One fact. Two facts. Three facts."), Document("Another page.")]
+
+
+def test_verifier_reads_the_cited_documents_whole() -> None:
+    """By default a citation is scored once, against its cited documents joined by a blank line."""
+    scorer = Recorder(0.9)
+    verify_citations(cited("A claim.", (2, 1, 2)), DOCS, scorer)
+    assert scorer.seen == [("A claim.", "Another page.\n\nOne fact. Two facts. Three facts.")]
+
+
+def test_verifier_windows_on_request() -> None:
+    """With window=2 the citation is scored against each two-sentence window, as before."""
+    scorer = Recorder(0.9)
+    verify_citations(cited("A claim.", (1,)), DOCS, scorer, window=2)
+    assert scorer.seen == [("A claim.", "One fact. Two facts."), ("A claim.", "Two facts. Three facts.")]
+
+
+@pytest.mark.parametrize(
+    ("own", "given", "supported"),
+    [(0.7, None, False), (0.5, None, True), (0.7, 0.6, True), (None, None, True)],
+)
+def test_verifier_uses_the_scorers_threshold(own: float | None, given: float | None, supported: bool) -> None:
+    """Without a threshold a citation is supported from the scorer's support_threshold (0.5 when it has none)."""
+    scorer = Recorder(0.65, support_threshold=own)
+    checked = verify_citations(cited("A claim.", (1,)), DOCS, scorer, threshold=given)
+    assert checked.citations[0].supported is supported
+    assert scorer.verify_citations(cited("A claim.", (1,)), DOCS, threshold=given).citations[0].supported is supported
+
+
+def test_a_plain_cross_encoder_verifies_at_one_half() -> None:
+    """A cross-encoder with no support_threshold attribute is judged at 0.5."""
+
+    class Plain(BaseCrossEncoder):
+        def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+            return [0.5] * len(text_pairs)
+
+    assert verify_citations(cited("A claim.", (1,)), DOCS, Plain()).citations[0].supported is True
+
+
+def test_blank_cited_document_gives_no_evidence() -> None:
+    """A cited document of only whitespace is not sent to the scorer: support 0."""
+    scorer = Recorder(0.9)
+    checked = verify_citations(cited("A claim.", (1,)), [Document("   ")], scorer)
+    assert (checked.citations[0].support, scorer.seen) == (0.0, [])
+
+
+def test_thresholds_of_the_scorers() -> None:
+    """Each scorer carries a threshold; a given one wins; a hybrid's is the weighted mean of its parts'."""
+    lexical = LexicalScorer(support_threshold=0.4)
+    plain = CrossEncoderScorer(Recorder(0.1))
+    assert (lexical.support_threshold, plain.support_threshold) == (0.4, 0.5)
+    assert HybridScorer([(lexical, 3.0), (plain, 1.0)]).support_threshold == pytest.approx((3 * 0.4 + 0.5) / 4)
+    assert HybridScorer([(lexical, 1.0)], support_threshold=0.8).support_threshold == 0.8
+
+
+class FirstWords(Embeddings):
+    """Reads only the first 40 characters of a text, as a model truncating at its token limit does.
+
+    The vector says whether "paris" is among what was read.
+    """
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0] if "paris" in text[:40].lower() else [0.0, 1.0] for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+LONG = "Lyon is a city on the Rhône. " * 6 + "Paris is the capital of France."
+
+
+def test_embedding_scorer_reads_all_of_long_evidence() -> None:
+    """A supporting sentence past the model's reach still counts: the evidence is embedded in windows."""
+    claim = "Paris is the capital."
+    assert EmbeddingScorer(FirstWords(), window=None).score([(claim, LONG)]) == [0.0]
+    assert EmbeddingScorer(FirstWords()).score([(claim, LONG)]) == [1.0]
+
+
+def test_embedding_pieces_are_cut_to_max_chars() -> None:
+    """A window longer than max_chars is cut at spaces; nothing is lost and no piece is longer."""
+    scorer = EmbeddingScorer(FirstWords(), max_chars=10)
+    assert scorer.pieces("aaaa bbbb cccc dddd.") == ("aaaa bbbb", "cccc dddd.")
+
+
+class CountsWords(FirstWords):
+    """Says a text has one token per word and reads at most three."""
+
+    max_length = 3
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        return [len(text.split()) for text in texts]
+
+
+def test_embedding_pieces_fit_the_models_token_limit() -> None:
+    """Embeddings that count tokens get pieces halved at spaces until each fits their max_length."""
+    assert EmbeddingScorer(CountsWords()).pieces("a b c d e f g") == ("a b c", "d e", "f g")
