@@ -3,6 +3,7 @@
     python bench/eval_claims.py                 # prints the tables
     python bench/eval_claims.py --write-readme  # ... and puts them in README.md
     python bench/eval_claims.py --limit 200     # a quick look on fewer rows of each file
+    python bench/eval_claims.py --sweep         # macro-F1 of both sets at --threshold 0.20, 0.25, ... 0.80
 
 Every row goes through ``langchain-refs check extract-check`` itself (rule-based
 extraction, the scorer checker, strict aggregation, the command's default
@@ -69,12 +70,15 @@ def load(name: str, limit: int | None) -> list[dict[str, Any]]:
     return rows[:limit] if limit else rows
 
 
-def run_command(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The items through ``langchain-refs check extract-check`` (offline, defaults), in order."""
+def run_command(items: list[dict[str, Any]], threshold: float | None = None) -> list[dict[str, Any]]:
+    """The items through ``langchain-refs check extract-check`` (offline, defaults or ``--threshold``), in order."""
     with tempfile.TemporaryDirectory() as folder:
         source, target = Path(folder) / "in.jsonl", Path(folder) / "out.jsonl"
         source.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
-        status = cli(["check", "extract-check", "--input", str(source), "--output", str(target), "--no-progress"])
+        options = ["--threshold", str(threshold)] if threshold is not None else []
+        status = cli(
+            ["check", "extract-check", "--input", str(source), "--output", str(target), "--no-progress", *options]
+        )
         if status != 0:
             raise SystemExit(f"the check command exited with status {status}")
         return [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
@@ -160,11 +164,34 @@ def table(
     return lines
 
 
+def sweep(limit: int | None) -> None:
+    """Print the verdict's macro-F1 on both sets at thresholds from 0.20 to 0.80 (the default is chosen here)."""
+    bench_rows = load("attributionbench_dev.jsonl", limit)
+    bench_items = [
+        {"response": r["claim"], "question": r["question"], "reference": r["references"]} for r in bench_rows
+    ]
+    wice_rows = [r for r in load("wice_claim_dev.jsonl", limit) if r["label"] != "partially_supported"]
+    wice_items = [{"response": r["claim"], "reference": r["evidence"]} for r in wice_rows]
+    print("| threshold | AttributionBench macro-F1 | WiCE macro-F1 | mean |\n|---|---|---|---|")
+    for step in range(4, 17):
+        threshold = step / 20
+        scores = []
+        for rows, items in ((bench_rows, bench_items), (wice_rows, wice_items)):
+            results = run_command(items, threshold)
+            gold = [r.get("attribution_label", r.get("label")) in ("attributable", "supported") for r in rows]
+            scores.append(macro_f1([result["Y"] == "Entailment" for result in results], gold))
+        print(f"| {threshold:.2f} | {scores[0]:.3f} | {scores[1]:.3f} | {sum(scores) / 2:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, help="only the first N rows of each file")
     parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--sweep", action="store_true", help="macro-F1 at each threshold, to choose the default")
     args = parser.parse_args()
+    if args.sweep:
+        sweep(args.limit)
+        return
 
     bench_rows = load("attributionbench_dev.jsonl", args.limit)
     bench_results = run_command(

@@ -559,9 +559,11 @@ class ScorerClaimChecker:
     inside its own negations; else Neutral.
 
     The default ``threshold`` of 0.4 was chosen on the development splits of
-    AttributionBench and WiCE with `LexicalScorer`: it gives the best mean of
-    the two sets' macro-F1 over thresholds from 0.2 to 0.8 (AttributionBench
-    alone prefers about 0.55, WiCE about 0.38).
+    AttributionBench and WiCE with `LexicalScorer`: of the thresholds 0.20,
+    0.25, ... 0.80, it gives the best mean of the two sets' macro-F1 of the
+    aggregated verdict (AttributionBench alone peaks near 0.55, WiCE near
+    0.35; ``python bench/eval_claims.py --sweep`` prints the table). Choose it
+    again when the scorer changes.
 
     A bare answer (fewer than four words) with a question is scored as the
     question followed by the answer, and also as the answer alone; the lower
