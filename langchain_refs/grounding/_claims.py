@@ -16,8 +16,9 @@ with one slot changed:
   words ("opened in 1951" against "opened in 1932"); citation markers such
   as "[3]" are not numbers;
 - a negation: one of them negates a phrase (the next few content words of a
-  "not", "never", "no"... up to the end of its clause; "not only" negates
-  nothing) that the other states un-negated, two of its words at least;
+  "not", "never", "no"... up to the end of its clause; "not only" or "no
+  doubt" negates nothing) that the other states un-negated, two of its words
+  at least;
 
 and in both cases the window covers the rest of the claim well, and the claim
 has three content words or numbers at least. It never guesses a
@@ -410,8 +411,11 @@ _CONTRACTED_NOT = re.compile(r"n['\u2019]t\b")
 # A number (with thousands separators or decimals), a word, or a mark that ends a clause.
 _TOKEN = re.compile(r"(\d+(?:[.,]\d+)*)|([a-z]+)|([,;:.!?()\u2013\u2014\[\]])")
 _NEGATION_CUES: Final = frozenset({"not", "no", "never", "none", "neither", "nor", "cannot", "without"})
-# How far a negation reaches: its next few content words, within its clause.
+# How far a negation reaches: its next few content words, within its clause and a few tokens.
 _SCOPE_WORDS = 4
+_SCOPE_REACH = 8
+# A cue followed by one of these negates nothing: "not only", "not just", "no doubt", "no wonder".
+_NOT_NEGATING_NEXT: Final = frozenset({"only", "just", "doubt", "question", "wonder"})
 # How far an anchor of a number may stand from it, in words.
 _ANCHOR_REACH = 2
 # The fewest content words and numbers a claim needs before anything can contradict it.
@@ -465,12 +469,13 @@ def _read(text: str) -> _Reading:
         if kind == "n"
     )
     negated = []
-    for i, (kind, value) in enumerate(tokens):
-        # "not only X but also Y" affirms X.
-        if kind != "c" or (value == "not" and i + 1 < len(tokens) and tokens[i + 1][1] == "only"):
+    for i, (kind, _) in enumerate(tokens):
+        # "not only X but also Y" affirms X, and "no doubt X" asserts it.
+        if kind != "c" or (i + 1 < len(tokens) and tokens[i + 1][1] in _NOT_NEGATING_NEXT):
             continue
         scope: list[str] = []
-        for other, word in tokens[i + 1 :]:
+        # At most _SCOPE_REACH tokens are looked at: a run of cues ("not not not ...") stays linear.
+        for other, word in tokens[i + 1 : i + 1 + _SCOPE_REACH]:
             if other == "|" or len(scope) == _SCOPE_WORDS:
                 break
             if other == "w":

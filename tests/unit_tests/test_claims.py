@@ -560,3 +560,17 @@ def test_citation_markers_cost_a_claim_nothing(claim: str) -> None:
         Claim(text="Paris is the capital of France."), ["Paris is the capital of France."]
     )
     assert (check.label, check.score) == ("Entailment", plain.score) == ("Entailment", 1.0)
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "There is no doubt that the museum has a large garden with many old trees.",
+        "It is no wonder the museum has a large garden with many old trees.",
+        "The museum has not just a large garden with many old trees but also a lake.",
+    ],
+)
+def test_phrases_that_negate_nothing(reference: str) -> None:
+    """ "no doubt", "no wonder" and "not just" assert what follows: the claim is supported, not contradicted."""
+    claim = Claim(text="The museum has a large garden with many old trees.")
+    assert ScorerClaimChecker().check(claim, [reference]).label == "Entailment"
