@@ -524,15 +524,26 @@ def _numbers_disagree(claim: _Reading, evidence: _Reading) -> bool:
     1932" disagrees; "won the cup in 2019" against "its record in 2018" does not.
     """
     stated = {n.value for n in evidence.numbers}
+    # The evidence's slots indexed by one anchor, holding the other: a lookup per claim
+    # number instead of a comparison with every number of the window.
+    afters: dict[tuple[bool, str], set[str | None]] = {}
+    befores: dict[tuple[bool, str], set[str | None]] = {}
+    for other in evidence.numbers:
+        if other.before:
+            afters.setdefault((other.year, other.before), set()).add(other.after)
+        if other.after:
+            befores.setdefault((other.year, other.after), set()).add(other.before)
     for number in claim.numbers:
         if number.value in stated:
             continue
-        for other in evidence.numbers:
-            if other.year != number.year:
-                continue
-            sides = [(a, b) for a, b in ((number.before, other.before), (number.after, other.after)) if a and b]
-            if sides and all(a == b for a, b in sides):
-                return True
+        # Same word before; the words after agree, or one of them has none.
+        after = afters.get((number.year, number.before), set()) if number.before else set()
+        if after and (number.after is None or None in after or number.after in after):
+            return True
+        # Same word after; the words before agree, or one of them has none.
+        before = befores.get((number.year, number.after), set()) if number.after else set()
+        if before and (number.before is None or None in before or number.before in before):
+            return True
     return False
 
 
