@@ -468,13 +468,21 @@ def _prepare_output(output: str, key: str, options: dict[str, Any]) -> tuple[Any
             if isinstance(marker, dict) and file.isdigit() and shard.isdigit():
                 done.setdefault(int(file), {})[int(shard)] = marker
         return fs, root, done
-    if run is not None or fs.get_file_info(f"{root}/_done").type != pafs.FileType.NotFound:
+    if fs.get_file_info(f"{root}/_run.json").type == pafs.FileType.File:  # ours, of another run (or unreadable)
         print(f"{output}: holds results of another input or other options; starting over", file=sys.stderr)
-    _clear(fs, root)
+        _clear(fs, root)
+    elif any(_ours(info.base_name) for info in fs.get_file_info(pafs.FileSelector(root))):
+        # No _run.json: these files are not this engine's, and are never removed.
+        msg = f"{output}: holds part-* or _done files this command did not write; choose an empty or new folder"
+        raise CommandError(msg)
     for folder in ("_done", "_errors"):
         fs.create_dir(f"{root}/{folder}", recursive=True)
     _write(fs, f"{root}/_run.json", dumps({"key": key, "options": options}, indent=2).encode())
     return fs, root, done
+
+
+def _ours(name: str) -> bool:
+    return name.startswith(("part-", "_tmp.")) or name in ("_run.json", "_done", "_errors")
 
 
 def _clear(fs: Any, root: str) -> None:
@@ -484,7 +492,7 @@ def _clear(fs: Any, root: str) -> None:
         if fs.get_file_info(f"{root}/{folder}").type == pafs.FileType.Directory:
             fs.delete_dir(f"{root}/{folder}")
     for info in fs.get_file_info(pafs.FileSelector(root)):
-        if info.is_file and (info.base_name.startswith(("part-", "_tmp.")) or info.base_name == "_run.json"):
+        if info.is_file and _ours(info.base_name):
             fs.delete_file(info.path)
 
 
@@ -606,27 +614,23 @@ def check_with_ray(
         if progress is not None:
             ray.data.DataContext.get_current().enable_progress_bars = progress
         workers = concurrency or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        dataset = (
-            ray.data.from_items([{"file": i} for i in pending], override_num_blocks=len(pending))
-            .flat_map(
-                _split_file,
-                fn_kwargs={
-                    "files": files,
-                    "batch_size": batch_size,
-                    "done": {f: sorted(m) for f, m in done.items()},
-                },
-                # Reading is light beside checking: it never waits for a CPU the workers hold.
-                num_cpus=0,
-            )
-            .map_batches(
-                _ShardChecker,
-                fn_constructor_kwargs={"options": options, "files": files, "output": output},
-                batch_size=1,
-                batch_format="pyarrow",
-                # A pool of up to `workers` actors, all started at once; fewer stay when there are fewer shards.
-                compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers, initial_size=workers),
-                num_cpus=1,
-            )
+        to_check = ray.data.from_items([{"file": i} for i in pending], override_num_blocks=len(pending)).flat_map(
+            _split_file,
+            fn_kwargs={"files": files, "batch_size": batch_size, "done": {f: sorted(m) for f, m in done.items()}},
+            # Reading is light beside checking: it never waits for a CPU the workers hold.
+            num_cpus=0,
+        )
+        # One shard per block (for this dataset only): a block goes to one worker whole, and a file's
+        # shards would otherwise share one block and leave all workers but one idle.
+        to_check.context.target_max_block_size = 1
+        dataset = to_check.map_batches(
+            _ShardChecker,
+            fn_constructor_kwargs={"options": options, "files": files, "output": output},
+            batch_size=1,
+            batch_format="pyarrow",
+            # A pool of up to `workers` actors, all started at once; fewer stay when there are fewer shards.
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers, initial_size=workers),
+            num_cpus=1,
         )
         for row in dataset.iter_rows():
             if row["failure"]:
@@ -657,7 +661,17 @@ def _complete(markers: dict[int, Any]) -> bool:
 
 def run_ray_check(args: argparse.Namespace) -> int:
     """``langchain-refs check --engine ray``: run `check_with_ray` and print its summary, one JSON line on stderr."""
-    summary = check_with_ray(
+    try:
+        summary = _run_from_args(args)
+    except KeyboardInterrupt:
+        print(f"interrupted — run again to resume (complete shards are kept in {args.output})", file=sys.stderr)
+        return 130
+    print(summary.to_json(), file=sys.stderr)
+    return summary.exit_status
+
+
+def _run_from_args(args: argparse.Namespace) -> RayCheckSummary:
+    return check_with_ray(
         args.input,
         args.output,
         mode=args.mode,
@@ -672,5 +686,3 @@ def run_ray_check(args: argparse.Namespace) -> int:
         address=args.address,
         progress=args.progress,
     )
-    print(summary.to_json(), file=sys.stderr)
-    return summary.exit_status

@@ -267,3 +267,40 @@ def test_bad_command_input_is_one_line(
     assert len(err.strip().splitlines()) == 1, err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_files_this_command_did_not_write_are_never_removed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An output folder with part-* files but no _run.json is refused in one line, its files kept."""
+    source = write_lines(tmp_path / "rows.jsonl", generated_rows(3))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "part-00000.parquet").write_bytes(b"the user's own data")
+    argv = ["check", "extract-check", "--engine", "ray", "--input", str(source), "--output", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"langchain-refs: {out}: holds part-* or _done files this command did not write; " + (
+        "choose an empty or new folder"
+    )
+    assert (out / "part-00000.parquet").read_bytes() == b"the user's own data"
+
+
+def test_a_shard_that_fails_unexpectedly_is_not_marked_complete(tmp_path: Path) -> None:
+    """A worker error that is not a bad row (say, the model's server is down) leaves the shard to the next run."""
+    from langchain_refs.apps import check_ray
+    from langchain_refs.apps.checking import Checkers
+
+    options = {"mode": "extract-check", "aggregator": "strict", "model": None, "claim_format": "triplet"}
+    options |= {"threshold": 0.4, "output_format": "jsonl"}
+    (tmp_path / "_done").mkdir()
+    worker = check_ray._ShardChecker(options=options, files=[("in.jsonl", "json")], output=str(tmp_path))
+
+    class Down:
+        def check_batch(self, *_: Any) -> Any:
+            raise ConnectionError("the model's server hung up\nsecond line")
+
+    worker.checkers = Checkers(extractor=worker.checkers.extractor, checker=Down())
+    shard = {"file": 0, "shard": 3, "shards": 4, "where": "line", "numbers": [1], "nulled": 0}
+    shard |= {"items": [json.dumps({"response": "Paris is in France.", "reference": "Paris."})], "problems": [""]}
+    summary = worker(pa.Table.from_pylist([shard]))
+    assert summary["failure"] == ["ConnectionError: the model's server hung up"]
+    assert list(tmp_path.rglob("*")) == [tmp_path / "_done"]

@@ -307,3 +307,17 @@ def test_threshold_must_be_a_share(value: str, tmp_path: Path, capsys: pytest.Ca
         run("check", "--input", "in.json", "--output", str(tmp_path / "o.json"), "--threshold", value)
     assert stop.value.code == 2
     assert "must be a number from 0 to 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--address", "ray://head:10001"), ("--batch-size", "10"), ("--concurrency", "2"), ("--output-format", "parquet")],
+)
+def test_ray_options_need_the_ray_engine(
+    option: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An option of the Ray engine given to the local one is one line and exit 2, not silently ignored."""
+    source = write_json(tmp_path / "a.json", A)
+    assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json"), option, value) == 2
+    assert one_line(capsys.readouterr().err) == f"langchain-refs: {option}: only with --engine ray"
+    assert not (tmp_path / "o.json").exists()
