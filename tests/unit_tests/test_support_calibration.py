@@ -141,3 +141,12 @@ class CountsWords(FirstWords):
 def test_embedding_pieces_fit_the_models_token_limit() -> None:
     """Embeddings that count tokens get pieces halved at spaces until each fits their max_length."""
     assert EmbeddingScorer(CountsWords()).pieces("a b c d e f g") == ("a b c", "d e", "f g")
+
+
+def test_calibrated_defaults() -> None:
+    """The defaults the dev-split rule chose: lexical 0.5, embeddings 0.77, their 50/50 hybrid (0.5 + 0.77) / 2."""
+    embedding = EmbeddingScorer(FirstWords())
+    assert (LexicalScorer().support_threshold, embedding.support_threshold) == (0.5, 0.77)
+    hybrid = HybridScorer([(LexicalScorer(), 0.5), (embedding, 0.5)])
+    assert hybrid.support_threshold == pytest.approx(0.635)
+    assert EmbeddingScorer(FirstWords(), support_threshold=0.6).support_threshold == 0.6
