@@ -150,3 +150,15 @@ def test_calibrated_defaults() -> None:
     hybrid = HybridScorer([(LexicalScorer(), 0.5), (embedding, 0.5)])
     assert hybrid.support_threshold == pytest.approx(0.635)
     assert EmbeddingScorer(FirstWords(), support_threshold=0.6).support_threshold == 0.6
+
+
+def test_embedding_windows_side_by_side_or_overlapping() -> None:
+    """By default windows stand side by side (the last ends at the last sentence); stride=1 overlaps them."""
+    text = "A a. B b. C c."
+    assert EmbeddingScorer(FirstWords()).pieces(text) == ("A a. B b.", "B b. C c.")
+    assert EmbeddingScorer(FirstWords(), window=1).pieces(text) == ("A a.", "B b.", "C c.")
+    assert EmbeddingScorer(FirstWords(), window=3, stride=1).pieces(text + " D d.") == (
+        "A a. B b. C c.",
+        "B b. C c. D d.",
+    )
+    assert EmbeddingScorer(FirstWords(), window=2).pieces(text + " D d.") == ("A a. B b.", "C c. D d.")
