@@ -56,6 +56,7 @@ import json
 import logging
 import math
 import os
+import socket
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -509,13 +510,20 @@ def _ray() -> Any:
 
 
 def _start_ray(address: str | None, num_cpus: int | None) -> Any:
-    """Join the cluster at ``address`` (or ``RAY_ADDRESS``), else start a light local Ray; reuse a running one."""
+    """Join the cluster at ``address`` (or ``RAY_ADDRESS``), else start a light local Ray.
+
+    A process already in a Ray session (``ray.init`` called before) keeps it.
+    """
     ray = _ray()
+    if address:  # asked for by name: checked even when this process is already in a Ray session
+        _reachable(address)
     if ray.is_initialized():
         return ray
     # Ray's own progress bars stay; its start-up chatter and dashboard do not.
     quiet: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
     address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        _reachable(address)
     try:
         if address:
             ray.init(address=address, **quiet)
@@ -527,6 +535,21 @@ def _start_ray(address: str | None, num_cpus: int | None) -> Any:
         raise CommandError(msg) from None
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     return ray
+
+
+def _reachable(address: str) -> None:
+    """Fail in one line when nothing listens at ``host:port``: Ray itself retries for minutes."""
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", "local" and the like: Ray resolves them
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as error:
+        msg = (
+            f"cannot reach the Ray cluster at {address} ({error.strerror or first_line(error)}); "
+            "start it with ray start --head, or check --address / RAY_ADDRESS"
+        )
+        raise CommandError(msg) from None
 
 
 def check_with_ray(

@@ -304,3 +304,13 @@ def test_a_shard_that_fails_unexpectedly_is_not_marked_complete(tmp_path: Path) 
     summary = worker(pa.Table.from_pylist([shard]))
     assert summary["failure"] == ["ConnectionError: the model's server hung up"]
     assert list(tmp_path.rglob("*")) == [tmp_path / "_done"]
+
+
+def test_unreachable_cluster_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--address where no Ray listens: one line saying so at once (Ray alone retries for minutes)."""
+    source = write_lines(tmp_path / "rows.jsonl", generated_rows(3))
+    argv = ["check", "extract-check", "--engine", "ray", "--input", str(source), "--output", str(tmp_path / "out")]
+    assert main([*argv, "--address", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("langchain-refs: cannot reach the Ray cluster at 127.0.0.1:1 (Connection refused)"), err
+    assert len(err.strip().splitlines()) == 1
