@@ -654,6 +654,10 @@ def check_with_ray(
             # A pool of up to `workers` actors, all started at once; fewer stay when there are fewer shards.
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers, initial_size=workers),
             num_cpus=1,
+            # Ray Data would restart a dead worker and retry its shard without end (a job that never
+            # returns); a shard whose worker keeps dying fails the job after two more tries instead.
+            max_restarts=2,
+            max_task_retries=2,
         )
         for row in dataset.iter_rows():
             if row["failure"]:
