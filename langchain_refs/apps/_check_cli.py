@@ -43,7 +43,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_refs.apps._errors import CommandError
+from langchain_refs.apps._errors import CommandError, at_least_one
 from langchain_refs.apps.checking import (
     Checkers,
     build_checkers,
@@ -257,17 +257,6 @@ def _share(text: str) -> float:
     return value
 
 
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        msg = f"must be a whole number of at least 1, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
 def add_check_command(commands: Any) -> None:
     """Add the ``check`` sub-command to the ``langchain-refs`` parser."""
     check = commands.add_parser(
@@ -293,8 +282,8 @@ def add_check_command(commands: Any) -> None:
     )
     ray.add_argument("--engine", choices=["local", "ray"], default="local", help="where the work runs")
     ray.add_argument("--address", help="a Ray cluster to join (default: RAY_ADDRESS, else a local Ray)")
-    ray.add_argument("--batch-size", type=_at_least_one, help="items per Ray batch and per output shard (1000)")
-    ray.add_argument("--concurrency", type=_at_least_one, help="Ray workers (default: one per CPU)")
+    ray.add_argument("--batch-size", type=at_least_one, help="items per Ray batch and per output shard (1000)")
+    ray.add_argument("--concurrency", type=at_least_one, help="Ray workers (default: one per CPU)")
     ray.add_argument("--input-format", choices=["auto", "jsonl", "json", "parquet"], help="auto: from file names")
     ray.add_argument("--output-format", choices=["jsonl", "parquet"], help="format of the shards (jsonl)")
     check.set_defaults(run=run_check)

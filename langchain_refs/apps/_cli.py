@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from langchain_refs.apps._check_cli import add_check_command
 from langchain_refs.apps._content import content_text
-from langchain_refs.apps._errors import CommandError, first_line
+from langchain_refs.apps._errors import CommandError, at_least_one, first_line
 from langchain_refs.apps._models import load_model
 from langchain_refs.streaming import (
     EmptyReferenceStyle,
@@ -142,17 +142,6 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        msg = f"must be a whole number of at least 1, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -187,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='run create_agent with the corpus behind a retriever tool (needs pip install -e ".[agents]")',
     )
-    demo.add_argument("--k", type=_positive, default=4, help="documents retrieved per question")
+    demo.add_argument("--k", type=at_least_one, default=4, help="documents retrieved per question")
     demo.add_argument("--delay", type=_seconds, default=0.02, help="seconds between tokens of the offline model")
     demo.set_defaults(run=run_demo)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 __all__ = ["CommandError", "first_line"]
 
 
@@ -29,3 +31,20 @@ def first_line(error: BaseException) -> str:
 
 # Shown as langchain_refs.apps.CommandError, where users import it from.
 CommandError.__module__ = "langchain_refs.apps"
+
+
+def at_least_one(text: str) -> int:
+    """An argparse ``type`` for a whole number of at least 1; anything else is a one-line usage error.
+
+    Example:
+        >>> at_least_one("4")
+        4
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"must be a whole number of at least 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
