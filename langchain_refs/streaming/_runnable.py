@@ -95,7 +95,7 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         keep_citations: bool = True,
         verifier: CitationVerifier | None = None,
-        support_threshold: float = 0.5,
+        support_threshold: float | None = None,
         passages: bool | PairScorer = True,
         output_version: OutputVersion = "v0",
         name: str | None = None,
@@ -265,7 +265,7 @@ def manage_references(
     max_holdback: int = DEFAULT_MAX_HOLDBACK,
     keep_citations: bool = True,
     verifier: CitationVerifier | None = None,
-    support_threshold: float = 0.5,
+    support_threshold: float | None = None,
     passages: bool | PairScorer = True,
     output_version: OutputVersion = "v0",
 ) -> ReferencesRunnable:
@@ -295,7 +295,9 @@ def manage_references(
             data then carry ``support`` and ``supported``, and the built-in
             styles mark unsupported sources in the final list. Off by default;
             the text still streams with no added delay.
-        support_threshold: the support a citation needs to count as supported.
+        support_threshold: the support a citation needs to count as supported;
+            None (the default) leaves it to the verifier (each scorer of the
+            grounding wing has its own calibrated ``support_threshold``).
         passages: find, for each citation, the passage of the cited document
             that best supports it (`Citation.passage`, the ``cited_text`` of
             the standard annotations): True (the default) with the lexical

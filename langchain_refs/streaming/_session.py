@@ -73,6 +73,7 @@ class CitationVerifier(Protocol):
     The streaming wing knows only this protocol; the grounding wing's scorers
     (`LexicalScorer` and the rest) implement it, and `CrossEncoderScorer`
     wraps any other LangChain ``BaseCrossEncoder`` so that it does too.
+    ``threshold=None`` asks the verifier to use its own threshold.
 
     Example:
         >>> class EverythingSupported:
@@ -83,7 +84,7 @@ class CitationVerifier(Protocol):
     """
 
     def verify_citations(
-        self, references: AnswerReferences, documents: Sequence[Any], *, threshold: float
+        self, references: AnswerReferences, documents: Sequence[Any], *, threshold: float | None
     ) -> AnswerReferences: ...
 
 

@@ -17,9 +17,13 @@ from langchain_refs import (
     HybridScorer,
     LexicalScorer,
     Reference,
+    ReferencesCollector,
     SupportScorer,
+    TextReferenceStyle,
+    manage_references,
     verify_citations,
 )
+from tests.unit_tests.fakes import str_chunks
 
 
 def cited(text: str, positions: tuple[int, ...]) -> AnswerReferences:
@@ -72,6 +76,23 @@ def test_verifier_uses_the_scorers_threshold(own: float | None, given: float | N
     checked = verify_citations(cited("A claim.", (1,)), DOCS, scorer, threshold=given)
     assert checked.citations[0].supported is supported
     assert scorer.verify_citations(cited("A claim.", (1,)), DOCS, threshold=given).citations[0].supported is supported
+
+
+@pytest.mark.parametrize(("own", "given", "supported"), [(0.7, None, False), (0.6, None, True), (0.7, 0.6, True)])
+def test_manage_references_leaves_the_threshold_to_the_verifier(
+    own: float, given: float | None, supported: bool
+) -> None:
+    """manage_references(verifier=...) judges at the scorer's own threshold unless support_threshold is given."""
+    chain = manage_references(
+        str_chunks(["A claim[1](id=1)."]),
+        style=TextReferenceStyle(),
+        verifier=Recorder(0.65, support_threshold=own),
+        support_threshold=given,
+    )
+    collector = ReferencesCollector()
+    chain.invoke({"documents": DOCS}, {"callbacks": [collector]})
+    (citation,) = collector.answers[0].citations
+    assert (citation.support, citation.supported) == (0.65, supported)
 
 
 def test_a_plain_cross_encoder_verifies_at_one_half() -> None:
