@@ -26,7 +26,8 @@ from langchain_refs.text import SentenceSplitter, sentence_windows
 
 __all__ = ["PredictedReference", "ReferencePredictor", "needs_reference"]
 
-DEFAULT_LABEL_THRESHOLDS = {"grounded": 0.6, "partially_grounded": 0.35}
+# "partially_grounded" starts at this share of the scorer's support_threshold (0.35 for the lexical scorer's 0.5).
+_PARTIAL_SHARE = 0.7
 
 _NO_CLAIM = re.compile(
     r"^\s*(?:#{1,6}\s|(?:hi|hello|hey|thanks|thank you|you're welcome|sure|of course|great question)\b"
@@ -127,6 +128,11 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         threshold: keep every document window scoring at least this; None
             keeps the single best match of each answer window.
         label_thresholds: label -> minimum score, checked from the highest.
+            None (the default) ties the labels to the scorer: ``grounded``
+            from its ``support_threshold`` (the score from which
+            `verify_citations` calls a citation supported: 0.5 for
+            `LexicalScorer`, 0.5 for a scorer without one), and
+            ``partially_grounded`` from 0.7 of that.
         default_class: the label below every threshold.
         batch_size: pairs per scorer call.
         verifiability: decides which answer windows need a reference
@@ -178,9 +184,10 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         self.answer_window = (answer_window_size, answer_window_stride)
         self.document_window = (document_window_size, document_window_stride)
         self.threshold = threshold
-        self.label_thresholds = sorted(
-            (label_thresholds or DEFAULT_LABEL_THRESHOLDS).items(), key=lambda item: -item[1]
-        )
+        if label_thresholds is None:
+            supported = float(getattr(self.scorer, "support_threshold", 0.5))
+            label_thresholds = {"grounded": supported, "partially_grounded": round(_PARTIAL_SHARE * supported, 6)}
+        self.label_thresholds = sorted(label_thresholds.items(), key=lambda item: -item[1])
         self.default_class = default_class
         self.batch_size = batch_size
         self.verifiability = verifiability

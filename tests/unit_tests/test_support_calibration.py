@@ -17,6 +17,7 @@ from langchain_refs import (
     HybridScorer,
     LexicalScorer,
     Reference,
+    ReferencePredictor,
     ReferencesCollector,
     SupportScorer,
     TextReferenceStyle,
@@ -183,3 +184,23 @@ def test_embedding_windows_side_by_side_or_overlapping() -> None:
         "B b. C c. D d.",
     )
     assert EmbeddingScorer(FirstWords(), window=2).pieces(text + " D d.") == ("A a. B b.", "C c. D d.")
+
+
+@pytest.mark.parametrize(
+    ("own", "labels"),
+    [
+        (None, ["grounded", "grounded", "partially_grounded", "not_grounded"]),
+        (0.71, ["grounded", "partially_grounded", "partially_grounded", "not_grounded"]),
+    ],
+)
+def test_predictor_labels_follow_the_scorers_threshold(own: float | None, labels: list[str]) -> None:
+    """By default "grounded" starts at the scorer's support_threshold and "partially_grounded" at 0.7 of it."""
+    predictor = ReferencePredictor(scorer=Recorder(0.0, support_threshold=own))
+    # 0.5 * 0.7 = 0.35 and 0.71 * 0.7 = 0.497, written out by hand.
+    assert [predictor.label(s) for s in (0.75, 0.6, 0.498)] + [predictor.label(0.34)] == labels
+
+
+def test_predictor_labels_given_win() -> None:
+    """label_thresholds given are used as they are, whatever the scorer's threshold."""
+    predictor = ReferencePredictor(scorer=Recorder(0.0, support_threshold=0.9), label_thresholds={"yes": 0.2})
+    assert (predictor.label(0.3), predictor.label(0.1)) == ("yes", "not_grounded")
