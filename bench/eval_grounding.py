@@ -41,6 +41,7 @@ The data is read from ../shared/eval and never copied into the project.
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import platform
@@ -154,9 +155,11 @@ def support(scorer: BaseCrossEncoder, claim: str, documents: list[Document]) -> 
     return 0.0 if value is None else value
 
 
-def predicted_scores(scorer: BaseCrossEncoder, claim: str, documents: list[Document]) -> tuple[list[float], float]:
+def predicted_scores(
+    scorer: BaseCrossEncoder, claim: str, documents: list[Document], **options: Any
+) -> tuple[list[float], float]:
     """Through `ReferencePredictor`: each document's best score for the claim, and the claim's score."""
-    predictor = ReferencePredictor(scorer=scorer, threshold=0.0, verifiability=None)
+    predictor = ReferencePredictor(scorer=scorer, threshold=0.0, verifiability=None, **options)
     per_document = [0.0] * len(documents)
     per_sentence: dict[int, float] = {}
     for ref in predictor.predict(claim, documents):
@@ -164,6 +167,30 @@ def predicted_scores(scorer: BaseCrossEncoder, claim: str, documents: list[Docum
         per_document[position] = max(per_document[position], ref.score)
         per_sentence[ref.answer_start_idx] = max(per_sentence.get(ref.answer_start_idx, 0.0), ref.score)
     return per_document, statistics.fmean(per_sentence.values()) if per_sentence else 0.0
+
+
+def page_scores(scorer: BaseCrossEncoder, claim: str, sentences: list[str], **options: Any) -> list[float]:
+    """Through `ReferencePredictor` with the page as one document: each evidence sentence's best span score.
+
+    The sentences are joined by blank lines, so every span the predictor
+    reads lies inside one of them.
+    """
+    starts, offset = [], 0
+    for sentence in sentences:
+        starts.append(offset)
+        offset += len(sentence) + 2
+    predictor = ReferencePredictor(scorer=scorer, threshold=0.0, verifiability=None, **options)
+    per_sentence = [0.0] * len(sentences)
+    for ref in predictor.predict(claim, [Document("\n\n".join(sentences))]):
+        index = bisect.bisect_right(starts, ref.document_start_idx) - 1
+        per_sentence[index] = max(per_sentence[index], ref.score)
+    return per_sentence
+
+
+def hits(scores: Sequence[float], supporting: set[int]) -> tuple[bool, bool]:
+    """Whether the best-scored sentence, and any of the best three, is in a supporting set (ties: the earlier)."""
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    return order[0] in supporting, bool(set(order[:3]) & supporting)
 
 
 def evaluate(
@@ -188,7 +215,8 @@ def evaluate(
     }
     predicted = [predicted_scores(scorer, row["claim"], [Document(t) for t in row["references"]])[1] for row in ab_rows]
     print(f"{name}: ReferencePredictor on AttributionBench done", file=sys.stderr)
-    hits1 = hits3 = counted = 0
+    # Hit@1 and Hit@3: each evidence sentence a document; the page as one document (with and without context).
+    found: dict[str, list[tuple[bool, bool]]] = {"documents": [], "page": [], "page, no context": []}
     wice_scores: list[float] = []
     wice_labels: list[bool] = []
     for row in wice_rows:
@@ -196,11 +224,10 @@ def evaluate(
         supporting = {i for group in row["supporting_sentences"] for i in group}
         if supporting and evidence:
             per_document, _ = predicted_scores(scorer, row["claim"], [Document(s) for s in evidence])
-            # Ties go to the earlier sentence, as the predictor's own ranking does.
-            order = sorted(range(len(per_document)), key=lambda i: (-per_document[i], i))
-            counted += 1
-            hits1 += order[0] in supporting
-            hits3 += bool(set(order[:3]) & supporting)
+            found["documents"].append(hits(per_document, supporting))
+            found["page"].append(hits(page_scores(scorer, row["claim"], evidence), supporting))
+            alone = page_scores(scorer, row["claim"], evidence, context_weight=0.0)
+            found["page, no context"].append(hits(alone, supporting))
         if row["label"] in ("supported", "not_supported"):
             wice_scores.append(support(scorer, row["claim"], [Document(" ".join(evidence))]))
             wice_labels.append(row["label"] == "supported")
@@ -217,8 +244,10 @@ def evaluate(
         "cv_f1": cross_validated_f1(verified, labels, fold_of([row["question"] for row in ab_rows])),
         "predictor_auroc": auroc(predicted, labels),
         "per_source": per_source,
-        "hit1": hits1 / counted if counted else float("nan"),
-        "hit3": hits3 / counted if counted else float("nan"),
+        "hits": {
+            framing: (statistics.fmean(h for h, _ in pairs), statistics.fmean(h for _, h in pairs)) if pairs else None
+            for framing, pairs in found.items()
+        },
         "wice_auroc": auroc(wice_scores, wice_labels),
     }
 
@@ -331,6 +360,11 @@ def speed(build: Callable[[], BaseCrossEncoder], ab_rows: list[dict[str, Any]], 
     return len(rows) / cpu if cpu else float("inf")
 
 
+def hit_cell(result: dict[str, Any], framing: str) -> str:
+    found = result["hits"][framing]
+    return "-" if found is None else f"{found[0]:.3f} / {found[1]:.3f}"
+
+
 def tables(results: list[dict[str, Any]], command: str, ab_count: int, wice_count: int) -> list[str]:
     lines = [
         f"Measured on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()} with "
@@ -338,16 +372,23 @@ def tables(results: list[dict[str, Any]], command: str, ab_count: int, wice_coun
         "users run: `verify_citations` (what `manage_references(verifier=...)` does) and `ReferencePredictor`.",
         "",
         "| scorer | AttributionBench AUROC | macro-F1 at the default threshold | share called supported "
-        "| macro-F1, threshold cross-validated | predictor AUROC | WiCE Hit@1 | WiCE Hit@3 "
-        "| WiCE AUROC (supported vs not) | pairs/s, cold |",
+        "| macro-F1, threshold cross-validated | predictor AUROC | WiCE Hit@1 / Hit@3, each sentence a document "
+        "| WiCE Hit@1 / Hit@3, the page one document | WiCE AUROC (supported vs not) | pairs/s, cold |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r['name']} | {r['auroc']:.3f} | {r['f1']:.3f} (at {r['threshold']:.2f}) | {r['supported_share']:.0%} "
             f"| {r['cv_f1']:.3f} (best on all: {r['best_threshold']:.2f}) | {r['predictor_auroc']:.3f} "
-            f"| {r['hit1']:.3f} | {r['hit3']:.3f} | {r['wice_auroc']:.3f} | {r['pairs_per_s']:,.0f} |"
+            f"| {hit_cell(r, 'documents')} | {hit_cell(r, 'page')} | {r['wice_auroc']:.3f} | {r['pairs_per_s']:,.0f} |"
         )
+    lines += [
+        "",
+        "WiCE with the page as one document, each span scored alone (`context_weight=0`) instead of with a "
+        "sentence of context on either side: "
+        + "; ".join(f"{r['name']} {hit_cell(r, 'page, no context')}" for r in results)
+        + ".",
+    ]
     sources = list(results[0]["per_source"]) if results else []
     lines += [
         "",

@@ -22,7 +22,7 @@ from typing_extensions import override
 
 from langchain_refs._inputs import document_text, documents_from, input_value
 from langchain_refs.grounding._scoring import LexicalScorer
-from langchain_refs.text import SentenceSplitter, sentence_windows
+from langchain_refs.text import SentenceSplitter, Span, sentence_windows
 
 __all__ = ["PredictedReference", "ReferencePredictor", "needs_reference"]
 
@@ -111,6 +111,16 @@ def _document_id(document: BaseMedia) -> str | None:
     return None
 
 
+def _context_spans(spans: Sequence[Span], windows: Sequence[tuple[int, int]], sentences: int) -> list[tuple[int, int]]:
+    """Each window (made of whole ``spans``) with ``sentences`` more spans on either side."""
+    firsts = {span.start: i for i, span in reversed(list(enumerate(spans)))}
+    lasts = {span.end: i for i, span in enumerate(spans)}
+    return [
+        (spans[max(0, firsts[start] - sentences)].start, spans[min(len(spans) - 1, lasts[end] + sentences)].end)
+        for start, end in windows
+    ]
+
+
 class ReferencePredictor(Runnable[dict[str, Any], Any]):
     """Predicts the document spans that back each sentence of an answer.
 
@@ -125,6 +135,15 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         splitter: the sentence splitter (default `SentenceSplitter`).
         answer_window_size / answer_window_stride: sentences per answer window.
         document_window_size / document_window_stride: sentences per document window.
+        context_sentences / context_weight: each document window is also
+            scored with ``context_sentences`` sentences of its document on
+            either side, and its score is ``context_weight`` of that blended
+            with the rest of its own (0.3 of one sentence each side by
+            default; 0 for the window alone). The window's span stays as it
+            is: the context only helps choose it. Evidence often runs over
+            neighbouring sentences; on the WiCE development split (each page
+            one document) the first span the lexical scorer picks is in a
+            supporting set more often with it (see ``bench/eval_grounding.py``).
         threshold: keep every document window scoring at least this; None
             keeps the single best match of each answer window.
         label_thresholds: label -> minimum score, checked from the highest.
@@ -161,6 +180,8 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         answer_window_stride: int = 1,
         document_window_size: int = 1,
         document_window_stride: int = 1,
+        context_sentences: int = 1,
+        context_weight: float = 0.3,
         threshold: float | None = None,
         label_thresholds: dict[str, float] | None = None,
         default_class: str = "not_grounded",
@@ -177,6 +198,14 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
             if value < 1:
                 msg = f"{name} must be at least 1, got {value}"
                 raise ValueError(msg)
+        if context_sentences < 0:
+            msg = f"context_sentences must be 0 or more, got {context_sentences}"
+            raise ValueError(msg)
+        if not 0.0 <= context_weight <= 1.0:
+            msg = f"context_weight must be from 0 to 1, got {context_weight}"
+            raise ValueError(msg)
+        self.context_sentences = context_sentences
+        self.context_weight = context_weight
         self.scorer = scorer or LexicalScorer()
         self.splitter = splitter or SentenceSplitter()
         self.answer_key = answer_key
@@ -191,6 +220,12 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         self.default_class = default_class
         self.batch_size = batch_size
         self.verifiability = verifiability
+
+    def _scores(self, claim: str, evidence: list[str]) -> list[float]:
+        scores: list[float] = []
+        for i in range(0, len(evidence), self.batch_size):
+            scores.extend(self.scorer.score([(claim, text) for text in evidence[i : i + self.batch_size]]))
+        return scores
 
     def label(self, score: float) -> str:
         """The label of a score.
@@ -217,22 +252,31 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
             for start, end in sentence_windows(self.splitter.split(answer), *self.answer_window)
             if self.verifiability is None or self.verifiability(answer[start:end])
         ]
-        document_windows = [
-            (position, start, end)
-            for position, document in enumerate(documents, start=1)
-            for start, end in sentence_windows(self.splitter.split(document_text(document)), *self.document_window)
-        ]
+        texts = [document_text(document) for document in documents]
+        document_windows: list[tuple[int, int, int]] = []
+        context_spans: list[tuple[int, int]] = []
+        for position, text in enumerate(texts, start=1):
+            spans = self.splitter.split(text)
+            windows = sentence_windows(spans, *self.document_window)
+            document_windows += [(position, start, end) for start, end in windows]
+            context_spans += _context_spans(spans, windows, self.context_sentences)
         if not answer_windows or not document_windows:
             return []
         # The same evidence faces every answer window: cut it once.
-        texts = [document_text(document) for document in documents]
         evidence = [texts[p - 1][s:e] for p, s, e in document_windows]
+        contexts = [texts[p - 1][s:e] for (p, _, _), (s, e) in zip(document_windows, context_spans, strict=True)]
+        # Only the windows whose context is more than themselves need a second score.
+        widened = [i for i, (window, context) in enumerate(zip(evidence, contexts, strict=True)) if context != window]
+        if not self.context_weight:
+            widened = []
         references = []
         for answer_start, answer_end in answer_windows:
             claim = answer[answer_start:answer_end]
-            scores: list[float] = []
-            for i in range(0, len(evidence), self.batch_size):
-                scores.extend(self.scorer.score([(claim, text) for text in evidence[i : i + self.batch_size]]))
+            scores = self._scores(claim, evidence)
+            if widened:
+                in_context = self._scores(claim, [contexts[i] for i in widened])
+                for i, score in zip(widened, in_context, strict=True):
+                    scores[i] = (1 - self.context_weight) * scores[i] + self.context_weight * score
             if self.threshold is None:
                 chosen = [max(range(len(scores)), key=scores.__getitem__)]
             else:

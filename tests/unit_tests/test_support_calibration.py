@@ -204,3 +204,60 @@ def test_predictor_labels_given_win() -> None:
     """label_thresholds given are used as they are, whatever the scorer's threshold."""
     predictor = ReferencePredictor(scorer=Recorder(0.0, support_threshold=0.9), label_thresholds={"yes": 0.2})
     assert (predictor.label(0.3), predictor.label(0.1)) == ("yes", "not_grounded")
+
+
+class Contains(SupportScorer):
+    """1.0 when the evidence holds ``word``, else 0.0; remembers the evidence it saw."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+        self.seen: list[str] = []
+
+    def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.seen += [evidence for _, evidence in text_pairs]
+        return [float(self.word in evidence) for _, evidence in text_pairs]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        # Own score blended 0.7 / 0.3 with the score of the window and one sentence either side.
+        ({}, [("Ann.", 0.3), ("Xavier.", 1.0), ("Bob.", 0.3), ("Cy.", 0.0)]),
+        ({"context_weight": 0.5}, [("Ann.", 0.5), ("Xavier.", 1.0), ("Bob.", 0.5), ("Cy.", 0.0)]),
+        ({"context_weight": 0.0}, [("Ann.", 0.0), ("Xavier.", 1.0), ("Bob.", 0.0), ("Cy.", 0.0)]),
+        ({"context_sentences": 2}, [("Ann.", 0.3), ("Xavier.", 1.0), ("Bob.", 0.3), ("Cy.", 0.3)]),
+        ({"context_sentences": 0}, [("Ann.", 0.0), ("Xavier.", 1.0), ("Bob.", 0.0), ("Cy.", 0.0)]),
+    ],
+)
+def test_predictor_reads_each_window_with_its_neighbours(
+    options: dict[str, float], expected: list[tuple[str, float]]
+) -> None:
+    """A window's score takes in its neighbours' (context_weight of it); the span itself stays the window."""
+    text = "Ann. Xavier. Bob. Cy."
+    predictor = ReferencePredictor(scorer=Contains("Xavier"), threshold=0.0, verifiability=None, **options)
+    refs = predictor.predict("Who?", [Document(text)])
+    assert [(text[r.document_start_idx : r.document_end_idx], r.score) for r in refs] == sorted(
+        expected, key=lambda e: -e[1]
+    )
+
+
+def test_context_never_crosses_documents() -> None:
+    """A window's context is drawn from its own document only."""
+    scorer = Contains("Xavier")
+    refs = ReferencePredictor(scorer=scorer, threshold=0.0, verifiability=None).predict(
+        "Who?", [Document("Ann."), Document("Xavier.")]
+    )
+    assert sorted((r.document_position, r.score) for r in refs) == [(1, 0.0), (2, 1.0)]
+    assert scorer.seen == ["Ann.", "Xavier."]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"context_sentences": -1}, "context_sentences must be 0 or more, got -1"),
+        ({"context_weight": 1.5}, "context_weight must be from 0 to 1, got 1.5"),
+    ],
+)
+def test_predictor_context_options_are_checked(options: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ReferencePredictor(**options)
