@@ -509,16 +509,18 @@ def _ray() -> Any:
     return ray
 
 
-def _start_ray(address: str | None, num_cpus: int | None) -> Any:
+def _start_ray(address: str | None, num_cpus: int | None) -> tuple[Any, bool]:
     """Join the cluster at ``address`` (or ``RAY_ADDRESS``), else start a light local Ray.
 
     A process already in a Ray session (``ray.init`` called before) keeps it.
+    Returns Ray and whether this call started the session (then the caller
+    ends it).
     """
     ray = _ray()
     if address:  # asked for by name: checked even when this process is already in a Ray session
         _reachable(address)
     if ray.is_initialized():
-        return ray
+        return ray, False
     # Ray's own progress bars stay; its start-up chatter and dashboard do not.
     quiet: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
     address = address or os.environ.get("RAY_ADDRESS") or None
@@ -534,7 +536,7 @@ def _start_ray(address: str | None, num_cpus: int | None) -> Any:
         msg = f"cannot start {where}: {first_line(error)}"
         raise CommandError(msg) from None
     logging.getLogger("ray.data").setLevel(logging.WARNING)
-    return ray
+    return ray, True
 
 
 def _reachable(address: str) -> None:
@@ -633,40 +635,21 @@ def check_with_ray(
     totals = {k: sum(int(m.get(k, 0)) for m in old) for k in ("rows", "written", "errors", "nulled")}
     shards, failed, first_failure = len(old), 0, None
     if pending:
-        ray = _start_ray(address, num_cpus)
-        if progress is not None:
-            ray.data.DataContext.get_current().enable_progress_bars = progress
-        workers = concurrency or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        to_check = ray.data.from_items([{"file": i} for i in pending], override_num_blocks=len(pending)).flat_map(
-            _split_file,
-            fn_kwargs={"files": files, "batch_size": batch_size, "done": {f: sorted(m) for f, m in done.items()}},
-            # Reading is light beside checking: it never waits for a CPU the workers hold.
-            num_cpus=0,
-        )
-        # One shard per block (for this dataset only): a block goes to one worker whole, and a file's
-        # shards would otherwise share one block and leave all workers but one idle.
-        to_check.context.target_max_block_size = 1
-        dataset = to_check.map_batches(
-            _ShardChecker,
-            fn_constructor_kwargs={"options": options, "files": files, "output": output},
-            batch_size=1,
-            batch_format="pyarrow",
-            # A pool of up to `workers` actors, all started at once; fewer stay when there are fewer shards.
-            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers, initial_size=workers),
-            num_cpus=1,
-            # Ray Data would restart a dead worker and retry its shard without end (a job that never
-            # returns); a shard whose worker keeps dying fails the job after two more tries instead.
-            max_restarts=2,
-            max_task_retries=2,
-        )
-        for row in dataset.iter_rows():
-            if row["failure"]:
-                failed += 1
-                first_failure = first_failure or str(row["failure"])
-                continue
-            shards += 1
-            for k in ("rows", "written", "errors", "nulled"):
-                totals[k] += int(row[k])
+        ray, started = _start_ray(address, num_cpus)
+        context = ray.data.DataContext.get_current()
+        bars = context.enable_progress_bars
+        try:
+            if progress is not None:
+                context.enable_progress_bars = progress
+            failed, first_failure, checked = _check_pending(ray, pending, files, done, options, output, concurrency)
+        finally:
+            # The process is left as it was found: its progress-bar setting, and no Ray session this call began.
+            context.enable_progress_bars = bars
+            if started:
+                ray.shutdown()
+        shards += checked["shards"]
+        for k in ("rows", "written", "errors", "nulled"):
+            totals[k] += checked[k]
     return RayCheckSummary(
         rows=totals["rows"],
         written=totals["written"],
@@ -678,6 +661,56 @@ def check_with_ray(
         first_failure=first_failure,
         nulled_numbers=totals["nulled"],
     )
+
+
+def _check_pending(
+    ray: Any,
+    pending: list[int],
+    files: list[tuple[str, str]],
+    done: dict[int, dict[int, Any]],
+    options: dict[str, Any],
+    output: str,
+    concurrency: int | None,
+) -> tuple[int, str | None, dict[str, int]]:
+    """Check the input files numbered ``pending`` on Ray: failed shards, the first failure, and counts."""
+    failed, first_failure = 0, None
+    counts = dict.fromkeys(("shards", "rows", "written", "errors", "nulled"), 0)
+    workers = concurrency or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    to_check = ray.data.from_items([{"file": i} for i in pending], override_num_blocks=len(pending)).flat_map(
+        _split_file,
+        fn_kwargs={
+            "files": files,
+            "batch_size": options["batch_size"],
+            "done": {f: sorted(m) for f, m in done.items()},
+        },
+        # Reading is light beside checking: it never waits for a CPU the workers hold.
+        num_cpus=0,
+    )
+    # One shard per block (for this dataset only): a block goes to one worker whole, and a file's
+    # shards would otherwise share one block and leave all workers but one idle.
+    to_check.context.target_max_block_size = 1
+    dataset = to_check.map_batches(
+        _ShardChecker,
+        fn_constructor_kwargs={"options": options, "files": files, "output": output},
+        batch_size=1,
+        batch_format="pyarrow",
+        # A pool of up to `workers` actors, all started at once; fewer stay when there are fewer shards.
+        compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers, initial_size=workers),
+        num_cpus=1,
+        # Ray Data would restart a dead worker and retry its shard without end (a job that never
+        # returns); a shard whose worker keeps dying fails the job after two more tries instead.
+        max_restarts=2,
+        max_task_retries=2,
+    )
+    for row in dataset.iter_rows():
+        if row["failure"]:
+            failed += 1
+            first_failure = first_failure or str(row["failure"])
+            continue
+        counts["shards"] += 1
+        for k in ("rows", "written", "errors", "nulled"):
+            counts[k] += int(row[k])
+    return failed, first_failure, counts
 
 
 def _complete(markers: dict[int, Any]) -> bool:

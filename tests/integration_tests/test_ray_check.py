@@ -314,3 +314,25 @@ def test_unreachable_cluster_is_one_line(tmp_path: Path, capsys: pytest.CaptureF
     err = capsys.readouterr().err
     assert err.startswith("langchain-refs: cannot reach the Ray cluster at 127.0.0.1:1 (Connection refused)"), err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_the_callers_ray_session_and_progress_setting_are_kept(tmp_path: Path) -> None:
+    """In a process already in a Ray session, the session stays and the progress-bar setting is put back."""
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    check_with_ray(str(EXAMPLE), str(tmp_path / "out"), batch_size=50, concurrency=1, progress=True)
+    assert ray.is_initialized()
+    assert context.enable_progress_bars is False
+
+
+def test_a_ray_session_it_started_is_ended(tmp_path: Path) -> None:
+    """With no Ray session, check_with_ray starts a local one and ends it before it returns."""
+    ray.shutdown()
+    try:
+        summary = check_with_ray(str(EXAMPLE), str(tmp_path / "out"), batch_size=50, concurrency=1, num_cpus=1)
+        assert (summary.rows, summary.written, summary.failed_shards) == (4, 4, 0)
+        assert not ray.is_initialized()
+    finally:
+        # The module's session again, for any test after this one (the fixture ends it).
+        if not ray.is_initialized():
+            ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
