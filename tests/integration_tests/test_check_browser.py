@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from starlette.applications import Starlette
 
 from langchain_refs.apps.check_page import check_routes
@@ -215,6 +216,32 @@ def test_refused_request_says_why_and_focus_goes_to_the_result(browser: Any, url
         assert page.is_enabled("#check")
         check(page, url, RESPONSE, SOURCES)
         assert page.evaluate("document.activeElement.id") == "result-title"
+
+
+class Unreachable(FakeListChatModel):
+    """A chat model whose every call fails, as one behind a dead network does."""
+
+    def _call(self, *args: Any, **kwargs: Any) -> str:
+        raise ConnectionError("network is unreachable")
+
+
+def test_a_model_that_is_down_is_said_so(browser: Any) -> None:
+    """With the model checker and the model down, the status says the calls failed, not a bare "done"."""
+    from playwright.sync_api import expect
+
+    with (
+        serving(Starlette(routes=check_routes(model=Unreachable(responses=["unused"])))) as base,
+        new_page(browser) as page,
+    ):
+        page.goto(base + "check")
+        page.fill("#response", RESPONSE)
+        page.fill("#source-1", SOURCES[0])
+        page.select_option("#checker", "model")
+        page.click("#check")
+        status = page.locator("#status")
+        expect(status).to_contain_text("done, but ", timeout=20_000)
+        expect(status).to_contain_text("failed and counted as no claims or Neutral: ")
+        expect(status).to_contain_text("ConnectionError('network is unreachable')")
 
 
 def test_sources_are_added_and_removed(browser: Any, url: str) -> None:

@@ -19,7 +19,7 @@ from langchain_refs.apps.check_page import CheckLimits, check_routes
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "check_input.json"
 STATIC = ROOT / "langchain_refs" / "apps" / "static"
-EXTRAS = ("claim_spans", "verdicts")
+EXTRAS = ("claim_spans", "verdicts", "warnings")
 
 # A supported claim copied from the reference, and one about something the reference never mentions.
 PARIS = {
@@ -140,6 +140,7 @@ def test_extract_mode_gives_claims_only() -> None:
         "response": PARIS["response"],
         "claims": ["Paris is the capital of France.", "The moon is made of green cheese."],
         "claim_spans": [[0, 31], [32, 65]],
+        "warnings": [],
     }
 
 
@@ -167,6 +168,33 @@ def test_model_checker_is_the_given_chat_model() -> None:
     # The first is a piece of the response; the second a paraphrase, with no place.
     assert data["claim_spans"] == [[0, 31], None]
     assert data["ys"] == ["Contradiction", "Neutral"]  # the fake's second reply is not a label: Neutral
+
+
+def test_unreadable_model_replies_are_warned_about() -> None:
+    """A reply the checker cannot read is named in warnings (one line each); the offline checker adds none."""
+    model = FakeListChatModel(responses=['{"claims": ["Paris is the capital of France."]}', "I would rather not say"])
+    data = post({**PARIS, "checker": "model", "claim_format": "subsentence"}, model=model).json()
+    assert data["ys"] == ["Neutral"]
+    (warning,) = data["warnings"]
+    assert warning.startswith("unreadable claim checker reply"), warning
+    assert "I would rather not say" in warning
+    assert post(PARIS).json()["warnings"] == []
+
+
+class Unreachable(FakeListChatModel):
+    """A chat model whose every call fails as a model behind a dead network would."""
+
+    def _call(self, *args: Any, **kwargs: Any) -> str:
+        raise ConnectionError("network is unreachable\nsecond line")
+
+
+def test_a_model_that_is_down_is_said_so_not_hidden_as_abstain() -> None:
+    """When every model call fails the answer still comes (Abstain), and its warnings say why."""
+    data = post({**PARIS, "checker": "model"}, model=Unreachable(responses=["unused"])).json()
+    assert data["Y"] == "Abstain"
+    assert data["warnings"], data
+    assert all("ConnectionError('network is unreachable" in w for w in data["warnings"])
+    assert all("\n" not in w for w in data["warnings"])
 
 
 def test_offline_is_default_even_with_a_model() -> None:

@@ -258,7 +258,12 @@
       evidenceNote.textContent = describe(-1);
       showSources();
       result.hidden = false;
-      status.textContent = "done";
+      // A chat model that failed is said so, not hidden behind its parts' defaults (no claims, Neutral).
+      const warnings = Array.isArray(data.warnings) ? data.warnings : [];
+      status.textContent = warnings.length
+        ? "done, but " + warnings.length + " model call" + (warnings.length === 1 ? "" : "s") +
+          " failed and counted as no claims or Neutral: " + String(warnings[0])
+        : "done";
       // The result is below the form: take the reader (and a screen reader's focus) to it.
       document.getElementById("result-title").focus();
     } catch (error) {
