@@ -169,27 +169,37 @@ def predicted_scores(
     return per_document, statistics.fmean(per_sentence.values()) if per_sentence else 0.0
 
 
-def page_scores(scorer: BaseCrossEncoder, claim: str, sentences: list[str], **options: Any) -> list[float]:
-    """Through `ReferencePredictor` with the page as one document: each evidence sentence's best span score.
+def page_ranking(scorer: BaseCrossEncoder, claim: str, sentences: list[str], **options: Any) -> list[int]:
+    """Through `ReferencePredictor` with the page as one document: the evidence sentences, best ranked first.
 
     The sentences are joined by blank lines, so every span the predictor
-    reads lies inside one of them.
+    reads lies inside one of them. The predictor returns each claim
+    sentence's spans in its own ranked order (the context ranks, the scores
+    are the spans' own); a sentence ranks by its best place for any claim
+    sentence, then by its position.
     """
     starts, offset = [], 0
     for sentence in sentences:
         starts.append(offset)
         offset += len(sentence) + 2
     predictor = ReferencePredictor(scorer=scorer, threshold=0.0, verifiability=None, **options)
-    per_sentence = [0.0] * len(sentences)
+    best = [len(starts)] * len(sentences)
+    place: dict[int, int] = {}
     for ref in predictor.predict(claim, [Document("\n\n".join(sentences))]):
+        rank = place.get(ref.answer_start_idx, 0)
+        place[ref.answer_start_idx] = rank + 1
         index = bisect.bisect_right(starts, ref.document_start_idx) - 1
-        per_sentence[index] = max(per_sentence[index], ref.score)
-    return per_sentence
+        best[index] = min(best[index], rank)
+    return sorted(range(len(sentences)), key=lambda i: (best[i], i))
 
 
-def hits(scores: Sequence[float], supporting: set[int]) -> tuple[bool, bool]:
-    """Whether the best-scored sentence, and any of the best three, is in a supporting set (ties: the earlier)."""
-    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+def score_ranking(scores: Sequence[float]) -> list[int]:
+    """Indices, best score first (ties: the earlier, as the predictor's own ranking does)."""
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+
+
+def hits(order: Sequence[int], supporting: set[int]) -> tuple[bool, bool]:
+    """Whether the first-ranked sentence, and any of the first three, is in a supporting set."""
     return order[0] in supporting, bool(set(order[:3]) & supporting)
 
 
@@ -224,9 +234,9 @@ def evaluate(
         supporting = {i for group in row["supporting_sentences"] for i in group}
         if supporting and evidence:
             per_document, _ = predicted_scores(scorer, row["claim"], [Document(s) for s in evidence])
-            found["documents"].append(hits(per_document, supporting))
-            found["page"].append(hits(page_scores(scorer, row["claim"], evidence), supporting))
-            alone = page_scores(scorer, row["claim"], evidence, context_weight=0.0)
+            found["documents"].append(hits(score_ranking(per_document), supporting))
+            found["page"].append(hits(page_ranking(scorer, row["claim"], evidence), supporting))
+            alone = page_ranking(scorer, row["claim"], evidence, context_weight=0.0)
             found["page, no context"].append(hits(alone, supporting))
         if row["label"] in ("supported", "not_supported"):
             wice_scores.append(support(scorer, row["claim"], [Document(" ".join(evidence))]))

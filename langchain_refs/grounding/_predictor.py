@@ -22,7 +22,8 @@ from typing_extensions import override
 
 from langchain_refs._inputs import document_text, documents_from, input_value
 from langchain_refs.grounding._scoring import LexicalScorer
-from langchain_refs.text import SentenceSplitter, Span, sentence_windows
+from langchain_refs.grounding._verifier import support_threshold_of
+from langchain_refs.text import SentenceSplitter, sentence_windows, window_indices
 
 __all__ = ["PredictedReference", "ReferencePredictor", "needs_reference"]
 
@@ -111,16 +112,6 @@ def _document_id(document: BaseMedia) -> str | None:
     return None
 
 
-def _context_spans(spans: Sequence[Span], windows: Sequence[tuple[int, int]], sentences: int) -> list[tuple[int, int]]:
-    """Each window (made of whole ``spans``) with ``sentences`` more spans on either side."""
-    firsts = {span.start: i for i, span in reversed(list(enumerate(spans)))}
-    lasts = {span.end: i for i, span in enumerate(spans)}
-    return [
-        (spans[max(0, firsts[start] - sentences)].start, spans[min(len(spans) - 1, lasts[end] + sentences)].end)
-        for start, end in windows
-    ]
-
-
 class ReferencePredictor(Runnable[dict[str, Any], Any]):
     """Predicts the document spans that back each sentence of an answer.
 
@@ -135,17 +126,21 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         splitter: the sentence splitter (default `SentenceSplitter`).
         answer_window_size / answer_window_stride: sentences per answer window.
         document_window_size / document_window_stride: sentences per document window.
-        context_sentences / context_weight: each document window is also
-            scored with ``context_sentences`` sentences of its document on
-            either side, and its score is ``context_weight`` of that blended
-            with the rest of its own (0.3 of one sentence each side by
-            default; 0 for the window alone). The window's span stays as it
-            is: the context only helps choose it. Evidence often runs over
-            neighbouring sentences; on the WiCE development split (each page
-            one document) the first span the lexical scorer picks is in a
-            supporting set more often with it (see ``bench/eval_grounding.py``).
-        threshold: keep every document window scoring at least this; None
-            keeps the single best match of each answer window.
+        context_sentences / context_weight: how document windows are
+            ranked: each window is also scored with ``context_sentences``
+            sentences of its document on either side, and ranked by
+            ``context_weight`` of that score blended with the rest of its own
+            (0.3 of one sentence each side by default; ties go to the higher
+            own score). Evidence often runs over neighbouring sentences: on
+            the WiCE development split (each page one document) the first
+            span the lexical scorer ranks is in a supporting set more often
+            with it (see ``bench/eval_grounding.py``). The context only
+            ranks: a reference's span, ``score`` and ``label`` are its
+            window's own. It costs a second scorer call per window (none with
+            ``context_weight=0``).
+        threshold: keep every document window whose own score reaches
+            this, best ranked first; None keeps the best-ranked window of
+            each answer window.
         label_thresholds: label -> minimum score, checked from the highest.
             None (the default) ties the labels to the scorer: ``grounded``
             from its ``support_threshold`` (the score from which
@@ -214,7 +209,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         self.document_window = (document_window_size, document_window_stride)
         self.threshold = threshold
         if label_thresholds is None:
-            supported = float(getattr(self.scorer, "support_threshold", 0.5))
+            supported = support_threshold_of(self.scorer)
             label_thresholds = {"grounded": supported, "partially_grounded": round(_PARTIAL_SHARE * supported, 6)}
         self.label_thresholds = sorted(label_thresholds.items(), key=lambda item: -item[1])
         self.default_class = default_class
@@ -255,11 +250,13 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         texts = [document_text(document) for document in documents]
         document_windows: list[tuple[int, int, int]] = []
         context_spans: list[tuple[int, int]] = []
+        around = self.context_sentences
         for position, text in enumerate(texts, start=1):
             spans = self.splitter.split(text)
-            windows = sentence_windows(spans, *self.document_window)
-            document_windows += [(position, start, end) for start, end in windows]
-            context_spans += _context_spans(spans, windows, self.context_sentences)
+            for first, last in window_indices(len(spans), *self.document_window):
+                document_windows.append((position, spans[first].start, spans[last].end))
+                widest = spans[min(len(spans) - 1, last + around)]
+                context_spans.append((spans[max(0, first - around)].start, widest.end))
         if not answer_windows or not document_windows:
             return []
         # The same evidence faces every answer window: cut it once.
@@ -272,15 +269,15 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         references = []
         for answer_start, answer_end in answer_windows:
             claim = answer[answer_start:answer_end]
-            scores = self._scores(claim, evidence)
+            # Rounded once: the score kept, the label and the threshold all see the same number.
+            own = [round(float(score), 6) for score in self._scores(claim, evidence)]
+            rank = list(own)
             if widened:
                 in_context = self._scores(claim, [contexts[i] for i in widened])
                 for i, score in zip(widened, in_context, strict=True):
-                    scores[i] = (1 - self.context_weight) * scores[i] + self.context_weight * score
-            if self.threshold is None:
-                chosen = [max(range(len(scores)), key=scores.__getitem__)]
-            else:
-                chosen = sorted((i for i, s in enumerate(scores) if s >= self.threshold), key=lambda i: -scores[i])
+                    rank[i] = (1 - self.context_weight) * own[i] + self.context_weight * float(score)
+            order = sorted(range(len(own)), key=lambda i: (-rank[i], -own[i], i))
+            chosen = order[:1] if self.threshold is None else [i for i in order if own[i] >= self.threshold]
             for i in chosen:
                 position, start, end = document_windows[i]
                 references.append(
@@ -289,10 +286,10 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
                         document_end_idx=end,
                         answer_start_idx=answer_start,
                         answer_end_idx=answer_end,
-                        score=round(float(scores[i]), 6),
+                        score=own[i],
                         document_id=_document_id(documents[position - 1]),
                         document_position=position,
-                        label=self.label(scores[i]),
+                        label=self.label(own[i]),
                     )
                 )
         return references

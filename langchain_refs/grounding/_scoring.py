@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import override
 
 from langchain_refs.grounding._llm import ModelReply, ask_model
-from langchain_refs.grounding._verifier import SupportScorer
+from langchain_refs.grounding._verifier import SupportScorer, support_threshold_of
 from langchain_refs.text import LexicalSupport, sentence_windows, split_sentences
 
 __all__ = [
@@ -424,7 +424,7 @@ class HybridScorer(SupportScorer):
         self.scorers = list(scorers)
         if support_threshold is None:
             total = sum(weights)
-            support_threshold = sum(w * float(getattr(s, "support_threshold", 0.5)) for s, w in scorers) / total
+            support_threshold = sum(w * support_threshold_of(s) for s, w in scorers) / total
         self.support_threshold = support_threshold
 
     @override

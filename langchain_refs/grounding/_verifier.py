@@ -12,7 +12,7 @@ from langchain_refs._inputs import document_text
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.text import SentenceSplitter, sentence_windows
 
-__all__ = ["SupportScorer", "verify_citations"]
+__all__ = ["SupportScorer", "support_threshold_of", "verify_citations"]
 
 
 class SupportScorer(BaseCrossEncoder):
@@ -52,6 +52,18 @@ class SupportScorer(BaseCrossEncoder):
             AnswerReferences(references=(), citations=(), invalid_citations=())
         """
         return verify_citations(references, documents, self, threshold=threshold)
+
+
+def support_threshold_of(scorer: object) -> float:
+    """The score from which ``scorer`` calls a citation supported: its ``support_threshold``, else 0.5.
+
+    Example:
+        >>> from langchain_refs import LexicalScorer
+        >>> support_threshold_of(LexicalScorer()), support_threshold_of(object())
+        (0.5, 0.5)
+    """
+    value = getattr(scorer, "support_threshold", None)
+    return 0.5 if value is None else float(value)
 
 
 def verify_citations(
@@ -94,7 +106,7 @@ def verify_citations(
         True
     """
     if threshold is None:
-        threshold = float(getattr(scorer, "support_threshold", 0.5))
+        threshold = support_threshold_of(scorer)
     splitter = splitter or SentenceSplitter()
     texts: dict[int, list[str]] = {}
     for citation in references.citations:

@@ -133,6 +133,10 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
             return None
         documents = documents_from(input, self.documents_key)
         verifier, threshold = self.verifier, self.support_threshold
+        if threshold is None:
+            # The verifier's own calibrated threshold (each grounding scorer has one), else one half.
+            own = getattr(verifier, "support_threshold", None)
+            threshold = 0.5 if own is None else float(own)
         return lambda references: verifier.verify_citations(references, documents, threshold=threshold)
 
     def start_session(self, input: Any, *, answer_id: str = "") -> ReferenceSession:
@@ -296,8 +300,9 @@ def manage_references(
             styles mark unsupported sources in the final list. Off by default;
             the text still streams with no added delay.
         support_threshold: the support a citation needs to count as supported;
-            None (the default) leaves it to the verifier (each scorer of the
-            grounding wing has its own calibrated ``support_threshold``).
+            None (the default) takes the verifier's own ``support_threshold``
+            (each scorer of the grounding wing has a calibrated one), or 0.5
+            for a verifier without one.
         passages: find, for each citation, the passage of the cited document
             that best supports it (`Citation.passage`, the ``cited_text`` of
             the standard annotations): True (the default) with the lexical

@@ -73,7 +73,8 @@ class CitationVerifier(Protocol):
     The streaming wing knows only this protocol; the grounding wing's scorers
     (`LexicalScorer` and the rest) implement it, and `CrossEncoderScorer`
     wraps any other LangChain ``BaseCrossEncoder`` so that it does too.
-    ``threshold=None`` asks the verifier to use its own threshold.
+    ``manage_references`` passes the verifier's own ``support_threshold``
+    (an attribute, when it has one) unless it was given another; else 0.5.
 
     Example:
         >>> class EverythingSupported:
@@ -84,7 +85,7 @@ class CitationVerifier(Protocol):
     """
 
     def verify_citations(
-        self, references: AnswerReferences, documents: Sequence[Any], *, threshold: float | None
+        self, references: AnswerReferences, documents: Sequence[Any], *, threshold: float
     ) -> AnswerReferences: ...
 
 

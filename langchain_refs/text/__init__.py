@@ -18,6 +18,7 @@ from langchain_refs.text._sentences import (
     Span,
     sentence_windows,
     split_sentences,
+    window_indices,
 )
 from langchain_refs.text._words import STOP_WORDS, WORD, content_words, fold, stem
 
@@ -37,4 +38,5 @@ __all__ = [
     "sentence_windows",
     "split_sentences",
     "stem",
+    "window_indices",
 ]

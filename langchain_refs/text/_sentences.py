@@ -33,6 +33,7 @@ __all__ = [
     "Span",
     "sentence_windows",
     "split_sentences",
+    "window_indices",
 ]
 
 DEFAULT_ABBREVIATIONS: Final = frozenset(
@@ -200,6 +201,25 @@ def split_sentences(text: str, *, strict: bool = False) -> list[Span]:
     return SentenceSplitter(strict=strict).split(text)
 
 
+def window_indices(count: int, size: int, stride: int) -> list[tuple[int, int]]:
+    """(first, last) indices of windows of ``size`` of ``count`` spans, a new one every ``stride``.
+
+    The last window always ends at the last span; fewer spans than ``size``
+    make one window of them all.
+
+    Example:
+        >>> window_indices(5, 2, 2)
+        [(0, 1), (2, 3), (3, 4)]
+    """
+    if count < 1:
+        return []
+    last_start = max(count - size, 0)
+    starts = list(range(0, last_start + 1, stride))
+    if starts[-1] != last_start:
+        starts.append(last_start)
+    return [(i, min(i + size, count) - 1) for i in starts]
+
+
 def sentence_windows(spans: Sequence[Span], size: int, stride: int) -> list[tuple[int, int]]:
     """(start, end) character offsets of windows of ``size`` spans every ``stride``.
 
@@ -207,10 +227,4 @@ def sentence_windows(spans: Sequence[Span], size: int, stride: int) -> list[tupl
         >>> sentence_windows(split_sentences("A b. C d. E f."), 2, 1)
         [(0, 9), (5, 14)]
     """
-    if not spans:
-        return []
-    last_start = max(len(spans) - size, 0)
-    starts = list(range(0, last_start + 1, stride))
-    if starts[-1] != last_start:
-        starts.append(last_start)
-    return [(spans[i].start, spans[min(i + size, len(spans)) - 1].end) for i in starts]
+    return [(spans[first].start, spans[last].end) for first, last in window_indices(len(spans), size, stride)]

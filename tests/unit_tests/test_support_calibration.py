@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from langchain_core.cross_encoders import BaseCrossEncoder
@@ -94,6 +95,25 @@ def test_manage_references_leaves_the_threshold_to_the_verifier(
     chain.invoke({"documents": DOCS}, {"callbacks": [collector]})
     (citation,) = collector.answers[0].citations
     assert (citation.support, citation.supported) == (0.65, supported)
+
+
+def test_a_verifier_that_needs_a_number_gets_one() -> None:
+    """A verifier of one's own, typed threshold: float, gets its own support_threshold, else 0.5 — never None."""
+
+    class Strict:
+        def __init__(self) -> None:
+            self.given: list[float] = []
+
+        def verify_citations(self, references: AnswerReferences, documents: Any, *, threshold: float) -> Any:
+            self.given.append(threshold + 0.0)  # would raise on None
+            return references
+
+    plain, own = Strict(), Strict()
+    own.support_threshold = 0.8  # type: ignore[attr-defined]
+    for verifier in (plain, own):
+        chain = manage_references(str_chunks(["A claim[1](id=1)."]), style=TextReferenceStyle(), verifier=verifier)
+        assert chain.invoke({"documents": DOCS}).startswith("A claim[1].")
+    assert (plain.given, own.given) == ([0.5], [0.8])
 
 
 def test_a_plain_cross_encoder_verifies_at_one_half() -> None:
@@ -189,6 +209,7 @@ def test_embedding_windows_side_by_side_or_overlapping() -> None:
 @pytest.mark.parametrize(
     ("own", "labels"),
     [
+        # 0.55 was partially_grounded when "grounded" started at a fixed 0.6.
         (None, ["grounded", "grounded", "partially_grounded", "not_grounded"]),
         (0.71, ["grounded", "partially_grounded", "partially_grounded", "not_grounded"]),
     ],
@@ -197,7 +218,23 @@ def test_predictor_labels_follow_the_scorers_threshold(own: float | None, labels
     """By default "grounded" starts at the scorer's support_threshold and "partially_grounded" at 0.7 of it."""
     predictor = ReferencePredictor(scorer=Recorder(0.0, support_threshold=own))
     # 0.5 * 0.7 = 0.35 and 0.71 * 0.7 = 0.497, written out by hand.
-    assert [predictor.label(s) for s in (0.75, 0.6, 0.498)] + [predictor.label(0.34)] == labels
+    assert [predictor.label(s) for s in (0.75, 0.55, 0.498, 0.34)] == labels
+
+
+def test_predictor_labels_for_a_cross_encoder_without_a_threshold() -> None:
+    """A plain LangChain cross-encoder (no support_threshold, or None) labels from 0.5 and 0.35."""
+
+    class Plain(BaseCrossEncoder):
+        def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+            return [0.0] * len(text_pairs)
+
+    class Unset(Plain):
+        support_threshold = None
+
+    for scorer in (Plain(), Unset()):
+        predictor = ReferencePredictor(scorer=scorer)
+        assert [predictor.label(s) for s in (0.5, 0.35, 0.34)] == ["grounded", "partially_grounded", "not_grounded"]
+        assert verify_citations(cited("A claim.", (1,)), DOCS, scorer).citations[0].supported is False
 
 
 def test_predictor_labels_given_win() -> None:
@@ -206,49 +243,112 @@ def test_predictor_labels_given_win() -> None:
     assert (predictor.label(0.3), predictor.label(0.1)) == ("yes", "not_grounded")
 
 
-class Contains(SupportScorer):
-    """1.0 when the evidence holds ``word``, else 0.0; remembers the evidence it saw."""
+class Table(SupportScorer):
+    """Scores each evidence text from a table (0 for any other); remembers the evidence it was asked about."""
 
-    def __init__(self, word: str) -> None:
-        self.word = word
+    def __init__(self, table: dict[str, float]) -> None:
+        self.table = table
         self.seen: list[str] = []
 
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
         self.seen += [evidence for _, evidence in text_pairs]
-        return [float(self.word in evidence) for _, evidence in text_pairs]
+        return [self.table.get(evidence, 0.0) for _, evidence in text_pairs]
+
+
+# Own scores Ann 0.6, Bob 0.5, Cy 0, Dee 0.55; each in its context (a sentence either side) as listed.
+# Ranked by 0.7 own + 0.3 in context, by hand: Bob 0.65, Ann 0.6, Dee 0.55, Cy 0.15.
+PAGE = "Ann. Bob. Cy. Dee."
+TABLE = {
+    "Ann.": 0.6,
+    "Bob.": 0.5,
+    "Cy.": 0.0,
+    "Dee.": 0.55,
+    "Ann. Bob.": 0.6,
+    "Ann. Bob. Cy.": 1.0,
+    "Bob. Cy. Dee.": 0.5,
+    "Cy. Dee.": 0.55,
+}
+
+
+def predicted(predictor: ReferencePredictor) -> list[tuple[str, float, str]]:
+    return [
+        (PAGE[r.document_start_idx : r.document_end_idx], r.score, r.label)
+        for r in predictor.predict("Who?", [Document(PAGE)])
+    ]
 
 
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        # Own score blended 0.7 / 0.3 with the score of the window and one sentence either side.
-        ({}, [("Ann.", 0.3), ("Xavier.", 1.0), ("Bob.", 0.3), ("Cy.", 0.0)]),
-        ({"context_weight": 0.5}, [("Ann.", 0.5), ("Xavier.", 1.0), ("Bob.", 0.5), ("Cy.", 0.0)]),
-        ({"context_weight": 0.0}, [("Ann.", 0.0), ("Xavier.", 1.0), ("Bob.", 0.0), ("Cy.", 0.0)]),
-        ({"context_sentences": 2}, [("Ann.", 0.3), ("Xavier.", 1.0), ("Bob.", 0.3), ("Cy.", 0.3)]),
-        ({"context_sentences": 0}, [("Ann.", 0.0), ("Xavier.", 1.0), ("Bob.", 0.0), ("Cy.", 0.0)]),
+        # The context ranks; the score and the label are the window's own.
+        ({}, [("Bob.", 0.5, "grounded")]),
+        ({"context_weight": 0.0}, [("Ann.", 0.6, "grounded")]),
+        ({"context_sentences": 0}, [("Ann.", 0.6, "grounded")]),
+        # Ranked by context alone: Bob 1.0 first.
+        ({"context_weight": 1.0}, [("Bob.", 0.5, "grounded")]),
+        # With a threshold, the windows whose own score reaches it, in ranked order.
+        ({"threshold": 0.52}, [("Ann.", 0.6, "grounded"), ("Dee.", 0.55, "grounded")]),
+        (
+            {"threshold": 0.0},
+            [
+                ("Bob.", 0.5, "grounded"),
+                ("Ann.", 0.6, "grounded"),
+                ("Dee.", 0.55, "grounded"),
+                ("Cy.", 0.0, "not_grounded"),
+            ],
+        ),
+        (
+            {"threshold": 0.0, "context_weight": 0.0},
+            [
+                ("Ann.", 0.6, "grounded"),
+                ("Dee.", 0.55, "grounded"),
+                ("Bob.", 0.5, "grounded"),
+                ("Cy.", 0.0, "not_grounded"),
+            ],
+        ),
     ],
 )
-def test_predictor_reads_each_window_with_its_neighbours(
-    options: dict[str, float], expected: list[tuple[str, float]]
+def test_predictor_ranks_windows_with_their_neighbours(
+    options: dict[str, float], expected: list[tuple[str, float, str]]
 ) -> None:
-    """A window's score takes in its neighbours' (context_weight of it); the span itself stays the window."""
-    text = "Ann. Xavier. Bob. Cy."
-    predictor = ReferencePredictor(scorer=Contains("Xavier"), threshold=0.0, verifiability=None, **options)
-    refs = predictor.predict("Who?", [Document(text)])
-    assert [(text[r.document_start_idx : r.document_end_idx], r.score) for r in refs] == sorted(
-        expected, key=lambda e: -e[1]
+    """A window is ranked by context_weight of its score in context; what it reports is its own."""
+    assert predicted(ReferencePredictor(scorer=Table(TABLE), verifiability=None, **options)) == expected
+
+
+def test_equal_ranks_go_to_the_higher_own_score() -> None:
+    """Every window in context holds the match (context_weight=1 ranks them equal): the match itself wins."""
+    table = {"Xavier.": 1.0, "Ann. Xavier.": 1.0, "Ann. Xavier. Bob.": 1.0, "Xavier. Bob.": 1.0}
+    predictor = ReferencePredictor(scorer=Table(table), verifiability=None, context_weight=1.0)
+    (ref,) = predictor.predict("Who?", [Document("Ann. Xavier. Bob.")])
+    assert (ref.document_start_idx, ref.document_end_idx, ref.score) == (5, 12, 1.0)
+
+
+def test_context_of_windows_with_a_stride() -> None:
+    """Windows of two sentences every two (the last one ending at the last sentence), each widened by one."""
+    scorer = Table({})
+    predictor = ReferencePredictor(
+        scorer=scorer, verifiability=None, document_window_size=2, document_window_stride=2, threshold=0.0
     )
+    predictor.predict("Who?", [Document("S1. S2. S3. S4. S5.")])
+    windows, contexts = ["S1. S2.", "S3. S4.", "S4. S5."], ["S1. S2. S3.", "S2. S3. S4. S5.", "S3. S4. S5."]
+    assert scorer.seen == windows + contexts
 
 
 def test_context_never_crosses_documents() -> None:
-    """A window's context is drawn from its own document only."""
-    scorer = Contains("Xavier")
+    """A window's context is drawn from its own document only: one-sentence documents are scored once."""
+    scorer = Table({"Xavier.": 1.0})
     refs = ReferencePredictor(scorer=scorer, threshold=0.0, verifiability=None).predict(
         "Who?", [Document("Ann."), Document("Xavier.")]
     )
-    assert sorted((r.document_position, r.score) for r in refs) == [(1, 0.0), (2, 1.0)]
+    assert [(r.document_position, r.score) for r in refs] == [(2, 1.0), (1, 0.0)]
     assert scorer.seen == ["Ann.", "Xavier."]
+
+
+def test_score_label_and_threshold_see_the_same_number() -> None:
+    """A score a hair under 0.5 is kept as 0.5: its label is grounded and a threshold of 0.5 keeps it."""
+    predictor = ReferencePredictor(scorer=Table({"Ann.": 0.49999999999}), verifiability=None, threshold=0.5)
+    (ref,) = predictor.predict("Who?", [Document("Ann.")])
+    assert (ref.score, ref.label) == (0.5, "grounded")
 
 
 @pytest.mark.parametrize(
@@ -259,5 +359,6 @@ def test_context_never_crosses_documents() -> None:
     ],
 )
 def test_predictor_context_options_are_checked(options: dict[str, float], message: str) -> None:
+    """Context options out of range are refused at construction, naming the option."""
     with pytest.raises(ValueError, match=message):
         ReferencePredictor(**options)
