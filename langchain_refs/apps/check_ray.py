@@ -586,6 +586,10 @@ def check_with_ray(
         batch_size: items per Ray batch and per output shard.
         concurrency: workers (each builds its checker once); default one per CPU of the cluster.
         address: a Ray cluster to join (else ``RAY_ADDRESS``, else a local Ray is started).
+            A Ray session this call starts, it ends before returning (a local
+            Ray takes a few seconds to start); a session the process is
+            already in is used and kept: call ``ray.init()`` first to check
+            several inputs in one session.
         num_cpus: CPUs of the local Ray this starts (default: the machine's).
         progress: show Ray Data's progress bars (None: Ray's own default).
 
@@ -636,15 +640,17 @@ def check_with_ray(
     shards, failed, first_failure = len(old), 0, None
     if pending:
         ray, started = _start_ray(address, num_cpus)
-        context = ray.data.DataContext.get_current()
-        bars = context.enable_progress_bars
         try:
-            if progress is not None:
-                context.enable_progress_bars = progress
-            failed, first_failure, checked = _check_pending(ray, pending, files, done, options, output, concurrency)
+            context = ray.data.DataContext.get_current()
+            bars = context.enable_progress_bars
+            try:
+                if progress is not None:
+                    context.enable_progress_bars = progress
+                failed, first_failure, checked = _check_pending(ray, pending, files, done, options, output, concurrency)
+            finally:
+                context.enable_progress_bars = bars
         finally:
             # The process is left as it was found: its progress-bar setting, and no Ray session this call began.
-            context.enable_progress_bars = bars
             if started:
                 ray.shutdown()
         shards += checked["shards"]

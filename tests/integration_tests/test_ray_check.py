@@ -319,10 +319,14 @@ def test_unreachable_cluster_is_one_line(tmp_path: Path, capsys: pytest.CaptureF
 def test_the_callers_ray_session_and_progress_setting_are_kept(tmp_path: Path) -> None:
     """In a process already in a Ray session, the session stays and the progress-bar setting is put back."""
     context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    check_with_ray(str(EXAMPLE), str(tmp_path / "out"), batch_size=50, concurrency=1, progress=True)
-    assert ray.is_initialized()
-    assert context.enable_progress_bars is False
+    before = context.enable_progress_bars
+    try:
+        context.enable_progress_bars = False
+        check_with_ray(str(EXAMPLE), str(tmp_path / "out"), batch_size=50, concurrency=1, progress=True)
+        assert ray.is_initialized()
+        assert context.enable_progress_bars is False
+    finally:
+        context.enable_progress_bars = before
 
 
 def test_a_ray_session_it_started_is_ended(tmp_path: Path) -> None:
