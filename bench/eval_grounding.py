@@ -375,11 +375,13 @@ def hit_cell(result: dict[str, Any], framing: str) -> str:
     return "-" if found is None else f"{found[0]:.3f} / {found[1]:.3f}"
 
 
-def tables(results: list[dict[str, Any]], command: str, ab_count: int, wice_count: int) -> list[str]:
+def tables(results: list[dict[str, Any]], command: str, ab_count: int, wice_count: int, load: float) -> list[str]:
     lines = [
-        f"Measured on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()} with "
-        f"`{command}` ({ab_count} AttributionBench and {wice_count} WiCE development examples), on the paths "
-        "users run: `verify_citations` (what `manage_references(verifier=...)` does) and `ReferencePredictor`.",
+        f"Measured on {platform.machine()}, {os.cpu_count()} cores (load average {load:.1f} at the start: "
+        f"pairs/s are CPU time, which a busy machine inflates less than wall time), Python "
+        f"{platform.python_version()} with `{command}` ({ab_count} AttributionBench and {wice_count} WiCE "
+        "development examples), on the paths users run: `verify_citations` (what "
+        "`manage_references(verifier=...)` does) and `ReferencePredictor`.",
         "",
         "| scorer | AttributionBench AUROC | macro-F1 at the default threshold | share called supported "
         "| macro-F1, threshold cross-validated | predictor AUROC | WiCE Hit@1 / Hit@3, each sentence a document "
@@ -424,6 +426,7 @@ def main() -> None:
     )
     parser.add_argument("--write-readme", action="store_true")
     args = parser.parse_args()
+    load_average = os.getloadavg()[0]
     ab_rows = load("attributionbench_dev.jsonl", args.limit)
     wice_rows = load("wice_claim_dev.jsonl", args.limit)
     results = []
@@ -437,7 +440,7 @@ def main() -> None:
         for flag, value in (("limit", args.limit), ("scorers", args.scorers), ("speed-rows", args.speed_rows))
         if value and value != parser.get_default(flag)
     )
-    lines = tables(results, command, len(ab_rows), len(wice_rows))
+    lines = tables(results, command, len(ab_rows), len(wice_rows), load_average)
     cold, warm = predictor_cost()
     lines += [
         "",
