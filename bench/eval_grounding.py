@@ -4,6 +4,7 @@
     python bench/eval_grounding.py --scorers lexical    # only the default scorer (a few seconds)
     python bench/eval_grounding.py --write-readme       # ... and puts them in README.md
     python bench/eval_grounding.py --limit 200          # a quick look on a sample of each file
+    python bench/eval_grounding.py --context-sweep      # how the predictor's context setting was chosen
 
 What is measured, for each scorer:
 
@@ -415,6 +416,40 @@ def tables(results: list[dict[str, Any]], command: str, ab_count: int, wice_coun
     return lines
 
 
+def context_sweep(wice_rows: list[dict[str, Any]]) -> None:
+    """How the predictor's context was chosen: WiCE Hit@1 (the page one document, lexical) on a grid.
+
+    Each setting's Hit@1 on the whole split, then the setting chosen on four
+    fifths of the claims and applied to the fifth (five folds by claim).
+    """
+    rows = [r for r in wice_rows if r["evidence"] and any(r["supporting_sentences"])]
+    scorer = LexicalScorer()
+    grid = [(1, 0.0)] + [(sentences, w / 10) for sentences in (1, 2) for w in range(1, 6)]
+    found: dict[tuple[int, float], list[bool]] = {}
+    for sentences, weight in grid:
+        options = {"context_sentences": sentences, "context_weight": weight}
+        found[sentences, weight] = [
+            hits(
+                page_ranking(scorer, r["claim"], r["evidence"], **options),
+                {i for group in r["supporting_sentences"] for i in group},
+            )[0]
+            for r in rows
+        ]
+        share = statistics.fmean(found[sentences, weight])
+        print(f"context_sentences={sentences} context_weight={weight:.1f}: Hit@1 {share:.3f}")
+    folds = fold_of([r["claim"] for r in rows])
+    held_out: list[bool] = []
+    for k in range(FOLDS):
+
+        def train_hit(setting: tuple[int, float], fold: int = k) -> float:
+            return statistics.fmean(h for h, f in zip(found[setting], folds, strict=True) if f != fold)
+
+        chosen = max(grid, key=lambda setting: (train_hit(setting), -setting[1], -setting[0]))
+        held_out += [h for h, f in zip(found[chosen], folds, strict=True) if f == k]
+        print(f"fold {k}: chose context_sentences={chosen[0]} context_weight={chosen[1]:.1f}")
+    print(f"Hit@1 with the setting chosen in 5-fold cross-validation: {statistics.fmean(held_out):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, help="only the first N examples of each file")
@@ -425,7 +460,13 @@ def main() -> None:
         "--speed-rows", type=int, default=300, help="AttributionBench rows timed cold (a seeded sample)"
     )
     parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument(
+        "--context-sweep", action="store_true", help="only: how the predictor's context setting was chosen (WiCE)"
+    )
     args = parser.parse_args()
+    if args.context_sweep:
+        context_sweep(load("wice_claim_dev.jsonl", args.limit))
+        return
     load_average = os.getloadavg()[0]
     ab_rows = load("attributionbench_dev.jsonl", args.limit)
     wice_rows = load("wice_claim_dev.jsonl", args.limit)
