@@ -378,8 +378,8 @@ def hit_cell(result: dict[str, Any], framing: str) -> str:
 
 def tables(results: list[dict[str, Any]], command: str, ab_count: int, wice_count: int, load: float) -> list[str]:
     lines = [
-        f"Measured on {platform.machine()}, {os.cpu_count()} cores (load average {load:.1f} at the start: "
-        f"pairs/s are CPU time, which a busy machine inflates less than wall time), Python "
+        f"Measured on {platform.machine()}, {os.cpu_count()} cores (load average {load:.1f} when the speeds, "
+        f"measured first, began: they are CPU time, which a busy machine inflates less than wall time), Python "
         f"{platform.python_version()} with `{command}` ({ab_count} AttributionBench and {wice_count} WiCE "
         "development examples), on the paths users run: `verify_citations` (what "
         "`manage_references(verifier=...)` does) and `ReferencePredictor`.",
@@ -470,19 +470,20 @@ def main() -> None:
     load_average = os.getloadavg()[0]
     ab_rows = load("attributionbench_dev.jsonl", args.limit)
     wice_rows = load("wice_claim_dev.jsonl", args.limit)
+    chosen = builders(args.scorers.split(","))
+    # Every speed first, while the machine is as it was when the load average was read; then the quality.
+    speeds = {name: speed(fresh, ab_rows, args.speed_rows) for name, (_, fresh) in chosen.items()}
+    cold, warm = predictor_cost()
+    print("pairs/s cold: " + ", ".join(f"{name} {value:,.0f}" for name, value in speeds.items()), file=sys.stderr)
     results = []
-    for name, (build, fresh) in builders(args.scorers.split(",")).items():
-        result = evaluate(name, build, ab_rows, wice_rows)
-        result["pairs_per_s"] = speed(fresh, ab_rows, args.speed_rows)
-        print(f"{name}: {result['pairs_per_s']:,.0f} pairs/s cold", file=sys.stderr)
-        results.append(result)
+    for name, (build, _) in chosen.items():
+        results.append(evaluate(name, build, ab_rows, wice_rows) | {"pairs_per_s": speeds[name]})
     command = "python bench/eval_grounding.py" + "".join(
         f" --{flag} {value}"
         for flag, value in (("limit", args.limit), ("scorers", args.scorers), ("speed-rows", args.speed_rows))
         if value and value != parser.get_default(flag)
     )
     lines = tables(results, command, len(ab_rows), len(wice_rows), load_average)
-    cold, warm = predictor_cost()
     lines += [
         "",
         f"`ReferencePredictor()` (lexical scorer), 10 answer sentences against 5 documents of 2,000 characters: "
