@@ -45,11 +45,12 @@ evidence spans ``{"reference", "start", "end", "score"}``), plus three keys:
 - ``verdicts``: the labels aggregated all three ways, ``{"strict": ...,
   "soft": {"Entailment": share, "Neutral": share, "Contradiction": share},
   "major": ...}`` (in the checking modes only);
-- ``warnings``: one line for each chat-model call that failed or whose
-  reply could not be read while this item was checked (that part then gave
-  its default, as the ``check`` command does: no claims, or Neutral), so a
-  model that is down shows as such and not as a plain Abstain; empty when
-  nothing went wrong (the offline checker never adds any).
+- ``warnings``: one line for each chat-model reply that failed or could not
+  be read while this item was checked (that part then gave its default, as
+  the ``check`` command does: no claims, or Neutral), so a model that is
+  down shows as such and not as a plain Abstain; empty when nothing went
+  wrong (the offline checker never adds any). Collected with
+  `recorded_model_failures`, whatever the logging setup.
 
 A bad request gets ``{"error": "<one line naming what is wrong>"}``: 400 for
 a body that is not JSON, not an object, or has a missing field or a field of
@@ -69,10 +70,8 @@ from __future__ import annotations
 
 import html
 import json
-import logging
 import secrets
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -92,7 +91,7 @@ from langchain_refs.apps.checking import (
     checked_item,
     read_json_text,
 )
-from langchain_refs.grounding import Claim, aggregate
+from langchain_refs.grounding import Claim, aggregate, recorded_model_failures
 
 __all__ = ["CheckLimits", "check_routes"]
 
@@ -111,27 +110,6 @@ _CHECKERS = ("offline", "model")
 _CLAIM_FORMATS = ("triplet", "subsentence")
 _OPTIONS = ("mode", "aggregator", "checker", "threshold", "claim_format")
 _NOSNIFF = {"X-Content-Type-Options": "nosniff"}
-_MAX_WARNINGS = 20
-
-# The warnings the grounding wing logs while one request is checked; each request sees only its own
-# (a context variable: the check runs in a worker thread with a copy of the request's context).
-_request_warnings: ContextVar[list[str] | None] = ContextVar("langchain_refs_check_warnings", default=None)
-
-
-class _RequestWarnings(logging.Handler):
-    """Keeps the warnings logged on the ``langchain_refs`` logger during a request, one line each."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        found = _request_warnings.get()
-        if found is not None and len(found) < _MAX_WARNINGS:
-            lines = record.getMessage().strip().splitlines()
-            found.append((lines[0] if lines else record.levelname)[:300])
-
-
-_WARNINGS_HANDLER = _RequestWarnings()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -285,18 +263,11 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
         kind, path = found
         return Response(path.read_bytes(), media_type=kind, headers={"Cache-Control": "no-cache", **_NOSNIFF})
 
-    logger = logging.getLogger("langchain_refs")
-    if _WARNINGS_HANDLER not in logger.handlers:
-        logger.addHandler(_WARNINGS_HANDLER)
-
     def run(body: dict[str, Any]) -> dict[str, Any]:
-        warnings: list[str] = []
-        token = _request_warnings.set(warnings)
-        try:
+        # Each request collects its own (the check runs in a worker thread, with its own context).
+        with recorded_model_failures() as failures:
             result = checked(body)
-        finally:
-            _request_warnings.reset(token)
-        result["warnings"] = warnings
+        result["warnings"] = failures
         return result
 
     def checked(body: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from langchain_refs.grounding._claims import (
 )
 from langchain_refs.grounding._embeddings import MiniLMEmbeddings
 from langchain_refs.grounding._filters import LLMReferenceFilter, SimilarityReferenceFilter, format_reference_list
+from langchain_refs.grounding._llm import recorded_model_failures
 from langchain_refs.grounding._predictor import PredictedReference, ReferencePredictor, needs_reference
 from langchain_refs.grounding._scoring import (
     CrossEncoderScorer,
@@ -67,6 +68,7 @@ __all__ = [
     "content_words",
     "format_reference_list",
     "needs_reference",
+    "recorded_model_failures",
     "sentence_windows",
     "split_sentences",
     "verify_citations",

@@ -16,7 +16,9 @@
   holds no value the caller recognises — is logged once (one warning on the
   ``langchain_refs`` logger naming the caller, the reason and the start of
   the reply) and yields the caller's default. Nothing raises out of a batch,
-  and one bad reply never costs the others theirs.
+  and one bad reply never costs the others theirs. Code that must show such
+  failures to a person (the checking page) collects them, whatever the
+  logging setup, with `recorded_model_failures`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,9 +36,41 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-__all__ = ["ModelReply", "ask_model", "json_in_reply"]
+__all__ = ["ModelReply", "ask_model", "json_in_reply", "recorded_model_failures"]
 
 logger = logging.getLogger("langchain_refs")
+
+# Where `recorded_model_failures` collects, in the context (thread or task) that opened it.
+_failures: ContextVar[list[str] | None] = ContextVar("langchain_refs_model_failures", default=None)
+
+
+@contextmanager
+def recorded_model_failures() -> Iterator[list[str]]:
+    """Collect one line for each chat-model reply that failed or could not be read in the code run inside.
+
+    The LLM-backed parts never raise on a bad reply: they log it and use
+    their default (no claims, Neutral, the judge's default). Inside this
+    block each such reply is also added to the list it gives, as one line
+    (whitespace flattened, at most 300 characters), whatever the logging
+    setup. It is a context variable: each thread or task that opens one sees
+    only its own.
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> from langchain_refs import LLMJudgeScorer
+        >>> with recorded_model_failures() as failures:
+        ...     LLMJudgeScorer(FakeListChatModel(responses=["no idea"])).score([("a", "b")])
+        [0.0]
+        >>> failures[0][:23]
+        'unreadable judge reply '
+    """
+    found: list[str] = []
+    token = _failures.set(found)
+    try:
+        yield found
+    finally:
+        _failures.reset(token)
+
 
 T = TypeVar("T")
 
@@ -217,5 +253,9 @@ def ask_model(
             except Exception as error:  # whatever the reader could not use
                 reason = f"{type(error).__name__}: {error}"
         logger.warning("unreadable %s reply (%s); using the default %r. Reply: %.300r", name, reason, default, raw)
+        recording = _failures.get()
+        if recording is not None:
+            line = f"unreadable {name} reply ({reason}); using the default {default!r}. Reply: {raw!r:.300}"
+            recording.append(" ".join(line.split())[:300])
         results.append(default)
     return results

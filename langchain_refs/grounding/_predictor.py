@@ -125,7 +125,9 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
             `LexicalScorer`, no model).
         splitter: the sentence splitter (default `SentenceSplitter`).
         answer_window_size / answer_window_stride: sentences per answer window.
-        document_window_size / document_window_stride: sentences per document window.
+        document_window_size / document_window_stride: sentences per document
+            window, a new window every stride sentences (a stride larger than
+            the size leaves the sentences between windows unread).
         context_sentences / context_weight: how document windows are
             ranked: each window is also scored with ``context_sentences``
             sentences of its document on either side, and ranked by

@@ -205,12 +205,19 @@ def window_indices(count: int, size: int, stride: int) -> list[tuple[int, int]]:
     """(first, last) indices of windows of ``size`` of ``count`` spans, a new one every ``stride``.
 
     The last window always ends at the last span; fewer spans than ``size``
-    make one window of them all.
+    make one window of them all. A ``stride`` larger than ``size`` leaves
+    the spans between windows out.
+
+    Raises:
+        ValueError: ``size`` or ``stride`` below 1.
 
     Example:
-        >>> window_indices(5, 2, 2)
-        [(0, 1), (2, 3), (3, 4)]
+        >>> window_indices(5, 2, 2), window_indices(2, 3, 1)
+        ([(0, 1), (2, 3), (3, 4)], [(0, 1)])
     """
+    if size < 1 or stride < 1:
+        msg = f"window size and stride must be at least 1, got size={size!r} and stride={stride!r}"
+        raise ValueError(msg)
     if count < 1:
         return []
     last_start = max(count - size, 0)

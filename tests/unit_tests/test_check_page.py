@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -194,7 +195,37 @@ def test_a_model_that_is_down_is_said_so_not_hidden_as_abstain() -> None:
     assert data["Y"] == "Abstain"
     assert data["warnings"], data
     assert all("ConnectionError('network is unreachable" in w for w in data["warnings"])
-    assert all("\n" not in w for w in data["warnings"])
+
+
+def test_warnings_do_not_depend_on_the_logging_setup() -> None:
+    """An app that quiets the library's logger (or all logging) still gets the warnings in the answer."""
+    logger = logging.getLogger("langchain_refs")
+    level = logger.level
+    try:
+        logger.setLevel(logging.CRITICAL)
+        logging.disable(logging.WARNING)
+        data = post({**PARIS, "checker": "model"}, model=Unreachable(responses=["unused"])).json()
+    finally:
+        logging.disable(logging.NOTSET)
+        logger.setLevel(level)
+    assert data["Y"] == "Abstain"
+    assert data["warnings"]
+
+
+async def test_concurrent_requests_each_get_their_own_warnings() -> None:
+    """Two model-checked requests with the model down and two offline ones, at once: warnings stay apart."""
+    import asyncio
+
+    import httpx
+
+    app = Starlette(routes=check_routes(model=Unreachable(responses=["unused"])))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        bodies = [{**PARIS, "checker": "model"}, PARIS, {**PARIS, "checker": "model"}, PARIS]
+        answers = await asyncio.gather(*(http.post("/api/check", json=body) for body in bodies))
+    counts = [len(answer.json()["warnings"]) for answer in answers]
+    alone = len(post({**PARIS, "checker": "model"}, model=Unreachable(responses=["unused"])).json()["warnings"])
+    assert alone > 0
+    assert counts == [alone, 0, alone, 0]
 
 
 def test_offline_is_default_even_with_a_model() -> None:

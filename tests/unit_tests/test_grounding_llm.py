@@ -265,3 +265,30 @@ def test_structured_output_without_include_raw_still_works() -> None:
 
     model = Strict(responses=["unused"])
     assert ask_model(model, prompts(1), schema=Score, read=read_score, default=-1.0, name="t") == [0.75]
+
+
+def test_failures_are_recorded_one_flattened_line_each() -> None:
+    """Inside recorded_model_failures each unreadable reply is one line, a multi-line reason flattened."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.messages import HumanMessage
+    from pydantic import BaseModel
+
+    from langchain_refs.grounding import recorded_model_failures
+
+    class Score(BaseModel):
+        score: float
+
+    def read(_: object) -> float:
+        raise ValueError("first line\nsecond line")
+
+    model = FakeListChatModel(responses=["a", "b"])
+    with recorded_model_failures() as failures:
+        ask_model(model, [[HumanMessage("x")], [HumanMessage("y")]], schema=Score, read=read, default=0.0, name="t")
+    assert len(failures) == 2
+    assert all(
+        f.startswith("unreadable t reply (ValueError: first line second line); using the default 0.0.")
+        for f in failures
+    )
+    # Outside the block nothing is collected.
+    ask_model(model, [[HumanMessage("z")]], schema=Score, read=read, default=0.0, name="t")
+    assert len(failures) == 2

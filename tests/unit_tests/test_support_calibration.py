@@ -25,6 +25,7 @@ from langchain_refs import (
     manage_references,
     verify_citations,
 )
+from langchain_refs.text import window_indices
 from tests.unit_tests.fakes import str_chunks
 
 
@@ -225,16 +226,21 @@ def test_predictor_labels_for_a_cross_encoder_without_a_threshold() -> None:
     """A plain LangChain cross-encoder (no support_threshold, or None) labels from 0.5 and 0.35."""
 
     class Plain(BaseCrossEncoder):
+        def __init__(self, value: float) -> None:
+            self.value = value
+
         def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
-            return [0.0] * len(text_pairs)
+            return [self.value] * len(text_pairs)
 
     class Unset(Plain):
         support_threshold = None
 
-    for scorer in (Plain(), Unset()):
-        predictor = ReferencePredictor(scorer=scorer)
+    for kind in (Plain, Unset):
+        predictor = ReferencePredictor(scorer=kind(0.0))
         assert [predictor.label(s) for s in (0.5, 0.35, 0.34)] == ["grounded", "partially_grounded", "not_grounded"]
-        assert verify_citations(cited("A claim.", (1,)), DOCS, scorer).citations[0].supported is False
+        # Supported from 0.5 exactly.
+        assert verify_citations(cited("A claim.", (1,)), DOCS, kind(0.5)).citations[0].supported is True
+        assert verify_citations(cited("A claim.", (1,)), DOCS, kind(0.49)).citations[0].supported is False
 
 
 def test_predictor_labels_given_win() -> None:
@@ -362,3 +368,26 @@ def test_predictor_context_options_are_checked(options: dict[str, float], messag
     """Context options out of range are refused at construction, naming the option."""
     with pytest.raises(ValueError, match=message):
         ReferencePredictor(**options)
+
+
+@pytest.mark.parametrize(("size", "stride"), [(0, 1), (-1, 1), (1, 0), (2, -1)])
+def test_window_indices_refuse_empty_windows_and_strides(size: int, stride: int) -> None:
+    """A window of fewer than one span, or a stride of fewer than one, is refused by name."""
+    with pytest.raises(ValueError, match=f"got size={size} and stride={stride}"):
+        window_indices(3, size, stride)
+
+
+@pytest.mark.parametrize(
+    ("count", "size", "stride", "expected"),
+    [
+        (0, 2, 1, []),
+        (1, 3, 1, [(0, 0)]),
+        (4, 2, 1, [(0, 1), (1, 2), (2, 3)]),
+        (5, 2, 2, [(0, 1), (2, 3), (3, 4)]),
+        # A stride past the size skips spans 1 and 2; the last window still ends at the last span.
+        (5, 1, 3, [(0, 0), (3, 3), (4, 4)]),
+    ],
+)
+def test_window_indices_by_hand(count: int, size: int, stride: int, expected: list[tuple[int, int]]) -> None:
+    """First and last span of each window, written out by hand."""
+    assert window_indices(count, size, stride) == expected
