@@ -22,7 +22,7 @@ from typing_extensions import override
 
 from langchain_refs._inputs import document_text, documents_from, input_value
 from langchain_refs.grounding._scoring import LexicalScorer
-from langchain_refs.grounding._verifier import support_threshold_of
+from langchain_refs.streaming import support_threshold_of
 from langchain_refs.text import SentenceSplitter, sentence_windows, window_indices
 
 __all__ = ["PredictedReference", "ReferencePredictor", "needs_reference"]

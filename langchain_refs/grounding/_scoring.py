@@ -28,7 +28,8 @@ from pydantic import BaseModel, Field
 from typing_extensions import override
 
 from langchain_refs.grounding._llm import ModelReply, ask_model
-from langchain_refs.grounding._verifier import SupportScorer, support_threshold_of
+from langchain_refs.grounding._verifier import SupportScorer
+from langchain_refs.streaming import support_threshold_of
 from langchain_refs.text import LexicalSupport, sentence_windows, split_sentences
 
 __all__ = [

@@ -9,10 +9,11 @@ from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents.base import BaseMedia
 
 from langchain_refs._inputs import document_text
+from langchain_refs.streaming import support_threshold_of
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.text import SentenceSplitter, sentence_windows
 
-__all__ = ["SupportScorer", "support_threshold_of", "verify_citations"]
+__all__ = ["SupportScorer", "verify_citations"]
 
 
 class SupportScorer(BaseCrossEncoder):
@@ -52,18 +53,6 @@ class SupportScorer(BaseCrossEncoder):
             AnswerReferences(references=(), citations=(), invalid_citations=())
         """
         return verify_citations(references, documents, self, threshold=threshold)
-
-
-def support_threshold_of(scorer: object) -> float:
-    """The score from which ``scorer`` calls a citation supported: its ``support_threshold``, else 0.5.
-
-    Example:
-        >>> from langchain_refs import LexicalScorer
-        >>> support_threshold_of(LexicalScorer()), support_threshold_of(object())
-        (0.5, 0.5)
-    """
-    value = getattr(scorer, "support_threshold", None)
-    return 0.5 if value is None else float(value)
 
 
 def verify_citations(

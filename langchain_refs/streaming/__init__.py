@@ -48,7 +48,7 @@ from langchain_refs.streaming._runnable import (
     ReferencesRunnable,
     manage_references,
 )
-from langchain_refs.streaming._session import CitationVerifier, ReferenceSession
+from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, support_threshold_of
 from langchain_refs.streaming._styles import (
     EmptyReferenceStyle,
     HTMLReferenceStyle,
@@ -99,6 +99,7 @@ __all__ = [
     "safe_url",
     "source_key_function",
     "styles_directory",
+    "support_threshold_of",
 ]
 
 

@@ -20,7 +20,7 @@ from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, MarkerSyntax,
 from langchain_refs.streaming._passages import passage_scorer
 from langchain_refs.streaming._plumbing import astream_run, stream_run
 from langchain_refs.streaming._references import AnswerReferences
-from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, Verifier
+from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, Verifier, support_threshold_of
 from langchain_refs.streaming._styles import MarkdownReferenceStyle, ReferenceStyle, source_key_function
 from langchain_refs.text import PairScorer
 
@@ -135,8 +135,7 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         verifier, threshold = self.verifier, self.support_threshold
         if threshold is None:
             # The verifier's own calibrated threshold (each grounding scorer has one), else one half.
-            own = getattr(verifier, "support_threshold", None)
-            threshold = 0.5 if own is None else float(own)
+            threshold = support_threshold_of(verifier)
         return lambda references: verifier.verify_citations(references, documents, threshold=threshold)
 
     def start_session(self, input: Any, *, answer_id: str = "") -> ReferenceSession:

@@ -89,6 +89,21 @@ class CitationVerifier(Protocol):
     ) -> AnswerReferences: ...
 
 
+def support_threshold_of(verifier: object) -> float:
+    """The score from which ``verifier`` calls a citation supported: its ``support_threshold``, else 0.5.
+
+    An attribute that is missing or None counts as 0.5.
+
+    Example:
+        >>> class Strict:
+        ...     support_threshold = 0.8
+        >>> support_threshold_of(Strict()), support_threshold_of(object())
+        (0.8, 0.5)
+    """
+    value = getattr(verifier, "support_threshold", None)
+    return 0.5 if value is None else float(value)
+
+
 class ReferenceSession:
     """Rewrites the citations of one streamed answer.
 
