@@ -252,10 +252,10 @@ def ask_model(
                 continue
             except Exception as error:  # whatever the reader could not use
                 reason = f"{type(error).__name__}: {error}"
-        logger.warning("unreadable %s reply (%s); using the default %r. Reply: %.300r", name, reason, default, raw)
+        message = f"unreadable {name} reply ({reason}); using the default {default!r}. Reply: {raw!r:.300}"
+        logger.warning("%s", message)
         recording = _failures.get()
         if recording is not None:
-            line = f"unreadable {name} reply ({reason}); using the default {default!r}. Reply: {raw!r:.300}"
-            recording.append(" ".join(line.split())[:300])
+            recording.append(" ".join(message.split())[:300])
         results.append(default)
     return results

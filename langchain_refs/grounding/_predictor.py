@@ -264,10 +264,9 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         # The same evidence faces every answer window: cut it once.
         evidence = [texts[p - 1][s:e] for p, s, e in document_windows]
         contexts = [texts[p - 1][s:e] for (p, _, _), (s, e) in zip(document_windows, context_spans, strict=True)]
-        # Only the windows whose context is more than themselves need a second score.
-        widened = [i for i, (window, context) in enumerate(zip(evidence, contexts, strict=True)) if context != window]
-        if not self.context_weight:
-            widened = []
+        # Only the windows whose context is more than themselves need a second score (none without a weight).
+        pairs = zip(evidence, contexts, strict=True)
+        widened = [i for i, (window, context) in enumerate(pairs) if context != window] if self.context_weight else []
         references = []
         for answer_start, answer_end in answer_windows:
             claim = answer[answer_start:answer_end]
