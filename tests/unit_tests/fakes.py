@@ -1,4 +1,4 @@
-"""Fake runnables for the tests: chunk-exact, str-producing, async-only, whole-message."""
+"""Fakes for the tests: chunk-exact, str-producing, async-only, whole-message runnables; a constant scorer."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -197,3 +198,13 @@ class BlockChunksChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         for chunk in self.chunks:
             yield ChatGenerationChunk(message=chunk)
+
+
+class ConstantCrossEncoder(BaseCrossEncoder):
+    """A plain LangChain cross-encoder (no ``support_threshold``) scoring every pair ``value``."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return [self.value] * len(text_pairs)

@@ -26,7 +26,7 @@ from langchain_refs import (
     manage_references,
     needs_reference,
 )
-from tests.unit_tests.fakes import str_chunks
+from tests.unit_tests.fakes import ConstantCrossEncoder, str_chunks
 
 PARIS = Document(
     "Paris is the capital of France. It has about two million inhabitants. The Seine flows through it.",
@@ -106,16 +106,9 @@ def test_llm_judge_uses_structured_output_when_available() -> None:
 def test_hybrid_scorer_weights() -> None:
     """A hybrid is the weighted mean of its scorers; bad weights are refused."""
 
-    class Const(BaseCrossEncoder):
-        def __init__(self, value: float) -> None:
-            self.value = value
-
-        def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
-            return [self.value] * len(text_pairs)
-
-    assert HybridScorer([(Const(1.0), 3), (Const(0.0), 1)]).score([("a", "b")]) == [0.75]
+    assert HybridScorer([(ConstantCrossEncoder(1.0), 3), (ConstantCrossEncoder(0.0), 1)]).score([("a", "b")]) == [0.75]
     with pytest.raises(ValueError, match="non-negative"):
-        HybridScorer([(Const(1.0), -1)])
+        HybridScorer([(ConstantCrossEncoder(1.0), -1)])
 
 
 def test_needs_reference() -> None:

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
@@ -26,7 +25,7 @@ from langchain_refs import (
     verify_citations,
 )
 from langchain_refs.text import window_indices
-from tests.unit_tests.fakes import str_chunks
+from tests.unit_tests.fakes import ConstantCrossEncoder, str_chunks
 
 
 def cited(text: str, positions: tuple[int, ...]) -> AnswerReferences:
@@ -120,11 +119,7 @@ def test_a_verifier_that_needs_a_number_gets_one() -> None:
 def test_a_plain_cross_encoder_verifies_at_one_half() -> None:
     """A cross-encoder with no support_threshold attribute is judged at 0.5."""
 
-    class Plain(BaseCrossEncoder):
-        def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
-            return [0.5] * len(text_pairs)
-
-    assert verify_citations(cited("A claim.", (1,)), DOCS, Plain()).citations[0].supported is True
+    assert verify_citations(cited("A claim.", (1,)), DOCS, ConstantCrossEncoder(0.5)).citations[0].supported is True
 
 
 def test_blank_cited_document_gives_no_evidence() -> None:
@@ -225,17 +220,10 @@ def test_predictor_labels_follow_the_scorers_threshold(own: float | None, labels
 def test_predictor_labels_for_a_cross_encoder_without_a_threshold() -> None:
     """A plain LangChain cross-encoder (no support_threshold, or None) labels from 0.5 and 0.35."""
 
-    class Plain(BaseCrossEncoder):
-        def __init__(self, value: float) -> None:
-            self.value = value
-
-        def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
-            return [self.value] * len(text_pairs)
-
-    class Unset(Plain):
+    class Unset(ConstantCrossEncoder):
         support_threshold = None
 
-    for kind in (Plain, Unset):
+    for kind in (ConstantCrossEncoder, Unset):
         predictor = ReferencePredictor(scorer=kind(0.0))
         assert [predictor.label(s) for s in (0.5, 0.35, 0.34)] == ["grounded", "partially_grounded", "not_grounded"]
         # Supported from 0.5 exactly.
