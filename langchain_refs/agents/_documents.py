@@ -3,12 +3,19 @@
 Tools hand documents to the agent as the ``artifact`` of their
 ``ToolMessage`` (``create_retriever_tool(..., response_format=
 "content_and_artifact")`` does; any tool can with `documents_tool_output`).
-Every model call of the agent scans the whole thread in order, so the ids
-need no state of their own: a document's id is its rank among the distinct
-documents of the thread, in order of first retrieval. A document is known by
+A document's id is its rank among the distinct documents of the thread, in
+order of first retrieval. The ids are kept in the agent state (a list of
+`ThreadDocuments.entries`, checkpointed with the thread), so a document keeps
+its id after the messages that brought it are gone (summarized, trimmed) and
+a new document never takes an id an earlier one had. A document is known by
 its ``Document.id`` when it has one, else by a hash of its text and metadata,
 so the same document retrieved twice (by two tool calls, in two turns) keeps
 its id, and documents of different tool calls never share one.
+
+What the model reads of a tool result is its content as the middleware stack
+left it (redacted, truncated...), with ``<document id=k>`` tags put around
+the part of the content each document stands in (`show_tool_result`): the
+artifact gives the documents' metadata, never their text back.
 
 Example:
     >>> from langchain_core.documents import Document
@@ -25,23 +32,33 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, ToolMessage
 
 __all__ = [
+    "DEFAULT_MAX_DOCUMENT_TEXTS",
     "DocumentsFromTool",
+    "ShownToolResult",
     "ThreadDocuments",
     "as_document",
     "document_key",
     "documents_tool_output",
+    "show_tool_result",
     "tool_documents",
 ]
+
+DEFAULT_MAX_DOCUMENT_TEXTS: Final = 500
+"""How many documents of a thread keep their text in the agent state (the newest; older ones keep id and metadata)."""
+
+# Past this many characters of edited content, documents are not aligned to it (difflib is quadratic).
+_MAX_ALIGNED: Final = 200_000
 
 DocumentsFromTool = Callable[[ToolMessage], Sequence[Document] | None]
 """Finds the documents in a tool's result (None: use the default reading)."""
@@ -140,7 +157,9 @@ class ThreadDocuments:
     """The distinct documents of a thread, in order of first retrieval; id = 1-based rank.
 
     ``documents[k - 1]`` is the document with id ``k``; ``keys`` maps each
-    `document_key` to its id.
+    `document_key` to its id. Made from the ids kept in the agent state
+    (`from_entries`) and extended with the documents of the messages present
+    (`with_messages`): ids never move and are never reused.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -163,8 +182,45 @@ class ThreadDocuments:
             >>> ThreadDocuments.from_messages([]).documents
             ()
         """
+        return cls().with_messages(messages, documents_from)
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[Mapping[str, Any]] | None) -> ThreadDocuments:
+        """The thread as kept in the agent state: one entry per id, in id order (see `entries`).
+
+        Example:
+            >>> thread = ThreadDocuments.from_entries([{"key": "id:a", "page_content": "x", "metadata": {}}])
+            >>> thread.keys["id:a"], thread.documents[0].page_content
+            (1, 'x')
+        """
         documents: list[Document] = []
         keys: dict[str, int] = {}
+        for entry in entries or ():
+            metadata = entry.get("metadata")
+            documents.append(
+                Document(
+                    page_content=str(entry.get("page_content") or ""),
+                    metadata=dict(metadata) if isinstance(metadata, Mapping) else {},
+                    id=entry.get("id") if isinstance(entry.get("id"), str) else None,
+                )
+            )
+            keys[str(entry["key"])] = len(documents)
+        return cls(documents=tuple(documents), keys=keys)
+
+    def with_messages(
+        self, messages: Iterable[BaseMessage], documents_from: DocumentsFromTool | None = None
+    ) -> ThreadDocuments:
+        """The thread with the documents of ``messages`` it does not know yet, each under a new id.
+
+        Example:
+            >>> from langchain_core.documents import Document
+            >>> known = ThreadDocuments.from_entries([{"key": document_key(Document("x")), "page_content": "x"}])
+            >>> later = known.with_messages([ToolMessage("", tool_call_id="a", artifact=[Document("y")])])
+            >>> [d.page_content for d in later.documents]
+            ['x', 'y']
+        """
+        documents = list(self.documents)
+        keys = dict(self.keys)
         for message in messages:
             if not isinstance(message, ToolMessage):
                 continue
@@ -173,7 +229,9 @@ class ThreadDocuments:
                 if key not in keys:
                     documents.append(document)
                     keys[key] = len(documents)
-        return cls(documents=tuple(documents), keys=keys)
+        if len(documents) == len(self.documents):
+            return self
+        return ThreadDocuments(documents=tuple(documents), keys=keys)
 
     def id_of(self, document: Document) -> int:
         """The id of ``document`` in this thread.
@@ -185,6 +243,211 @@ class ThreadDocuments:
             1
         """
         return self.keys[document_key(document)]
+
+    def replaced(self, shown: Mapping[int, Document]) -> ThreadDocuments:
+        """The thread with the documents of some ids replaced (by the text the model read of them).
+
+        Example:
+            >>> from langchain_core.documents import Document
+            >>> thread = ThreadDocuments.from_messages([ToolMessage("", tool_call_id="a", artifact=[Document("x")])])
+            >>> thread.replaced({1: Document("[REDACTED]")}).documents[0].page_content
+            '[REDACTED]'
+        """
+        if not shown:
+            return self
+        documents = tuple(shown.get(k, d) for k, d in enumerate(self.documents, start=1))
+        return ThreadDocuments(documents=documents, keys=self.keys)
+
+    def entries(self, max_texts: int = DEFAULT_MAX_DOCUMENT_TEXTS) -> list[dict[str, Any]]:
+        """The thread as plain data for the agent state: one entry per id, the newest ``max_texts`` with text.
+
+        Older documents keep their key (their id is never reused) and metadata
+        (a citation of them still names its source); their text is dropped.
+
+        Example:
+            >>> from langchain_core.documents import Document
+            >>> thread = ThreadDocuments.from_messages(
+            ...     [ToolMessage("", tool_call_id="a", artifact=[Document("x", id="a"), Document("y", id="b")])])
+            >>> [(e["key"], e["page_content"]) for e in thread.entries(max_texts=1)]
+            [('id:a', ''), ('id:b', 'y')]
+        """
+        by_id = {k: key for key, k in self.keys.items()}
+        first_text = len(self.documents) - max_texts
+        return [
+            {
+                "key": by_id[k],
+                "id": document.id,
+                "page_content": document.page_content if k > first_text else "",
+                "metadata": dict(document.metadata),
+            }
+            for k, document in enumerate(self.documents, start=1)
+        ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShownToolResult:
+    """A tool result as the model reads it, and its documents as read.
+
+    ``content`` is the tool message's content with ``<document id=k>`` tags;
+    ``documents`` maps each id to its document with the text the model read
+    (from the content) and the artifact's metadata and id.
+    """
+
+    content: str | list[Any]
+    documents: Mapping[int, Document] = field(default_factory=dict)
+
+
+def show_tool_result(content: str | list[Any], documents: Sequence[Document], ids: Sequence[int]) -> ShownToolResult:
+    """A tool result's content with each of its documents tagged ``<document id=k>`` where it stands.
+
+    The content wins: it is what the middleware stack left for the model
+    (another middleware may have redacted or truncated it), so the tags go
+    around the part of it each document stands in — found as is, else by
+    aligning the document's text with the edited content. When no document
+    can be found in non-empty content, the whole content is tagged with all
+    the ids; only empty content is replaced by the documents themselves.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> docs = [Document("Mail ann@x.org for Paris."), Document("Lyon has silk.")]
+        >>> shown = show_tool_result("Mail [REDACTED_EMAIL] for Paris.\\n\\nLyon has silk.", docs, [3, 4])
+        >>> print(shown.content)
+        <document id=3>
+        Mail [REDACTED_EMAIL] for Paris.
+        </document>
+        <document id=4>
+        Lyon has silk.
+        </document>
+        >>> shown.documents[3].page_content
+        'Mail [REDACTED_EMAIL] for Paris.'
+    """
+    if isinstance(content, str):
+        text, shown = _tagged(content, documents, ids)
+        return ShownToolResult(content=text, documents=shown)
+    blocks: list[Any] = []
+    found: dict[int, Document] = {}
+    for block in content:
+        left = [(d, k) for d, k in zip(documents, ids, strict=True) if k not in found]
+        block_text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) else None
+        if left and isinstance(block_text, str) and (not isinstance(block, dict) or block.get("type") == "text"):
+            tagged, shown = _tagged(block_text, [d for d, _ in left], [k for _, k in left], whole=False)
+            found.update(shown)
+            blocks.append(tagged if isinstance(block, str) else {**block, "text": tagged})
+        else:
+            blocks.append(block)
+    return ShownToolResult(content=blocks, documents=found)
+
+
+def _as_read(document: Document, text: str) -> Document:
+    return Document(page_content=text, metadata=dict(document.metadata), id=document.id)
+
+
+def _tag(ids: Iterable[int], text: str) -> str:
+    return f"<document id={', '.join(map(str, ids))}>\n{text}\n</document>"
+
+
+def _tagged(
+    text: str, documents: Sequence[Document], ids: Sequence[int], *, whole: bool = True
+) -> tuple[str, dict[int, Document]]:
+    """``text`` tagged, and each located document as read (``whole``: tag all of it when none is found)."""
+    if not text.strip():
+        if not whole:
+            return text, {}
+        # Nothing there to have been edited: the documents are what the tool gave.
+        return "\n".join(_tag([k], d.page_content) for d, k in zip(documents, ids, strict=True)), {}
+    spans = _locate(text, [d.page_content for d in documents])
+    located = [(span, k, d) for span, k, d in zip(spans, ids, documents, strict=True) if span is not None]
+    if not located:
+        if not whole:
+            return text, {}
+        return _tag(ids, text), {k: _as_read(d, text) for d, k in zip(documents, ids, strict=True)}
+    pieces: list[str] = []
+    shown: dict[int, Document] = {}
+    cursor = 0
+    for position, ((start, end), k, document) in enumerate(located):
+        between = text[cursor:start]
+        if between.strip():
+            pieces.append(between)
+        elif position:
+            pieces.append("\n")
+        pieces.append(_tag([k], text[start:end]))
+        shown[k] = _as_read(document, text[start:end])
+        cursor = end
+    if text[cursor:].strip():
+        pieces.append(text[cursor:])
+    return "".join(pieces), shown
+
+
+def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
+    """Where each piece stands in ``text``, in order: found as is, else aligned in the gap left for it.
+
+    Example:
+        >>> _locate("A b.\\n\\n[X] c d.\\n\\nE.", ["A b.", "Mo c d.", "E."])
+        [(0, 4), (6, 14), (16, 18)]
+    """
+    spans: list[tuple[int, int] | None] = []
+    cursor = 0
+    for piece in pieces:
+        at = text.find(piece, cursor) if piece.strip() else -1
+        if at < 0:
+            spans.append(None)
+        else:
+            spans.append((at, at + len(piece)))
+            cursor = at + len(piece)
+    index = 0
+    while index < len(pieces):
+        if spans[index] is not None:
+            index += 1
+            continue
+        run_end = index
+        while run_end < len(pieces) and spans[run_end] is None:
+            run_end += 1
+        previous = spans[index - 1] if index else None
+        following = spans[run_end] if run_end < len(pieces) else None
+        low = previous[1] if previous is not None else 0
+        high = following[0] if following is not None else len(text)
+        spans[index:run_end] = _aligned(text, low, high, pieces[index:run_end])
+        index = run_end
+    return spans
+
+
+def _aligned(text: str, low: int, high: int, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
+    """The pieces (edited) located in ``text[low:high]`` by aligning their joined text with it."""
+    joined = "".join(pieces)
+    gap = text[low:high]
+    if not gap.strip() or not joined or len(gap) + len(joined) > _MAX_ALIGNED:
+        return [None] * len(pieces)
+    blocks = difflib.SequenceMatcher(None, joined, gap, autojunk=False).get_matching_blocks()
+    found: list[tuple[int, int] | None] = []
+    start = 0
+    floor = low
+    for piece in pieces:
+        end = start + len(piece)
+        matched, first, last = 0, None, None
+        for i, j, n in blocks:
+            overlap = min(end, i + n) - max(start, i)
+            if overlap > 0:
+                matched += overlap
+                begin = low + j + max(0, start - i)
+                first = begin if first is None else first
+                last = begin + overlap
+        start = end
+        if first is None or last is None or matched * 2 < len(piece.strip()):
+            found.append(None)
+            continue
+        # Widen to whole words: an edit at either end (a redacted first word) stays inside the tag.
+        while first > floor and not text[first - 1].isspace():
+            first -= 1
+        while last < high and not text[last].isspace():
+            last += 1
+        found.append((first, last))
+        floor = last
+    # A widened span must not run into the next one.
+    for position in range(len(found) - 1):
+        this, following = found[position], found[position + 1]
+        if this is not None and following is not None and this[1] > following[0]:
+            found[position + 1] = (this[1], max(this[1], following[1]))
+    return found
 
 
 def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool | None = None) -> list[Document]:

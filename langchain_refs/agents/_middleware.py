@@ -6,11 +6,16 @@ what the tools and the model returned):
 
 1. The thread's documents are collected from the tools' results
    (`ThreadDocuments`: ``ToolMessage.artifact``), each with an id stable for
-   the whole thread.
-2. The model is shown each tool result as those documents with their ids
-   (``<document id=k>``), the citation instruction (`FORMAT_REFERENCES`) in
-   the system prompt unless the prompt already asks for ``(id=...)``
-   markers, and its own earlier answers as it wrote them (``history``).
+   the whole thread: the ids live in the agent state
+   (``reference_documents``, checkpointed, private to the graph), so they
+   hold after the tool messages are summarized away, and a citation of an
+   earlier id still finds its source and its text.
+2. The model is shown each tool result as the middleware stack left it
+   (another middleware may have redacted it) with ``<document id=k>`` tags
+   around each document's part (`show_tool_result`), the citation
+   instruction (`FORMAT_REFERENCES`) in the system prompt unless the prompt
+   already asks for ``(id=...)`` markers, and its own earlier answers
+   (``history``).
 3. The model is wrapped in a `ReferencesChatModel`, so the answer streams
    rewritten to every reader: ``invoke``, ``stream(stream_mode="messages")``,
    ``astream``, ``astream_events`` and ``stream_events(version="v3")``.
@@ -28,13 +33,14 @@ model (fallback, router) would drop the wrapper.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import OmitFromInput
+from langchain.agents.middleware.types import ExtendedModelResponse, OmitFromInput, PrivateStateAttr
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langgraph.types import Command
 from typing_extensions import NotRequired, override
 
 from langchain_refs.agents._chat_model import (
@@ -43,9 +49,11 @@ from langchain_refs.agents._chat_model import (
     rewrite_message,
 )
 from langchain_refs.agents._documents import (
+    DEFAULT_MAX_DOCUMENT_TEXTS,
     DocumentsFromTool,
     ThreadDocuments,
     read_tool_documents,
+    show_tool_result,
 )
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
@@ -57,10 +65,12 @@ from langchain_refs.streaming import (
     MarkerSyntax,
     ReferenceSession,
     ReferenceStyle,
-    format_documents,
     marker_syntaxes,
     source_key_function,
 )
+
+# The agent state key of the thread's documents (`ThreadDocuments.entries`).
+DOCUMENTS_KEY = "reference_documents"
 
 __all__ = ["CitationLeakWarning", "ReferencesMiddleware", "ReferencesState"]
 
@@ -79,9 +89,12 @@ class ReferencesState(AgentState[Any]):
 
     Each entry of ``references`` is one answer's `AnswerReferences.to_dict()`
     plus its ``message_id``. It is part of the agent's output, not of its input.
+    ``reference_documents`` keeps the thread's document ids (one entry per id,
+    `ThreadDocuments.entries`); it is private to the graph and checkpointed.
     """
 
     references: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    reference_documents: NotRequired[Annotated[list[dict[str, Any]], PrivateStateAttr]]
 
 
 class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
@@ -98,15 +111,20 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         instructions: the citation rule added to the system prompt once the
             thread has documents (None: add nothing; it is also left out when
             the prompt already mentions ``(id=``).
-        history: how the model sees its own earlier answers: ``"raw"`` as it
-            wrote them, markers and all (the ids are stable for the thread,
-            so they stay true), ``"plain"`` with the citations taken out, or
-            ``"rendered"`` as the user saw them (footnote numbers and list of
-            sources: a model may then imitate bare numbers).
+        history: how the model sees its own earlier answers: ``"raw"`` with
+            its markers, each numbered as the user saw it (``[1](id=5)``: the
+            user's source 1 is the model's document 5; the ids are stable for
+            the thread, so they stay true), ``"plain"`` with the citations
+            taken out, or ``"rendered"`` as the user saw them (footnote
+            numbers and list of sources: a model may then imitate bare
+            numbers).
         documents_from: reads the documents of tool results that do not carry
             them as their artifact (return None to fall back to the artifact).
         cited_text: find, for each citation, the sentence of the cited
             document that best supports it.
+        max_document_texts: how many documents of a thread keep their text in
+            the agent state (the newest; older ones keep their id, source
+            and metadata: a citation of them is still numbered and listed).
 
     Example:
         >>> from langchain_refs.streaming import TextReferenceStyle
@@ -127,6 +145,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         history: History = "raw",
         documents_from: DocumentsFromTool | None = None,
         cited_text: bool = True,
+        max_document_texts: int = DEFAULT_MAX_DOCUMENT_TEXTS,
     ) -> None:
         super().__init__()
         if history not in ("raw", "plain", "rendered"):
@@ -143,6 +162,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         self.history = history
         self.documents_from = documents_from
         self.cited_text = cited_text
+        self.max_document_texts = max_document_texts
 
     # -- the model call ------------------------------------------------------
 
@@ -171,64 +191,101 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             >>> type(ReferencesMiddleware().prepare(request).model).__name__
             'ReferencesChatModel'
         """
+        return self._prepared(request)[0]
+
+    def _prepared(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], list[dict[str, Any]] | None]:
+        """The request to send on, and the thread's documents for the state when they changed."""
         if request.response_format is not None:
             warnings.warn(
                 "ReferencesMiddleware leaves structured-output calls (response_format) alone: "
                 "rewriting citations would corrupt the structured answer",
                 CitationLeakWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-            return request
-        thread = ThreadDocuments.from_messages(request.messages, self.documents_from)
-        messages: list[Any] = [self._shown(message, thread) for message in request.messages]
+            return request, None
+        known = _kept_documents(request.state)
+        kept = ThreadDocuments.from_entries(known)
+        thread = kept.with_messages(request.messages, self.documents_from)
+        read: dict[int, Document] = {}
+        messages: list[Any] = []
+        for message in request.messages:
+            if isinstance(message, ToolMessage):
+                documents = read_tool_documents(message, self.documents_from)
+                if documents:
+                    ids = [thread.id_of(d) for d in documents]
+                    shown = show_tool_result(message.content, documents, ids)
+                    read.update({k: d for k, d in shown.documents.items() if k not in read})
+                    message = message.model_copy(update={"content": shown.content})
+            messages.append(message)
+        # What the model reads of each document this call is what a citation of it shows.
+        thread = thread.replaced(read)
+        messages = [self._history(m, thread.documents) for m in messages]
         system = request.system_message
         if thread.documents and self.instructions and "(id=" not in (request.system_prompt or ""):
             system = _with_instructions(system, self.instructions)
-        return request.override(
+        entries = thread.entries(self.max_document_texts)
+        changed = entries if entries != (known or []) else None
+        request = request.override(
             model=self._wrapper(request.model, thread.documents), messages=messages, system_message=system
         )
+        return request, changed
 
-    def _shown(self, message: BaseMessage, thread: ThreadDocuments) -> BaseMessage:
-        """``message`` as the model reads it this call."""
-        if isinstance(message, ToolMessage):
-            documents = read_tool_documents(message, self.documents_from)
-            if documents:
-                # The documents with their thread ids, not their positions in this result.
-                shown = format_documents(documents, ids=[thread.id_of(d) for d in documents])
-                return message.model_copy(update={"content": shown})
-            return message
+    def _history(self, message: BaseMessage, documents: Sequence[Document]) -> BaseMessage:
+        """An earlier answer of the model as it reads it this call (``history``)."""
         if isinstance(message, AIMessage) and self.history != "rendered":
             raw = message.response_metadata.get(MODEL_TEXT_KEY)
             if isinstance(raw, str):
-                text = raw if self.history == "raw" else self._plain(raw, thread.documents)
+                text = self._numbered(raw, documents) if self.history == "raw" else self._plain(raw, documents)
                 return message.model_copy(update={"content": _with_text(message.content, text)})
         return message
 
-    def _plain(self, raw: str, documents: Sequence[Document]) -> str:
-        session = ReferenceSession(
+    def _session(self, documents: Sequence[Document]) -> ReferenceSession:
+        return ReferenceSession(
             documents,
             source_key=self.style.source_of if self.source_key is None else source_key_function(self.source_key),
             style=EmptyReferenceStyle(),
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,
+            passages=False,
         )
+
+    def _plain(self, raw: str, documents: Sequence[Document]) -> str:
+        session = self._session(documents)
         return session.feed(raw) + session.close()
+
+    def _numbered(self, raw: str, documents: Sequence[Document]) -> str:
+        """``raw`` with each citation as ``[n](id=k)``, ``n`` the number the user saw, ``k`` the ids."""
+        session = self._session(documents)
+        plain = session.feed(raw) + session.close()
+        pieces: list[str] = []
+        cursor = 0
+        for citation in session.references.citations:
+            if not citation.document_positions:
+                continue
+            pieces.append(plain[cursor : citation.start])
+            ids = ", ".join(map(str, citation.document_positions))
+            pieces.append(f"[{citation.number}](id={ids})")
+            cursor = citation.start
+        pieces.append(plain[cursor:])
+        return "".join(pieces)
 
     @override
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        return handler(self.prepare(request))
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        prepared, documents = self._prepared(request)
+        return _with_documents(handler(prepared), documents)
 
     @override
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        return await handler(self.prepare(request))
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        prepared, documents = self._prepared(request)
+        return _with_documents(await handler(prepared), documents)
 
     # -- after the model -----------------------------------------------------
 
@@ -247,7 +304,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
                 CitationLeakWarning,
                 stacklevel=2,
             )
-            thread = ThreadDocuments.from_messages(messages, self.documents_from)
+            kept = ThreadDocuments.from_entries(_kept_documents(state))
+            thread = kept.with_messages(messages, self.documents_from)
             answer = rewrite_message(answer, self._wrapper(None, thread.documents))
             update["messages"] = [answer]
         references = answer.response_metadata.get("references")
@@ -262,6 +320,23 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     def _has_markers(self, text: str) -> bool:
         parser = CitationParser(self.syntaxes, max_holdback=self.max_holdback)
         return any(isinstance(event, Marker) for event in [*parser.feed(text), *parser.close()])
+
+
+def _kept_documents(state: Any) -> list[dict[str, Any]] | None:
+    """The thread's documents as the agent state keeps them (None: none yet)."""
+    kept = state.get(DOCUMENTS_KEY) if isinstance(state, Mapping) else None
+    return kept if isinstance(kept, list) else None
+
+
+def _with_documents(
+    response: ModelResponse[Any] | AIMessage, documents: list[dict[str, Any]] | None
+) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+    """The model's response, with the thread's documents saved in the state when they changed."""
+    if documents is None:
+        return response
+    if isinstance(response, AIMessage):
+        response = ModelResponse(result=[response])
+    return ExtendedModelResponse(model_response=response, command=Command(update={DOCUMENTS_KEY: documents}))
 
 
 def _model_name(model: Any) -> str | None:

@@ -1,0 +1,238 @@
+"""ReferencesMiddleware in a production stack: LangChain's own middleware before and after it.
+
+Each test builds the agent with LangChain's real middleware (PII redaction,
+summarization, call limits, human in the loop, fallback) and a scripted model,
+and checks what the model read and what the reader got, by hand-written values.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
+    ModelFallbackMiddleware,
+    PIIMiddleware,
+    SummarizationMiddleware,
+)
+from langchain_core.documents import Document
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from langchain_refs import ReferencesMiddleware, TextReferenceStyle
+from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, retriever_tool, say, search
+
+PARIS, LYON, ROME = CITY_DOCUMENTS
+EMAIL = "mayor@paris.fr"
+CONTACT = Document(
+    f"The town hall of Paris answers at {EMAIL} on weekdays.",
+    id="contact",
+    metadata={"source": "https://example.org/contact", "title": "Contact"},
+)
+RAW_MARKER = re.compile(r"\]\(\s*id\s*=")
+# What each strategy leaves of the address (langchain's own PII strategies; written by hand).
+STRATEGIES = {
+    "redact": "[REDACTED_EMAIL]",
+    "mask": "mayor@****.fr",
+    "hash": "<email_hash:",
+}
+
+
+def references(**options: Any) -> ReferencesMiddleware:
+    return ReferencesMiddleware(style=TextReferenceStyle(), **options)
+
+
+def read_by_model(model: ScriptedToolModel) -> str:
+    """Everything the model was given, over all its calls, as one text."""
+    return "\n".join(str(m.content) for call in model.seen for m in call)
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+@pytest.mark.parametrize("order", ["pii first", "references first"])
+def test_pii_redaction_of_tool_results_is_what_the_model_reads(strategy: str, order: str) -> None:
+    """PIIMiddleware on tool results, either order: the model never reads the address; ids stay on the redacted text."""
+    model = ScriptedToolModel(script=[search("town"), say("Write to the town hall[1](id=1).")])
+    pii = PIIMiddleware("email", strategy=strategy, apply_to_tool_results=True)  # type: ignore[arg-type]
+    stack = [pii, references()] if order == "pii first" else [references(), pii]
+    agent = create_agent(model, tools=[retriever_tool([CONTACT])], middleware=stack)
+    state = agent.invoke({"messages": [{"role": "user", "content": "How do I reach the mayor?"}]})
+    read = read_by_model(model)
+    assert EMAIL not in read
+    shown = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert len(shown) == 1
+    assert shown[0].startswith("<document id=1>\nThe town hall of Paris answers at ")
+    assert STRATEGIES[strategy] in shown[0]
+    assert shown[0].endswith(" on weekdays.\n</document>")
+    answer = state["messages"][-1]
+    assert answer.text == "Write to the town hall[1].\n\n- [1] Contact (https://example.org/contact)\n"
+    # The passage behind the citation is the text the model read, not the artifact's.
+    (annotation,) = [a for b in answer.content_blocks if b["type"] == "text" for a in b.get("annotations", [])]
+    assert EMAIL not in annotation["cited_text"]
+    assert STRATEGIES[strategy] in annotation["cited_text"]
+    assert EMAIL not in repr(state["references"])
+
+
+def test_a_truncated_tool_result_is_shown_truncated_with_its_ids() -> None:
+    """A middleware that cuts a document out of a tool result: the model reads the cut result, the ids still hold."""
+    from langchain.agents.middleware import before_model
+
+    @before_model
+    def keep_first_document(state: Any, runtime: Any) -> dict[str, Any] | None:
+        messages = list(state["messages"])
+        for i, message in enumerate(messages):
+            if isinstance(message, ToolMessage) and LYON.page_content in message.text:
+                messages[i] = message.model_copy(update={"content": message.text.split("\n\n")[0]})
+                return {"messages": messages}
+        return None
+
+    model = ScriptedToolModel(script=[search("paris lyon"), say("Paris is the capital of France[1](id=1).")])
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[keep_first_document, references()])
+    state = agent.invoke({"messages": [{"role": "user", "content": "?"}]})
+    (shown,) = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert shown == f"<document id=1>\n{PARIS.page_content}\n</document>"
+    assert state["messages"][-1].text == (
+        "Paris is the capital of France[1].\n\n- [1] Paris (https://example.org/paris)\n"
+    )
+
+
+def test_ids_survive_summarization_and_an_early_id_still_resolves() -> None:
+    """Three turns; summarization drops the early tool results; Paris gets a new id; Rome's id still cites Rome."""
+    script = [
+        search("rome"),
+        say("Rome is old[1](id=1)."),
+        search("lyon", first_id=2),
+        say("Lyon has silk[1](id=2)."),
+        search("paris", first_id=3),
+        say("Paris is the capital[1](id=3). Rome is old[2](id=1)."),
+    ]
+    model = ScriptedToolModel(script=script)
+    summarizer = GenericFakeChatModel(messages=iter([AIMessage("Earlier: Rome and Lyon were discussed.")] * 5))
+    summarization = SummarizationMiddleware(summarizer, trigger=("messages", 10), keep=("messages", 3))
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[summarization, references()],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "long"}}
+    for question in ("Rome?", "Lyon?", "Paris, and Rome again?"):
+        state = agent.invoke({"messages": [{"role": "user", "content": question}]}, config)
+    last_call = model.seen[-1]
+    tool_texts = [m.text for m in last_call if isinstance(m, ToolMessage)]
+    # The early tool results are summarized away; Paris is shown under a new id, never an old one.
+    assert tool_texts == [f"<document id=3>\n{PARIS.page_content}\n</document>"]
+    assert not any(ROME.page_content in str(m.content) for m in last_call if isinstance(m, ToolMessage))
+    answer = state["messages"][-1]
+    assert answer.text == (
+        "Paris is the capital[1]. Rome is old[2].\n\n"
+        "- [1] Paris (https://example.org/paris)\n"
+        "- [2] Rome (https://example.org/rome)\n"
+    )
+    annotations = [a for b in answer.content_blocks if b["type"] == "text" for a in b.get("annotations", [])]
+    assert [a["url"] for a in annotations] == ["https://example.org/paris", "https://example.org/rome"]
+    # Rome's passage comes from the text kept in the state.
+    assert annotations[1]["cited_text"] == "Rome is the capital of Italy."
+
+
+def test_document_texts_kept_are_bounded() -> None:
+    """Past max_document_texts, the oldest documents keep their id and source but not their text."""
+    script = [search("rome"), search("lyon", first_id=2), say("Rome is old[1](id=1). Lyon has silk[2](id=2).")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[references(max_document_texts=1)],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "bounded"}}
+    state = agent.invoke({"messages": [{"role": "user", "content": "?"}]}, config)
+    kept = agent.get_state(config).values["reference_documents"]
+    assert [(e["key"], e["page_content"]) for e in kept] == [
+        ("sha256:" + kept[0]["key"][7:], ""),
+        ("id:lyon", LYON.page_content),
+    ]
+    assert kept[0]["metadata"] == ROME.metadata
+    assert state["messages"][-1].text == (
+        "Rome is old[1]. Lyon has silk[2].\n\n- [1] Rome (https://example.org/rome)\n"
+        "- [2] Lyon (https://example.org/lyon)\n"
+    )
+
+
+def test_history_maps_the_users_numbers_to_the_ids() -> None:
+    """history="raw": the model reads its earlier answer numbered as the user saw it ([1](id=2), not its [5](id=2))."""
+    script = [search("paris lyon"), say("Lyon has silk[5](id=2). Paris is big[7](id=1)."), say("Source 1 is Lyon.")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[references()],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "history"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "?"}]}, config)
+    assert first["messages"][-1].text.startswith("Lyon has silk[1]. Paris is big[2].")
+    agent.invoke({"messages": [{"role": "user", "content": "What does source 1 say?"}]}, config)
+    earlier = [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text]
+    assert earlier == ["Lyon has silk[1](id=2). Paris is big[2](id=1)."]
+
+
+@pytest.mark.parametrize("order", ["limit first", "references first"])
+def test_model_call_limit_in_either_order(order: str) -> None:
+    """ModelCallLimitMiddleware beside it: the limit holds and the answer before it is rewritten."""
+    model = ScriptedToolModel(script=[search("rome"), say("Rome is old[1](id=1).")])
+    limit = ModelCallLimitMiddleware(run_limit=2, exit_behavior="end")
+    stack = [limit, references()] if order == "limit first" else [references(), limit]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack)
+    state = agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]})
+    assert state["messages"][-1].text == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+    assert len(model.seen) == 2
+
+
+@pytest.mark.parametrize("order", ["hitl first", "references first"])
+def test_human_in_the_loop_in_either_order(order: str) -> None:
+    """HumanInTheLoopMiddleware interrupts the search; once approved, the answer cites with its ids."""
+    model = ScriptedToolModel(script=[search("rome"), say("Rome is old[1](id=1).")])
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"search": True})
+    stack = [hitl, references()] if order == "hitl first" else [references(), hitl]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "hitl"}}
+    paused = agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, config)
+    assert "__interrupt__" in paused
+    state = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert state["messages"][-1].text == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+
+
+class Broken(ScriptedToolModel):
+    """A primary model that always fails."""
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("primary down")
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("primary down")
+
+
+def test_model_fallback_listed_before_is_rewritten() -> None:
+    """ModelFallbackMiddleware listed before: the fallback model's answer is rewritten while it streams."""
+    fallback = ScriptedToolModel(script=[search("rome"), say("Rome is old[1](id=1).")])
+    agent = create_agent(
+        Broken(script=[]),
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[ModelFallbackMiddleware(fallback), references()],
+    )
+    streamed = [
+        chunk.text
+        for chunk, meta in agent.stream({"messages": [{"role": "user", "content": "Rome?"}]}, stream_mode="messages")
+        if meta.get("langgraph_node") == "model"
+    ]
+    assert "".join(streamed).endswith("Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n")
+    assert not any(RAW_MARKER.search(t) for t in streamed)
