@@ -5,9 +5,13 @@ It wraps the model that writes the answer. Each call (``invoke``, ``stream``,
 chunks through one `ReferenceSession` and yields rewritten chunks, so every
 reader of the wrapper's run (LangGraph's ``stream_mode="messages"``,
 ``astream_events``, ``stream_events(version="v3")``, the final message) gets
-rewritten text. The inner model runs without the callback handlers that
-stream tokens to clients: its raw tokens reach tracers (LangSmith) but no
-stream.
+rewritten text. A model call is one LLM run, the wrapper's: it carries the
+inner model's provider and model name (``ls_provider``, ``ls_model_name``;
+`_get_ls_params` is the inner model's) and its usage once, and token
+callbacks get the rewritten text as ``str``. The inner model runs with no
+callbacks and tracing off (a second LLM run would count the usage twice, and
+stream raw markers); what it wrote, markers and all, is in the last chunk's
+``response_metadata[MODEL_TEXT_KEY]``, so a trace still shows it.
 
 The chunks it yields (the streaming wing's `ChunkRewriter` in its ``"v1"``
 shape makes them) carry text as standard ``{"type": "text", "index": 0}``
@@ -37,22 +41,28 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import json
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Final
 
 from langchain_core.callbacks import (
+    AsyncCallbackHandler,
     AsyncCallbackManagerForLLMRun,
+    BaseCallbackHandler,
     BaseCallbackManager,
     CallbackManager,
     CallbackManagerForLLMRun,
 )
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables import RunnableBinding, RunnableConfig, ensure_config
+from langchain_core.tracers.base import BaseTracer
+from langsmith import tracing_context
 from pydantic import Field
 from typing_extensions import override
 
@@ -71,46 +81,89 @@ MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 """``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
 
 
-def _is_stream_consumer(handler: Any) -> bool:
-    # LangGraph's messages handlers, astream_events and astream_log all tap
-    # the output iterators (langchain-core's _StreamingCallbackHandler protocol).
-    return callable(getattr(handler, "tap_output_iter", None)) and callable(getattr(handler, "tap_output_aiter", None))
+def _untraced() -> RunnableConfig:
+    """The config of the inner model's call: no callbacks (the wrapper's run is the model call's one run)."""
+    return {"callbacks": CallbackManager(handlers=[])}
 
 
-def _quiet_config(run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> RunnableConfig:
-    """The config for the inner model: this run's callbacks minus those that stream tokens to clients.
+def _inner_chat_model(inner: Any) -> tuple[BaseChatModel | None, dict[str, Any]]:
+    """The chat model under ``inner``'s bindings (tools, options), and the options bound."""
+    bound: dict[str, Any] = {}
+    while isinstance(inner, RunnableBinding):
+        bound = {**inner.kwargs, **bound}
+        inner = inner.bound
+    return (inner if isinstance(inner, BaseChatModel) else None), bound
 
-    Tracers still see the inner run (raw text, by design); stream readers see
-    only the wrapper's rewritten run.
+
+class _TextTokens:
+    """A token-reading callback handler, given the chunk's text as ``str`` in ``on_llm_new_token``.
+
+    The wrapper's chunks carry text as standard blocks (so that they merge
+    into one annotated block), and LangChain hands handlers
+    ``chunk.content``, a list. Every other event reaches the handler as is.
     """
-    parent: uuid.UUID | None
-    if run_manager is not None:
-        handlers = list(run_manager.inheritable_handlers)
-        parent = run_manager.run_id
-        tags = list(run_manager.inheritable_tags)
-        metadata = dict(run_manager.inheritable_metadata)
-    else:
-        # langchain-core's invoke-as-stream path calls _stream without a run
-        # manager: the callbacks are then those of the caller's config.
-        callbacks = ensure_config().get("callbacks")
-        if isinstance(callbacks, BaseCallbackManager):
-            handlers = list(callbacks.inheritable_handlers)
-            parent = callbacks.parent_run_id
-            tags = list(callbacks.inheritable_tags)
-            metadata = dict(callbacks.inheritable_metadata)
-        else:
-            handlers, parent, tags, metadata = list(callbacks or []), None, [], {}
-    kept = [h for h in handlers if not _is_stream_consumer(h)]
-    manager = CallbackManager(
-        handlers=kept,
-        inheritable_handlers=kept,
-        parent_run_id=parent,
-        tags=tags,
-        inheritable_tags=tags,
-        metadata=metadata,
-        inheritable_metadata=metadata,
+
+    __slots__ = ("_handler",)
+
+    def __init__(self, handler: Any) -> None:
+        self._handler = handler
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handler, name)
+
+    def on_llm_new_token(self, token: Any, **kwargs: Any) -> Any:
+        return self._handler.on_llm_new_token(_token_text(token, kwargs), **kwargs)
+
+
+class _AsyncTextTokens(_TextTokens):
+    """`_TextTokens` for a handler whose ``on_llm_new_token`` is a coroutine (LangChain awaits it)."""
+
+    __slots__ = ()
+
+    @override
+    async def on_llm_new_token(self, token: Any, **kwargs: Any) -> Any:
+        return await self._handler.on_llm_new_token(_token_text(token, kwargs), **kwargs)
+
+
+def _token_text(token: Any, kwargs: dict[str, Any]) -> str:
+    if isinstance(token, str):
+        return token
+    message = getattr(kwargs.get("chunk"), "message", None)
+    return str(message.text) if isinstance(message, BaseMessage) else ""
+
+
+def _reads_tokens(handler: Any) -> bool:
+    """A handler that reads tokens, and is neither a tracer nor a stream reader (those take the chunk)."""
+    if isinstance(handler, (BaseTracer, _TextTokens)) or callable(getattr(handler, "tap_output_iter", None)):
+        return False
+    method = getattr(type(handler), "on_llm_new_token", None)
+    return method is not None and method not in (
+        BaseCallbackHandler.on_llm_new_token,
+        AsyncCallbackHandler.on_llm_new_token,
     )
-    return {"callbacks": manager}
+
+
+def _text_token(handler: Any) -> Any:
+    if not _reads_tokens(handler):
+        return handler
+    if inspect.iscoroutinefunction(handler.on_llm_new_token):
+        return _AsyncTextTokens(handler)
+    return _TextTokens(handler)
+
+
+def _text_token_config(config: RunnableConfig | None) -> RunnableConfig:
+    """``config`` with its token-reading handlers given text (see `_TextTokens`)."""
+    config = ensure_config(config)
+    callbacks = config.get("callbacks")
+    if isinstance(callbacks, list):
+        if any(map(_reads_tokens, callbacks)):
+            return {**config, "callbacks": [_text_token(h) for h in callbacks]}
+    elif isinstance(callbacks, BaseCallbackManager) and any(map(_reads_tokens, callbacks.handlers)):
+        manager = callbacks.copy()
+        manager.handlers = [_text_token(h) for h in callbacks.handlers]
+        manager.inheritable_handlers = [_text_token(h) for h in callbacks.inheritable_handlers]
+        return {**config, "callbacks": manager}
+    return config
 
 
 def _with_stop(stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +254,54 @@ class ReferencesChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"inner": getattr(self.inner, "_identifying_params", repr(self.inner)), "documents": len(self.documents)}
 
+    # Token callbacks get text: LangChain passes them ``chunk.content``, here standard blocks.
+
+    @override
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> AIMessage:
+        return super().invoke(input, _text_token_config(config), stop=stop, **kwargs)
+
+    @override
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> AIMessage:
+        return await super().ainvoke(input, _text_token_config(config), stop=stop, **kwargs)
+
+    @override
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> Iterator[AIMessageChunk]:
+        return super().stream(input, _text_token_config(config), stop=stop, **kwargs)
+
+    @override
+    def astream(
+        self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> AsyncIterator[AIMessageChunk]:
+        return super().astream(input, _text_token_config(config), stop=stop, **kwargs)
+
+    @override
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        """The inner model's name (``ChatOpenAI``...): traces show the model call under the model's name.
+
+        Example:
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> ReferencesChatModel(inner=GenericFakeChatModel(messages=iter([]))).get_name()
+            'GenericFakeChatModel'
+        """
+        model, _ = _inner_chat_model(self.inner)
+        if name is None and self.name is None and model is not None:
+            name = model.get_name()
+        return super().get_name(suffix, name=name)
+
+    @override
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """The inner model's provider and model name: the one run of a model call is traced as that model's."""
+        model, bound = _inner_chat_model(self.inner)
+        if model is None:
+            return super()._get_ls_params(stop=stop, **kwargs)
+        return model._get_ls_params(stop=stop, **{**bound, **kwargs})
+
     @override
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ReferencesChatModel:
         """A copy whose inner model has ``tools`` bound (as ``create_agent`` asks).
@@ -237,8 +338,15 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
-        for chunk in self.inner.stream(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs)):
-            yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(chunk)))
+        chunks = self.inner.stream(messages, _untraced(), **_with_stop(stop, kwargs))
+        # The inner run is configured on its first step: with tracing off, so
+        # that no tracer (LANGSMITH_TRACING) records the call a second time.
+        with tracing_context(enabled=False):
+            first = next(chunks, None)
+        if first is not None:
+            yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(first)))
+            for chunk in chunks:
+                yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(chunk)))
         yield ChatGenerationChunk(message=answer.finish())
 
     @override
@@ -250,8 +358,13 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
-        async for chunk in self.inner.astream(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs)):
-            yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(chunk)))
+        chunks = aiter(self.inner.astream(messages, _untraced(), **_with_stop(stop, kwargs)))
+        with tracing_context(enabled=False):
+            first = await anext(chunks, None)
+        if first is not None:
+            yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(first)))
+            async for chunk in chunks:
+                yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(chunk)))
         yield ChatGenerationChunk(message=answer.finish())
 
     @override
@@ -262,7 +375,8 @@ class ReferencesChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        inner = self.inner.invoke(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs))
+        with tracing_context(enabled=False):
+            inner = self.inner.invoke(messages, _untraced(), **_with_stop(stop, kwargs))
         return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
 
     @override
@@ -273,7 +387,8 @@ class ReferencesChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        inner = await self.inner.ainvoke(messages, _quiet_config(run_manager), **_with_stop(stop, kwargs))
+        with tracing_context(enabled=False):
+            inner = await self.inner.ainvoke(messages, _untraced(), **_with_stop(stop, kwargs))
         return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
 
     def _rewrite_whole(

@@ -22,6 +22,7 @@ from langchain.agents.middleware import (
     PIIMiddleware,
     SummarizationMiddleware,
 )
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
@@ -236,3 +237,78 @@ def test_model_fallback_listed_before_is_rewritten() -> None:
     ]
     assert "".join(streamed).endswith("Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n")
     assert not any(RAW_MARKER.search(t) for t in streamed)
+
+
+class Metered(ScriptedToolModel):
+    """A scripted model that reports 100 input and 10 output tokens per call, as provider "fakeprovider"."""
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Any:
+        for chunk in super()._stream(*args, **kwargs):
+            if chunk.message.chunk_position == "last":
+                chunk.message.usage_metadata = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
+            yield chunk
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        result = super()._generate(*args, **kwargs)
+        result.generations[0].message.usage_metadata = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
+        return result
+
+    def _get_ls_params(self, stop: Any = None, **kwargs: Any) -> Any:
+        return {"ls_provider": "fakeprovider", "ls_model_name": "fake-1", "ls_model_type": "chat"}
+
+
+class Tally(BaseCallbackHandler):
+    """Sums usage over every LLM run, as a tracer's token count does, and keeps what token callbacks got."""
+
+    def __init__(self) -> None:
+        self.runs: list[dict[str, Any]] = []
+        self.total = 0
+        self.tokens: list[Any] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        self.runs.append({"name": serialized.get("name"), **(kwargs.get("metadata") or {})})
+
+    def on_llm_new_token(self, token: Any, **kwargs: Any) -> None:
+        self.tokens.append(token)
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        for generations in response.generations:
+            for generation in generations:
+                usage = getattr(generation.message, "usage_metadata", None) or {}
+                self.total += usage.get("total_tokens", 0)
+
+
+@pytest.mark.parametrize("mode", ["invoke", "messages"])
+def test_one_llm_run_per_model_call_with_its_usage_once(mode: str) -> None:
+    """Usage summed over all LLM runs equals the model's; each run carries the real provider and model name."""
+    model = Metered(script=[search("rome"), say("Rome is old[1](id=1).")])
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references()])
+    tally = Tally()
+    question = {"messages": [{"role": "user", "content": "Rome?"}]}
+    if mode == "invoke":
+        state = agent.invoke(question, {"callbacks": [tally]})
+    else:
+        for _ in agent.stream(question, {"callbacks": [tally]}, stream_mode="messages"):
+            pass
+        state = None
+    assert len(model.seen) == 2
+    assert tally.total == 2 * 110
+    assert len(tally.runs) == 2
+    assert {(r["name"], r["ls_provider"], r["ls_model_name"]) for r in tally.runs} == {
+        ("Metered", "fakeprovider", "fake-1")
+    }
+    if state is not None:
+        assert state["messages"][-1].usage_metadata["total_tokens"] == 110
+
+
+def test_token_callbacks_get_the_rewritten_text_as_str() -> None:
+    """on_llm_new_token handlers receive str tokens that add up to the rewritten answer, never raw markers."""
+    model = Metered(script=[search("rome"), say("Rome is old[1](id=1).")])
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references()])
+    tally = Tally()
+    question = {"messages": [{"role": "user", "content": "Rome?"}]}
+    for _ in agent.stream(question, {"callbacks": [tally]}, stream_mode="messages"):
+        pass
+    assert all(isinstance(t, str) for t in tally.tokens)
+    assert "".join(tally.tokens).endswith("Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n")
+    assert not RAW_MARKER.search("".join(tally.tokens))
