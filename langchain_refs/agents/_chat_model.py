@@ -75,7 +75,7 @@ from langchain_refs.streaming import (
     source_key_function,
 )
 
-__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "rewrite_message"]
+__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "rewrite_message", "standard_blocks"]
 
 MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 """``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
@@ -395,7 +395,87 @@ class ReferencesChatModel(BaseChatModel):
         self, message: BaseMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
     ) -> AIMessage:
         answer = self._start(run_manager)
-        return _merged([answer.on_chunk_v1(_as_chunk(message)), answer.finish()])
+        chunk = _as_chunk(message)
+        added: set[int] = set()
+        if isinstance(chunk.content, list):
+            # A whole message's blocks have no index: give them their positions,
+            # so that the list of sources and the annotations join the text
+            # blocks they belong to, as when the message streams.
+            blocks, added = _indexed(chunk.content)
+            chunk = chunk.model_copy(update={"content": blocks})
+        merged = _merged([answer.on_chunk_v1(chunk), answer.finish()])
+        if added and isinstance(merged.content, list):
+            content = [
+                {k: v for k, v in b.items() if k != "index"} if isinstance(b, dict) and b.get("index") in added else b
+                for b in merged.content
+            ]
+            merged = merged.model_copy(update={"content": content})
+        return standard_blocks(merged)
+
+
+def _indexed(blocks: list[Any]) -> tuple[list[Any], set[int]]:
+    """Blocks that lack an ``index`` given their position, and the indices given."""
+    indexed: list[Any] = []
+    added: set[int] = set()
+    for position, block in enumerate(blocks):
+        if isinstance(block, str):
+            block = {"type": "text", "text": block}
+        if isinstance(block, dict) and "index" not in block:
+            block = {**block, "index": position}
+            added.add(position)
+        indexed.append(block)
+    return indexed, added
+
+
+def standard_blocks(message: AIMessage) -> AIMessage:
+    """``message`` with its non-text blocks in LangChain's standard form when its content is marked ``v1``.
+
+    The rewritten answer marks its content as standard (``output_version``
+    ``"v1"``) so that its text blocks keep their annotations; its other
+    blocks (a provider's ``thinking``, server tool results...) are then
+    translated by the provider's own translator, as ``content_blocks`` would.
+
+    Example:
+        >>> message = AIMessage(
+        ...     content=[{"type": "thinking", "thinking": "Hm.", "signature": "s"}, {"type": "text", "text": "Hi"}],
+        ...     response_metadata={"output_version": "v1", "model_provider": "anthropic"})
+        >>> [b["type"] for b in standard_blocks(message).content]
+        ['reasoning', 'text']
+    """
+    metadata = message.response_metadata
+    if metadata.get("output_version") != "v1" or not isinstance(message.content, list):
+        return message
+    provider = {k: v for k, v in metadata.items() if k != "output_version"}
+    content: list[Any] = []
+    changed = False
+    for block in message.content:
+        if isinstance(block, dict) and block.get("type") not in ("text", *_STANDARD_TYPES):
+            translated = AIMessage(content=[block], response_metadata=provider).content_blocks
+            content.extend(translated)
+            changed = True
+        else:
+            content.append(block)
+    return message.model_copy(update={"content": content}) if changed else message
+
+
+# The standard content block types (langchain-core's ``ContentBlock``), left as they are.
+_STANDARD_TYPES: Final = frozenset(
+    {
+        "reasoning",
+        "tool_call",
+        "tool_call_chunk",
+        "invalid_tool_call",
+        "server_tool_call",
+        "server_tool_call_chunk",
+        "server_tool_result",
+        "image",
+        "audio",
+        "video",
+        "file",
+        "text-plain",
+        "non_standard",
+    }
+)
 
 
 def rewrite_message(message: AIMessage, model: ReferencesChatModel) -> AIMessage:

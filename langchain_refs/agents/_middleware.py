@@ -47,6 +47,7 @@ from langchain_refs.agents._chat_model import (
     MODEL_TEXT_KEY,
     ReferencesChatModel,
     rewrite_message,
+    standard_blocks,
 )
 from langchain_refs.agents._documents import (
     DEFAULT_MAX_DOCUMENT_TEXTS,
@@ -307,6 +308,11 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             kept = ThreadDocuments.from_entries(_kept_documents(state))
             thread = kept.with_messages(messages, self.documents_from)
             answer = rewrite_message(answer, self._wrapper(None, thread.documents))
+            update["messages"] = [answer]
+        standard = standard_blocks(answer)
+        if standard is not answer:
+            # A streamed answer's non-text blocks, in the standard form its v1 content promises.
+            answer = standard
             update["messages"] = [answer]
         references = answer.response_metadata.get("references")
         if isinstance(references, dict) and references.get("references"):

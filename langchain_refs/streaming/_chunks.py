@@ -159,6 +159,7 @@ class ChunkRewriter:
     """
 
     __slots__ = (
+        "_block_lengths",
         "_data",
         "_documents",
         "_first_id",
@@ -209,6 +210,9 @@ class ChunkRewriter:
         # Native citations waiting for the end of their block, and that block's key.
         self._pending: list[dict[str, Any]] = []
         self._pending_block: Any = None
+        # How much of each indexed block the model has written (its native
+        # citations' offsets count from the block's start).
+        self._block_lengths: dict[Any, int] = {}
 
     # -- chunks in, chunks out -----------------------------------------------
 
@@ -300,17 +304,19 @@ class ChunkRewriter:
                 key = _OwnBlock() if index is None else index
                 if self._pending and key != self._pending_block:
                     self._flush(rewritten)
-                out = self._feed(block["text"])
+                text = block["text"]
                 self._tail_block = {"type": "text"} if index is None else {"type": "text", "index": index}
                 if "annotations" in block or "citations" in block:
                     found = native_citations(block)
                     block = without_native(block)
-                    if found:
-                        self._pending.extend(found)
-                        self._pending_block = key
-                        if index is None:
-                            # Its own block ends here.
-                            out += self._natives()
+                    out = self._placed(key, text, found)
+                    if index is None and self._pending:
+                        # Its own block ends here.
+                        out += self._natives()
+                else:
+                    out = self._feed(text)
+                if index is not None:
+                    self._block_lengths[index] = self._block_lengths.get(index, 0) + len(text)
                 self._segments.add(key, out)
                 rewritten.append({**block, "text": out})
             else:
@@ -319,13 +325,46 @@ class ChunkRewriter:
                 rewritten.append(block)
         return rewritten
 
+    def _placed(self, key: Any, text: str, found: list[dict[str, Any]]) -> str:
+        """``text`` of block ``key`` rewritten, with the native citations whose span ends in it placed there.
+
+        A provider's offsets (``provider_end_index``) count from the start of
+        its block: a citation whose span ends inside this piece of the block
+        is rendered right after the span; the others (no offsets, or a span
+        that ended in text already passed on) wait for the end of the block.
+        """
+        start = self._block_lengths.get(key, 0) if not isinstance(key, _OwnBlock) else 0
+        here: list[tuple[int, dict[str, Any]]] = []
+        for citation in found:
+            end = citation.get("extras", {}).get("provider_end_index")
+            if isinstance(end, int) and 0 < end - start <= len(text):
+                here.append((end - start, citation))
+            else:
+                self._pending.append(citation)
+                self._pending_block = key
+        if not here:
+            return self._feed(text)
+        here.sort(key=lambda placed: placed[0])
+        pieces: list[str] = []
+        cursor = 0
+        for end, citation in here:
+            if end > cursor:
+                pieces.append(self._feed(text[cursor:end]))
+                cursor = end
+            pieces.append(self._rendered_natives([citation]))
+        pieces.append(self._feed(text[cursor:]))
+        return "".join(pieces)
+
     def _natives(self) -> str:
         """Render the pending native citations where the output stands now."""
+        pending, self._pending = self._pending, []
+        return self._rendered_natives(pending)
+
+    def _rendered_natives(self, citations: list[dict[str, Any]]) -> str:
         session = self._session
         pieces = [session.end_block()]
-        for citation in self._pending:
+        for citation in citations:
             pieces.append(session.cite_native(native_source_key(citation), native_media(citation), citation))
-        self._pending = []
         out = "".join(pieces)
         if self._track_output:
             self._output.append(out)
