@@ -24,6 +24,11 @@ opened and closed by hand instead, in the few lines LangChain itself uses:
 4. ``on_chain_end`` with whatever output the caller chooses to report (nothing
    is added up here), or ``on_chain_error``.
 
+Inside a LangGraph node, whose ``stream_mode="messages"`` shows the tokens of
+chat model runs, the inner runnable runs under LangGraph's ``nostream`` tag
+and the rewritten chunks are reported as a chat model run of their own
+(`_GraphMessages`), so that stream shows rewritten text, never raw markers.
+
 The sync and async halves below are the only copies of these steps; the
 Runnable's ``stream`` and ``astream`` are one call each.
 `tests/unit_tests/test_plumbing.py` pins them with ``astream_events(v2)`` and
@@ -33,9 +38,11 @@ Runnable's ``stream`` and ``astream`` are one call each.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk, LLMResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import (
     ensure_config,
@@ -93,13 +100,14 @@ def stream_run(
     run_manager = get_callback_manager_for_config(config).on_chain_start(
         None, input, name=config.get("run_name") or runnable.get_name(), run_id=config.pop("run_id", None)
     )
-    child_config = patch_config(config, callbacks=run_manager.get_child())
+    graph = _GraphMessages.open(config, run_manager, runnable)
+    child_config = patch_config(config, callbacks=_inner_callbacks(run_manager, graph is not None))
     state: StateT | None = None
     try:
         state = start(run_manager)
         with set_config_context(child_config) as context:
             tap = _stream_tap(run_manager.handlers)
-            if tap is None:
+            if tap is None and graph is None:
                 # The common case: map in this loop, no generator in between.
                 source = inner(child_config)
                 if map_chunk is None:
@@ -123,7 +131,11 @@ def stream_run(
                     if last is not None:
                         yield last
             else:
-                chunks = tap.tap_output_iter(run_manager.run_id, _mapped(state, inner(child_config), map_chunk, finish))
+                chunks = _mapped(state, inner(child_config), map_chunk, finish)
+                if graph is not None:
+                    chunks = graph.reported(chunks)
+                if tap is not None:
+                    chunks = tap.tap_output_iter(run_manager.run_id, chunks)
                 while True:
                     try:
                         chunk = context.run(next, chunks)
@@ -133,6 +145,8 @@ def stream_run(
         if on_end is not None and run_manager.handlers:
             on_end(state, child_config)
     except BaseException as error:
+        if graph is not None:
+            graph.run.on_llm_error(error)
         run_manager.on_chain_error(error)
         raise
     run_manager.on_chain_end(state.traced_output())
@@ -170,13 +184,14 @@ async def astream_run(
     run_manager = await get_async_callback_manager_for_config(config).on_chain_start(
         None, input, name=config.get("run_name") or runnable.get_name(), run_id=config.pop("run_id", None)
     )
-    child_config = patch_config(config, callbacks=run_manager.get_child())
+    graph = await _AsyncGraphMessages.open(config, run_manager, runnable)
+    child_config = patch_config(config, callbacks=_inner_callbacks(run_manager, graph is not None))
     state: StateT | None = None
     try:
         state = start(run_manager)
         with set_config_context(child_config):
             tap = _stream_tap(run_manager.handlers)
-            if tap is None:
+            if tap is None and graph is None:
                 # The common case: map in this loop, no generator in between.
                 source = inner(child_config)
                 async with aclosing(source):
@@ -193,15 +208,19 @@ async def astream_run(
                     if last is not None:
                         yield last
             else:
-                chunks = tap.tap_output_aiter(
-                    run_manager.run_id, _amapped(state, inner(child_config), map_chunk, finish)
-                )
+                chunks = _amapped(state, inner(child_config), map_chunk, finish)
+                if graph is not None:
+                    chunks = graph.reported(chunks)
+                if tap is not None:
+                    chunks = tap.tap_output_aiter(run_manager.run_id, chunks)
                 async with aclosing(chunks):
                     async for chunk in chunks:
                         yield chunk
         if on_end is not None and run_manager.handlers:
             await on_end(state, child_config)
     except BaseException as error:
+        if graph is not None:
+            await graph.run.on_llm_error(error)
         await run_manager.on_chain_error(error)
         raise
     await run_manager.on_chain_end(state.traced_output())
@@ -240,6 +259,94 @@ async def _amapped(
         last = await finish(state)
         if last is not None:
             yield last
+
+
+# LangGraph's tag for a chat model run whose tokens its "messages" stream must not show.
+NOSTREAM_TAG: Final = "nostream"
+
+
+def _in_graph_node(config: RunnableConfig) -> bool:
+    """Whether this run is inside a LangGraph node (whose "messages" stream reads chat model runs)."""
+    return "langgraph_node" in (config.get("metadata") or {})
+
+
+def _inner_callbacks(run_manager: Any, in_graph: bool) -> Any:
+    """The inner runnable's callbacks: this run's children; in a graph node, hidden from its messages stream."""
+    child = run_manager.get_child()
+    if in_graph:
+        child.add_tags([NOSTREAM_TAG])
+    return child
+
+
+def _as_message_chunk(chunk: Any, message_id: str) -> AIMessageChunk | None:
+    if isinstance(chunk, AIMessageChunk):
+        return chunk
+    if isinstance(chunk, str):
+        return AIMessageChunk(content=chunk, id=message_id)
+    return None
+
+
+class _GraphMessages:
+    """The rewritten chunks reported as a chat model run: what LangGraph's "messages" stream shows.
+
+    Inside a LangGraph node, ``stream_mode="messages"`` reads the tokens of
+    chat model runs. The inner runnable's model runs under the ``nostream``
+    tag (its raw markers are not shown) and this run, a child of the
+    rewriting run, carries the rewritten chunks instead. It ends with no
+    generations: the model's own run holds the answer and its usage (a
+    second copy would be counted twice), the rewriting run the rewritten output.
+    """
+
+    __slots__ = ("_message_id", "run")
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self._message_id = f"lc_run--{run.run_id}"
+
+    @classmethod
+    def open(cls, config: RunnableConfig, run_manager: Any, runnable: Runnable[Any, Any]) -> _GraphMessages | None:
+        if not _in_graph_node(config):
+            return None
+        name = runnable.get_name()
+        (run,) = run_manager.get_child().on_chat_model_start({"name": name}, [[]], name=name)
+        return cls(run)
+
+    def reported(self, chunks: Iterator[Any]) -> Iterator[Any]:
+        for chunk in chunks:
+            message = _as_message_chunk(chunk, self._message_id)
+            if message is not None:
+                self.run.on_llm_new_token(message.text, chunk=ChatGenerationChunk(message=message))
+            yield chunk
+        self.run.on_llm_end(LLMResult(generations=[[]]))
+
+
+class _AsyncGraphMessages:
+    """The async twin of `_GraphMessages`."""
+
+    __slots__ = ("_message_id", "run")
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self._message_id = f"lc_run--{run.run_id}"
+
+    @classmethod
+    async def open(
+        cls, config: RunnableConfig, run_manager: Any, runnable: Runnable[Any, Any]
+    ) -> _AsyncGraphMessages | None:
+        if not _in_graph_node(config):
+            return None
+        name = runnable.get_name()
+        (run,) = await run_manager.get_child().on_chat_model_start({"name": name}, [[]], name=name)
+        return cls(run)
+
+    async def reported(self, chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async with aclosing(chunks):
+            async for chunk in chunks:
+                message = _as_message_chunk(chunk, self._message_id)
+                if message is not None:
+                    await self.run.on_llm_new_token(message.text, chunk=ChatGenerationChunk(message=message))
+                yield chunk
+        await self.run.on_llm_end(LLMResult(generations=[[]]))
 
 
 def _stream_tap(handlers: list[BaseCallbackHandler]) -> Any:
