@@ -166,6 +166,45 @@ def _text_token_config(config: RunnableConfig | None) -> RunnableConfig:
     return config
 
 
+def _direct_call(
+    inner: Any, stop: list[str] | None, kwargs: dict[str, Any]
+) -> tuple[BaseChatModel, dict[str, Any]] | None:
+    """The inner chat model and the arguments of its ``_stream``, when its chunks can be read directly.
+
+    The wrapper's run is the model call's one run, so the inner model's own
+    ``stream`` would only open a run nobody sees, at a cost per chunk (about
+    as much as the bare model's whole stream, measured in ``bench/run.py``).
+    Its ``_stream`` gives the same chunks when nothing that ``stream`` adds
+    applies: a model that streams, without its own callbacks, without v1
+    output to convert, with streaming not turned off. Otherwise None: the
+    inner model's ``stream`` is used.
+    """
+    model, bound = _inner_chat_model(inner)
+    if (
+        model is None
+        or type(model)._stream is BaseChatModel._stream
+        or model.disable_streaming
+        or model.callbacks
+        or getattr(model, "output_version", None) == "v1"
+    ):
+        return None
+    call = {**bound, **kwargs}
+    # What LangChain's stream takes out before calling _stream.
+    call.pop("ls_structured_output_format", None)
+    call.pop("structured_output_format", None)
+    if stop is not None:
+        call["stop"] = stop
+    return model, call
+
+
+def _generated(generation: ChatGenerationChunk) -> AIMessageChunk:
+    """A chunk read from ``_stream``, as ``stream`` would give it (generation info in the metadata)."""
+    message = _as_chunk(generation.message)
+    if generation.generation_info:
+        message.response_metadata = {**generation.generation_info, **message.response_metadata}
+    return message
+
+
 def _with_stop(stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
     # Only chat models take ``stop``: pass it on only when there is one.
     return kwargs if stop is None else {**kwargs, "stop": stop}
@@ -338,15 +377,8 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
-        chunks = self.inner.stream(messages, _untraced(), **_with_stop(stop, kwargs))
-        # The inner run is configured on its first step: with tracing off, so
-        # that no tracer (LANGSMITH_TRACING) records the call a second time.
-        with tracing_context(enabled=False):
-            first = next(chunks, None)
-        if first is not None:
-            yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(first)))
-            for chunk in chunks:
-                yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(chunk)))
+        for chunk in self._inner_stream(messages, stop, kwargs):
+            yield ChatGenerationChunk(message=answer.on_chunk_v1(chunk))
         yield ChatGenerationChunk(message=answer.finish())
 
     @override
@@ -358,14 +390,51 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
+        async for chunk in self._ainner_stream(messages, stop, kwargs):
+            yield ChatGenerationChunk(message=answer.on_chunk_v1(chunk))
+        yield ChatGenerationChunk(message=answer.finish())
+
+    def _inner_stream(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> Iterator[AIMessageChunk]:
+        """The inner model's chunks, with no run of their own (see `_direct_call`)."""
+        direct = _direct_call(self.inner, stop, kwargs)
+        if direct is not None:
+            model, call = direct
+            if model.rate_limiter:
+                model.rate_limiter.acquire(blocking=True)
+            for generation in model._stream(messages, **call):
+                yield _generated(generation)
+            return
+        chunks = self.inner.stream(messages, _untraced(), **_with_stop(stop, kwargs))
+        # The inner run is configured on its first step: with tracing off, so
+        # that no tracer (LANGSMITH_TRACING) records the call a second time.
+        with tracing_context(enabled=False):
+            first = next(chunks, None)
+        if first is not None:
+            yield _as_chunk(first)
+            for chunk in chunks:
+                yield _as_chunk(chunk)
+
+    async def _ainner_stream(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> AsyncIterator[AIMessageChunk]:
+        """The async twin of `_inner_stream`."""
+        direct = _direct_call(self.inner, stop, kwargs)
+        if direct is not None:
+            model, call = direct
+            if model.rate_limiter:
+                await model.rate_limiter.aacquire(blocking=True)
+            async for generation in model._astream(messages, **call):
+                yield _generated(generation)
+            return
         chunks = aiter(self.inner.astream(messages, _untraced(), **_with_stop(stop, kwargs)))
         with tracing_context(enabled=False):
             first = await anext(chunks, None)
         if first is not None:
-            yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(first)))
+            yield _as_chunk(first)
             async for chunk in chunks:
-                yield ChatGenerationChunk(message=answer.on_chunk_v1(_as_chunk(chunk)))
-        yield ChatGenerationChunk(message=answer.finish())
+                yield _as_chunk(chunk)
 
     @override
     def _generate(
