@@ -60,7 +60,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import RunnableBinding, RunnableConfig, ensure_config
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langchain_core.tracers.base import BaseTracer
 from langsmith import tracing_context
 from pydantic import Field
@@ -342,17 +342,20 @@ class ReferencesChatModel(BaseChatModel):
         return model._get_ls_params(stop=stop, **{**bound, **kwargs})
 
     @override
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ReferencesChatModel:
-        """A copy whose inner model has ``tools`` bound (as ``create_agent`` asks).
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, AIMessage]:
+        """A binding of a copy whose inner model has ``tools`` bound (as ``create_agent`` asks).
+
+        The inner model converts the tools to its provider's form; the result
+        is a `RunnableBinding`, as every chat model's ``bind_tools`` returns.
 
         Example:
             >>> from langchain_core.language_models import GenericFakeChatModel
             >>> class Tools(GenericFakeChatModel):
             ...     def bind_tools(self, tools, **kwargs): return self
-            >>> ReferencesChatModel(inner=Tools(messages=iter([]))).bind_tools([])._llm_type
+            >>> ReferencesChatModel(inner=Tools(messages=iter([]))).bind_tools([]).bound._llm_type
             'langchain-refs'
         """
-        return self.model_copy(update={"inner": self.inner.bind_tools(tools, **kwargs)})
+        return self.model_copy(update={"inner": self.inner.bind_tools(tools, **kwargs)}).bind()
 
     def _start(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> ChunkRewriter:
         style = self.style if self.style is not None else MarkdownReferenceStyle()

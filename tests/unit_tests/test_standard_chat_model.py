@@ -1,0 +1,48 @@
+"""ReferencesChatModel against langchain-tests' standard unit tests for chat models (those that apply to a wrapper)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain_tests", reason="the standard tests need langchain-tests: pip install -e '.[test]'")
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_tests.unit_tests import ChatModelUnitTests
+
+from langchain_refs.agents import ReferencesChatModel
+
+
+class ToolFake(GenericFakeChatModel):
+    """A fake chat model that takes tools (as every tool-calling provider model does)."""
+
+    model: str = "fake-1"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+
+class TestReferencesChatModelStandard(ChatModelUnitTests):
+    """The standard suite; the inner model is a fake, so nothing reaches a network."""
+
+    @property
+    def chat_model_class(self) -> type[BaseChatModel]:
+        return ReferencesChatModel
+
+    @property
+    def chat_model_params(self) -> dict[str, Any]:
+        return {"inner": ToolFake(messages=iter([AIMessage("Hi[1](id=1).")] * 50))}
+
+    @property
+    def has_tool_calling(self) -> bool:
+        return True
+
+    @property
+    def has_structured_output(self) -> bool:
+        # with_structured_output is the inner model's business: the middleware leaves structured calls alone.
+        return False
