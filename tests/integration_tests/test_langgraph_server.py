@@ -33,9 +33,9 @@ def _langgraph_cli() -> str:
         import langgraph_api  # noqa: F401
         import langgraph_sdk  # noqa: F401
     except ImportError as error:
-        pytest.skip(f"LANGGRAPH SERVER NOT CHECKED: langgraph-cli[inmem] is not installed ({error}): pip install -e '.[test]'")
+        pytest.skip(f"LANGGRAPH SERVER NOT CHECKED: langgraph-cli[inmem] missing ({error}): pip install -e '.[test]'")
     if cli is None:
-        pytest.skip("LANGGRAPH SERVER NOT CHECKED: the langgraph command is missing: pip install 'langgraph-cli[inmem]'")
+        pytest.skip("LANGGRAPH SERVER NOT CHECKED: no langgraph command: pip install 'langgraph-cli[inmem]'")
     return cli
 
 
