@@ -225,7 +225,7 @@ def test_a_chain_that_streams_str_works_too() -> None:
 )
 def test_bad_requests_are_refused_clearly(body: bytes, status: int, says: str) -> None:
     """A missing, malformed, deeply nested or oversized body gets a 4xx with a clear message."""
-    response = TestClient(create_app()).post("/api/chat", content=body)
+    response = TestClient(create_app()).post("/api/chat", content=body, headers={"content-type": "application/json"})
     assert response.status_code == status
     assert says in response.json()["error"]
 
