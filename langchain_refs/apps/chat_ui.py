@@ -433,7 +433,7 @@ class InMemoryConversationStore:
         >>> store = InMemoryConversationStore(max_conversations=1)
         >>> store.save("a", [("Q?", "A.")]); store.save("b", [])
         >>> store.turns("a"), store.turns("b")
-        (None, [])
+        (None, ())
     """
 
     def __init__(self, *, max_conversations: int = 256, on_forget: Callable[[str], object] | None = None) -> None:
@@ -442,12 +442,12 @@ class InMemoryConversationStore:
             raise ValueError(msg)
         self.max_conversations = max_conversations
         self._on_forget = on_forget
-        self._turns: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
+        self._turns: OrderedDict[str, tuple[tuple[str, str], ...]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._turns)
 
-    def turns(self, conversation: str) -> list[tuple[str, str]] | None:
+    def turns(self, conversation: str) -> tuple[tuple[str, str], ...] | None:
         """The turns of a conversation (it becomes the most recently used), None if not held."""
         turns = self._turns.get(conversation)
         if turns is not None:
@@ -456,7 +456,7 @@ class InMemoryConversationStore:
 
     def save(self, conversation: str, turns: Sequence[tuple[str, str]]) -> None:
         """Keep the turns (the conversation becomes the most recently used); drop the oldest past the bound."""
-        self._turns[conversation] = list(turns)
+        self._turns[conversation] = tuple(turns)
         self._turns.move_to_end(conversation)
         while len(self._turns) > self.max_conversations:
             forgotten = self._turns.popitem(last=False)[0]
