@@ -221,12 +221,12 @@ def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
         return
     if not isinstance(chunk, BaseMessage):
         return
-    if isinstance(chunk, AIMessageChunk):
-        yield from _call_deltas(chunk, calls)
-    # .text, not .content alone: rewritten agent chunks carry standard text blocks.
+    # A message's words come before its tool calls; rewritten agent chunks carry standard text blocks.
     text = content_text(chunk.content)
     if text:
         yield AnswerText(text=text)
+    if isinstance(chunk, AIMessageChunk):
+        yield from _call_deltas(chunk, calls)
     data = chunk.response_metadata.get("references")
     if isinstance(data, dict):
         yield ReferencesFound(references=AnswerReferences.from_dict(data))
