@@ -82,10 +82,10 @@ def body(question: str, chat_id: str = "chat-1") -> str:
     return json.dumps({"id": chat_id, "messages": [message], "trigger": "submit-message"})
 
 
-def read(package: str, url: str, request: str) -> dict[str, Any]:
+def read(package: str, url: str, request: str, path: str = "api/ui-stream") -> dict[str, Any]:
     """What the AI SDK client made of the endpoint's answer (see ui_stream_client.mjs)."""
     done = subprocess.run(
-        ["node", str(CLIENT), package, url + "api/ui-stream", request],
+        ["node", str(CLIENT), package, url + path, request],
         capture_output=True,
         text=True,
         timeout=60,
@@ -157,6 +157,11 @@ def test_agent_answer_reaches_the_ai_sdk_client_with_its_tool_step(package: str)
     model = ScriptedToolModel(script=[search("Paris", tool="search_docs"), answer])
     with serving(create_app(agent=True, model=model, documents=DOCUMENTS, k=3)) as url:
         result = read(package, url, body("Paris?"))
+    check_agent_answer(result, package)
+
+
+def check_agent_answer(result: dict[str, Any], package: str) -> None:
+    """The agent's answer: the cited answer, after its search as a tool part with input and output."""
     check_cited_answer(result, package)
     [tool] = parts(result["message"], "tool-*")
     assert tool["type"] == "tool-search_docs"
@@ -166,6 +171,36 @@ def test_agent_answer_reaches_the_ai_sdk_client_with_its_tool_step(package: str)
     # The tool step comes before the answer's text.
     types = [p["type"] for p in result["message"]["parts"]]
     assert types.index("tool-search_docs") < types.index("text")
+
+
+EXAMPLE = HERE.parents[1] / "examples" / "ai_sdk" / "server.py"
+
+
+@agents
+@pytest.mark.skipif(importlib.util.find_spec("fastapi") is None, reason="FastAPI is not installed: pip install fastapi")
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_fastapi_example_serves_an_agent_to_the_ai_sdk_client(package: str) -> None:
+    """examples/ai_sdk/server.py: useChat's default POST /api/chat gets the agent's cited answer and its tool step."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langchain_refs.apps.demo.agent import build_demo_agent
+    from langchain_refs.apps.ui_stream import citation_numbers_style
+    from tests.unit_tests.agent_fakes import ScriptedToolModel, Step, search
+
+    spec = importlib.util.spec_from_file_location("ai_sdk_example_server", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    model = ScriptedToolModel(script=[search("Paris", tool="search_docs"), Step(ANSWER_CHUNKS)])
+    agent = build_demo_agent(
+        style=citation_numbers_style(), model=model, documents=DOCUMENTS, k=3, checkpointer=InMemorySaver()
+    )
+    with serving(example.build_app(agent)) as url:
+        check_agent_answer(read(package, url, body("Paris?"), path="api/chat"), package)
+        refused = read(package, url, json.dumps({"id": "c"}), path="api/chat")
+    assert refused["status"] == 400
+    assert json.loads(refused["body"]) == {"detail": 'send the body useChat sends: {"id": ..., "messages": [...]}'}
 
 
 def failing_model() -> RunnableGenerator[Any, Any]:
