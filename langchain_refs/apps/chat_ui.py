@@ -13,8 +13,10 @@ a markup character):
 event          data
 ============== ===============================================================
 ``start``      ``{"answer_id", "conversation"}``: first, once
-``tool``       ``{"name", "query", "found"}``: a tool step of the agent
-               (``serve --agent``), before the answer streams
+``searching``  ``{"name"}``: the agent called a tool, which is running
+               (``serve --agent``)
+``tool``       ``{"name", "query", "found"}``: the tool's result came back,
+               before the answer streams
 ``token``      ``{"text"}``: the model's own words (Markdown source), with
                the citation markers taken out
 ``citation``   ``{"number", "index"}``: a citation chip where it stands in the
@@ -63,8 +65,8 @@ import secrets
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit
@@ -91,6 +93,7 @@ from langchain_refs.apps.demo import ExtractiveChatModel, demo_context
 from langchain_refs.apps.ui_stream import (
     AnswerText,
     ReferencesFound,
+    ToolCallDelta,
     ToolResult,
     citation_numbers_style,
     question_of,
@@ -279,6 +282,7 @@ class _Answer:
     offsets: dict[int, int] = field(default_factory=dict)  # output offset of a chip -> its index
     held: str = ""
     consumed: int = 0  # characters of the styled output before ``held``
+    places: list[tuple[int, int]] = field(default_factory=list)  # (output offset, source index) of each run of words
 
     def feed(self, styled: str) -> Iterator[str]:
         text = self.held + styled
@@ -288,29 +292,51 @@ class _Answer:
         text = text[: len(text) - len(self.held)]
         position = 0
         for match in _MARK.finditer(text):
-            yield from self._words(text[position : match.start()])
+            yield from self._words(text[position : match.start()], self.consumed + position)
             index = len(self.numbers)
             self.numbers.append(int(match[1]))
             self.offsets[self.consumed + match.start()] = index
             self.source += f"{_OPEN}{index}{_CLOSE}"
             yield _event("citation", {"number": int(match[1]), "index": index})
             position = match.end()
-        yield from self._words(text[position:])
+        yield from self._words(text[position:], self.consumed + position)
         self.consumed += len(text)
 
     def close(self) -> Iterator[str]:
         held, self.held = self.held, ""  # a mark begun and never ended: shown as text, not lost
-        yield from self._words(held)
+        yield from self._words(held, self.consumed)
 
-    def _words(self, text: str) -> Iterator[str]:
+    def drop_spaces_before(self, offsets: Iterable[int]) -> None:
+        """Where a citation was dropped (at these output offsets), the space the model wrote before it goes too.
+
+        Only before punctuation, a space or the end: ``big [1](id=9).`` reads ``big.``, not ``big .``.
+        """
+        for offset in sorted(set(offsets), reverse=True):
+            runs = [(start, index) for start, index in self.places if start <= offset]
+            if not runs:
+                continue
+            start, index = runs[-1]
+            at = min(index + offset - start, len(self.source))
+            if at < len(self.source) and self.source[at] not in _AFTER_DROPPED:
+                continue
+            cut = at
+            while cut > 0 and self.source[cut - 1] in " \t":
+                cut -= 1
+            self.source = self.source[:cut] + self.source[at:]
+
+    def _words(self, text: str, offset: int) -> Iterator[str]:
         if text:
             text = text.translate(_STRAY)
+            self.places.append((offset, len(self.source)))
             self.source += text
             self.plain += text
             yield _event("token", {"text": text})
 
     def render(self) -> str:
         return _event("render", {"blocks": markdown_tree(self.source, self.numbers)})
+
+
+_AFTER_DROPPED = frozenset(".,;:!?)]} \t\n")
 
 
 def _may_become_mark(tail: str) -> bool:
@@ -346,8 +372,13 @@ def _references(
     """The ``references`` event: sources, consulted sources, each chip's citation and passage, invalid ones."""
     sources = []
     titles = {}
+    excerpts: dict[int, str] = {}
+    for c in references.citations:  # a card's snippet: the passage of its first citation that has one
+        if c.passage is not None:
+            excerpts.setdefault(c.number, c.passage.excerpt)
     for r in references.references:
         card = _card_source(r.title, r.source, number=r.number)
+        card["excerpt"] = excerpts.get(r.number)
         supported = [c.supported for c in references.citations if c.number == r.number and c.supported is not None]
         card.update(cited=True, documents=list(r.document_positions), supported=all(supported) if supported else None)
         titles[r.number] = card["title"]
@@ -661,7 +692,8 @@ def create_app(
     return app
 
 
-# A run yields ("text", styled text), ("tool", data), ("references", (AnswerReferences, documents)).
+# A run yields ("text", styled text), ("searching", data), ("tool", data),
+# ("references", (AnswerReferences, documents)).
 _Run = Any
 
 
@@ -673,8 +705,8 @@ async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[
     last_render = 0.0
     try:
         async for kind, value in run(question, conversation, answer):
-            if kind == "tool":
-                yield _event("tool", value)
+            if kind in ("searching", "tool"):
+                yield _event(kind, value)
             elif kind == "references":
                 references, documents = value
             else:
@@ -689,6 +721,7 @@ async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[
     except Exception as error:  # the model or a tool failed: say so on the page, in one line
         yield _event("error", {"message": f"{type(error).__name__}: {first_line(error)}"})
         return
+    answer.drop_spaces_before(invalid.offset for invalid in references.invalid_citations)
     yield answer.render()
     yield _event("references", _references(answer, references, documents, answer_id))
     yield _event("done", {})
@@ -753,7 +786,9 @@ def _agent_run(graph: Any) -> _Run:
         inputs = {"messages": [{"role": "user", "content": question}]}
         references = None
         async for step in stream_steps(graph.astream(inputs, config, stream_mode="messages")):
-            if isinstance(step, ToolResult):
+            if isinstance(step, ToolCallDelta) and step.name:
+                yield "searching", {"name": step.name}
+            elif isinstance(step, ToolResult):
                 query = step.arguments.get("query", "") if isinstance(step.arguments, dict) else step.arguments
                 yield "tool", {"name": step.name, "query": str(query), "found": len(step.documents or ())}
             elif isinstance(step, AnswerText):
@@ -761,9 +796,14 @@ def _agent_run(graph: Any) -> _Run:
             elif isinstance(step, ReferencesFound):
                 references = step.references
         state = await graph.aget_state(config)
-        documents = ThreadDocuments.from_messages(state.values.get("messages", [])).documents
+        messages = state.values.get("messages", [])
+        thread = ThreadDocuments.from_messages(messages)
         if references is not None:
-            yield "references", (references, list(documents))
+            # The thread's earlier turns retrieved documents too: "also consulted" lists this turn's only.
+            asked = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+            this_turn = {thread.id_of(d) for d in ThreadDocuments.from_messages(messages[asked + 1 :]).documents}
+            consulted = tuple(c for c in references.consulted if set(c.document_positions) & this_turn)
+            yield "references", (replace(references, consulted=consulted), list(thread.documents))
 
     return run
 

@@ -213,9 +213,12 @@ def test_hostile_answer_in_every_content_shape_runs_no_script(browser: Any, bypa
         assert page.dialogs == []
         assert page.locator(".answer-body").inner_text() == HOSTILE_SHOWN
         assert "[object Object]" not in page.inner_text("body")
-        # The answer holds a paragraph and chips only: no element the model wrote.
-        tags = page.eval_on_selector_all(".answer-body *", "els => els.map(e => e.tagName.toLowerCase())")
-        assert tags == ["p", "button", "button"]
+        # The answer holds a paragraph and chips only (each chip in the page's own glue span, which keeps it
+        # on the line of its word and full stop): no element the model wrote.
+        tags = page.eval_on_selector_all(
+            ".answer-body *", "els => els.map(e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))"
+        )
+        assert tags == ["p", "span.cite-glue", "button.chip", "span.cite-glue", "button.chip"]
 
 
 @pytest.mark.parametrize("bypass_csp", [False, True], ids=["with-csp", "without-csp"])
@@ -317,12 +320,19 @@ def test_stop_ends_the_answer_and_the_run(browser: Any) -> None:
 
 
 def tap_targets(page: Any) -> list[dict[str, Any]]:
-    """Every visible link, button and field outside running text, with its size in CSS pixels."""
+    """Every visible link, button and field outside running text, with the size it takes taps on, in CSS pixels.
+
+    A chip stays small in its line: its ``::before`` area takes the taps (its size counts). The
+    links of the "also consulted" line are inline links in a sentence (WCAG 2.5.8's exception).
+    """
     script = """() => [...document.querySelectorAll('a, button, input, [tabindex]')]
-        .filter(e => !e.closest('.answer-body p a, .answer-body li a') && e.getClientRects().length)
-        .map(e => { const r = e.getBoundingClientRect();
+        .filter(e => !e.closest('.answer-body p a, .answer-body li a, .consulted a') && e.getClientRects().length)
+        .map(e => { const r = e.getBoundingClientRect(), area = getComputedStyle(e, '::before');
+          const extra = e.classList.contains('chip') && area.content !== 'none';
+          const width = Math.max(r.width, extra ? parseFloat(area.width) : 0);
+          const height = Math.max(r.height, extra ? parseFloat(area.height) : 0);
           return {what: (e.className || e.tagName) + ' ' + e.textContent.trim().slice(0, 20),
-                  width: Math.round(r.width * 10) / 10, height: Math.round(r.height * 10) / 10}; })"""
+                  width: Math.round(width * 10) / 10, height: Math.round(height * 10) / 10}; })"""
     targets: list[dict[str, Any]] = page.evaluate(script)
     return targets
 
