@@ -495,6 +495,20 @@ class InMemoryConversationStore:
                 self._on_forget(forgotten)
 
 
+class _CheckpointedThreads:
+    """The agent's conversations as its checkpointer holds them: a thread it has is a conversation to continue."""
+
+    def __init__(self, checkpointer: Any) -> None:
+        self._checkpointer = checkpointer
+
+    def turns(self, conversation: str) -> tuple[tuple[str, str], ...] | None:
+        found = self._checkpointer.get_tuple({"configurable": {"thread_id": conversation}})
+        return () if found is not None else None  # the turns themselves are the thread's messages
+
+    def save(self, conversation: str, turns: Sequence[tuple[str, str]]) -> None:
+        """Nothing to do: the agent writes the thread when it answers."""
+
+
 def _open(store: ConversationStore, wanted: Any) -> str:
     """The conversation to continue: ``wanted`` if the store holds it, else a new one."""
     if isinstance(wanted, str) and store.turns(wanted) is not None:
@@ -586,6 +600,7 @@ def create_app(
     verifier: CitationVerifier | None = None,
     check_model: BaseChatModel | None = None,
     conversation_store: ConversationStore | None = None,
+    checkpointer: Any = None,
 ) -> Starlette:
     """The chat web app: the offline demo pipeline unless a model or documents are given.
 
@@ -611,6 +626,10 @@ def create_app(
         conversation_store: where the chain keeps earlier turns (default: an
             `InMemoryConversationStore` of 256 conversations); not with
             ``agent`` (a ValueError: the agent keeps its threads in its checkpointer).
+        checkpointer: with ``agent``, the LangGraph checkpointer that keeps
+            its threads (any saver: a persistent one and conversations survive
+            a restart; all its threads are kept). Default: an in-memory saver
+            holding the 256 most recently used conversations.
 
     Example:
         >>> from starlette.testclient import TestClient
@@ -624,6 +643,9 @@ def create_app(
     if agent and conversation_store is not None:
         msg = "the agent keeps its conversations in its LangGraph checkpointer; a conversation store is for the chain"
         raise ValueError(msg)
+    if checkpointer is not None and not agent:
+        msg = "a checkpointer keeps the agent's threads; the chain takes a conversation_store"
+        raise ValueError(msg)
     style = _MarkedCitations()
     ui_style = citation_numbers_style()
     store: ConversationStore
@@ -632,9 +654,12 @@ def create_app(
 
         from langchain_refs.apps.demo.agent import AgentDemoChatModel, build_demo_agent
 
-        checkpointer = InMemorySaver()
-        # The agent's turns live in its checkpointer: the store only bounds how many threads it keeps.
-        store = InMemoryConversationStore(max_conversations=_CONVERSATIONS, on_forget=checkpointer.delete_thread)
+        if checkpointer is None:
+            checkpointer = InMemorySaver()
+            # The turns live in the checkpointer: the store only bounds how many threads it keeps.
+            store = InMemoryConversationStore(max_conversations=_CONVERSATIONS, on_forget=checkpointer.delete_thread)
+        else:
+            store = _CheckpointedThreads(checkpointer)
         agent_model = model if model is not None else AgentDemoChatModel(delay=0.0)
         graphs = [
             build_demo_agent(style=s, model=agent_model, documents=documents, k=k, checkpointer=checkpointer)

@@ -158,3 +158,57 @@ def test_the_chain_app_holds_no_more_conversation_ids_than_its_bound() -> None:
         started.add(json.loads(text.split("\n")[1].removeprefix("data: "))["conversation"])
     assert len(started) == 400
     assert len(reachable(app, started)) == 256
+
+
+def started(client: TestClient, conversation: str | None, question: str = "Paris?") -> str:
+    """Ask on /api/chat; the conversation id its start event gives."""
+    text = client.post("/api/chat", json={"question": question, "conversation": conversation}).text
+    assert text.rstrip().endswith("event: done\ndata: {}"), text[-300:]
+    conversation_id: str = json.loads(text.split("\n")[1].removeprefix("data: "))["conversation"]
+    return conversation_id
+
+
+def test_a_chain_conversation_survives_a_restart_with_its_store() -> None:
+    """A second app given the first one's store (as a restarted server would be) continues its conversations."""
+    store = InMemoryConversationStore()
+    first_app = TestClient(
+        create_app(model=streaming_model(["Yes."]), documents=DOCUMENTS, k=1, conversation_store=store)
+    )
+    conversation = started(first_app, None)
+    restarted = TestClient(
+        create_app(model=streaming_model(["Yes."]), documents=DOCUMENTS, k=1, conversation_store=store)
+    )
+    assert started(restarted, conversation, "Really?") == conversation
+    assert store.turns(conversation) == (("Paris?", "Yes."), ("Really?", "Yes."))
+
+
+def test_an_agent_conversation_survives_a_restart_with_its_checkpointer() -> None:
+    """A second agent app given the first one's checkpointer continues its threads: the model sees both questions."""
+    pytest.importorskip("langgraph", reason="the agents extra is not installed: pip install -e '.[agents]'")
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langchain_refs.apps.demo.agent import AgentDemoChatModel
+
+    seen: list[int] = []
+
+    class Counting(AgentDemoChatModel):
+        def reply(self, messages: Any) -> AIMessage:
+            seen.append(sum(isinstance(m, HumanMessage) for m in messages))
+            return super().reply(messages)
+
+    saver = InMemorySaver()
+    conversation = started(TestClient(create_app(agent=True, model=Counting(), checkpointer=saver)), None)
+    restarted = TestClient(create_app(agent=True, model=Counting(), checkpointer=saver))
+    assert started(restarted, conversation, "Which URLs become links?") == conversation
+    assert started(restarted, "not-a-thread", "Which URLs become links?") != "not-a-thread"
+    # Two model calls per turn (search, answer): 1 question, then 2 after the restart, then a new thread.
+    assert seen == [1, 1, 2, 2, 1, 1]
+
+
+def test_a_checkpointer_is_for_the_agent_and_a_store_for_the_chain() -> None:
+    """Each mode refuses the other's memory with a ValueError that says which takes which."""
+    with pytest.raises(ValueError, match="the chain takes a conversation_store"):
+        create_app(checkpointer=object())
+    with pytest.raises(ValueError, match="a conversation store is for the chain"):
+        create_app(agent=True, conversation_store=InMemoryConversationStore())
