@@ -13,8 +13,10 @@ a markup character):
 event          data
 ============== ===============================================================
 ``start``      ``{"answer_id", "conversation"}``: first, once
-``tool``       ``{"name", "query", "found"}``: a tool step of the agent
-               (``serve --agent``), before the answer streams
+``searching``  ``{"name"}``: the agent called a tool, which is running
+               (``serve --agent``)
+``tool``       ``{"name", "query", "found"}``: the tool's result came back,
+               before the answer streams
 ``token``      ``{"text"}``: the model's own words (Markdown source), with
                the citation markers taken out
 ``citation``   ``{"number", "index"}``: a citation chip where it stands in the
@@ -63,10 +65,10 @@ import secrets
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from langchain_core.documents import Document
@@ -88,6 +90,18 @@ from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import first_line
 from langchain_refs.apps.check_page import check_routes
 from langchain_refs.apps.demo import ExtractiveChatModel, demo_context
+from langchain_refs.apps.ui_stream import (
+    AnswerText,
+    ReferencesFound,
+    ToolCallDelta,
+    ToolResult,
+    citation_numbers_style,
+    question_of,
+    sse_data,
+    stream_steps,
+    ui_message_chunks,
+    ui_message_response,
+)
 from langchain_refs.streaming import (
     AnswerReferences,
     CitationVerifier,
@@ -96,7 +110,15 @@ from langchain_refs.streaming import (
     safe_url,
 )
 
-__all__ = ["ALLOWED_TAGS", "STATIC", "content_text", "create_app", "markdown_tree"]
+__all__ = [
+    "ALLOWED_TAGS",
+    "STATIC",
+    "ConversationStore",
+    "InMemoryConversationStore",
+    "content_text",
+    "create_app",
+    "markdown_tree",
+]
 
 STATIC: Final = Path(__file__).parent / "static"
 """The page assets (stylesheet, script, icon); ``app.css`` is shared by the app's pages."""
@@ -113,6 +135,7 @@ _MAX_QUESTION = 4_000
 _RENDER_EVERY = 0.08  # seconds between two renders of a streaming answer
 _CONTEXT = 160  # characters of the document shown around a passage
 _CONVERSATIONS = 256  # conversations kept in memory (least recently used dropped)
+_MAX_UI_BODY = 1_048_576  # useChat sends the whole conversation with each question
 _TURNS = 12  # earlier turns the chain shows the model
 
 # Each citation number is rendered between two private-use characters around a
@@ -160,13 +183,7 @@ async def _atexts(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
 
 
 def _event(name: str, data: Any) -> str:
-    # json.dumps escapes every line break, so data stays on its one "data:" line;
-    # < > & are escaped too (they occur only inside JSON strings, where \uXXXX
-    # means the same text), so no event carries a character of markup even to a
-    # client that forgets to parse it as JSON.
-    payload = json.dumps(data, ensure_ascii=False)
-    payload = payload.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-    return f"event: {name}\ndata: {payload}\n\n"
+    return f"event: {name}\ndata: {sse_data(data)}\n\n"
 
 
 # -- Markdown as data -----------------------------------------------------------
@@ -265,6 +282,7 @@ class _Answer:
     offsets: dict[int, int] = field(default_factory=dict)  # output offset of a chip -> its index
     held: str = ""
     consumed: int = 0  # characters of the styled output before ``held``
+    places: list[tuple[int, int]] = field(default_factory=list)  # (output offset, source index) of each run of words
 
     def feed(self, styled: str) -> Iterator[str]:
         text = self.held + styled
@@ -274,29 +292,51 @@ class _Answer:
         text = text[: len(text) - len(self.held)]
         position = 0
         for match in _MARK.finditer(text):
-            yield from self._words(text[position : match.start()])
+            yield from self._words(text[position : match.start()], self.consumed + position)
             index = len(self.numbers)
             self.numbers.append(int(match[1]))
             self.offsets[self.consumed + match.start()] = index
             self.source += f"{_OPEN}{index}{_CLOSE}"
             yield _event("citation", {"number": int(match[1]), "index": index})
             position = match.end()
-        yield from self._words(text[position:])
+        yield from self._words(text[position:], self.consumed + position)
         self.consumed += len(text)
 
     def close(self) -> Iterator[str]:
         held, self.held = self.held, ""  # a mark begun and never ended: shown as text, not lost
-        yield from self._words(held)
+        yield from self._words(held, self.consumed)
 
-    def _words(self, text: str) -> Iterator[str]:
+    def drop_spaces_before(self, offsets: Iterable[int]) -> None:
+        """Where a citation was dropped (at these output offsets), the space the model wrote before it goes too.
+
+        Only before punctuation, a space or the end: ``big [1](id=9).`` reads ``big.``, not ``big .``.
+        """
+        for offset in sorted(set(offsets), reverse=True):
+            runs = [(start, index) for start, index in self.places if start <= offset]
+            if not runs:
+                continue
+            start, index = runs[-1]
+            at = min(index + offset - start, len(self.source))
+            if at < len(self.source) and self.source[at] not in _AFTER_DROPPED:
+                continue
+            cut = at
+            while cut > 0 and self.source[cut - 1] in " \t":
+                cut -= 1
+            self.source = self.source[:cut] + self.source[at:]
+
+    def _words(self, text: str, offset: int) -> Iterator[str]:
         if text:
             text = text.translate(_STRAY)
+            self.places.append((offset, len(self.source)))
             self.source += text
             self.plain += text
             yield _event("token", {"text": text})
 
     def render(self) -> str:
         return _event("render", {"blocks": markdown_tree(self.source, self.numbers)})
+
+
+_AFTER_DROPPED = frozenset(".,;:!?)]} \t\n")
 
 
 def _may_become_mark(tail: str) -> bool:
@@ -332,8 +372,13 @@ def _references(
     """The ``references`` event: sources, consulted sources, each chip's citation and passage, invalid ones."""
     sources = []
     titles = {}
+    excerpts: dict[int, str] = {}
+    for c in references.citations:  # a card's snippet: the passage of its first citation that has one
+        if c.passage is not None:
+            excerpts.setdefault(c.number, c.passage.excerpt)
     for r in references.references:
         card = _card_source(r.title, r.source, number=r.number)
+        card["excerpt"] = excerpts.get(r.number)
         supported = [c.supported for c in references.citations if c.number == r.number and c.supported is not None]
         card.update(cited=True, documents=list(r.document_positions), supported=all(supported) if supported else None)
         titles[r.number] = card["title"]
@@ -382,32 +427,108 @@ def _passage(passage: Any, documents: Sequence[Document]) -> dict[str, str] | No
 # -- Conversations ---------------------------------------------------------------
 
 
-class _Conversations:
-    """The earlier turns of each conversation, for the chain (least recently used dropped)."""
+@runtime_checkable
+class ConversationStore(Protocol):
+    """Where the chain mode of the chat app keeps each conversation's earlier turns.
 
-    def __init__(self) -> None:
-        self._turns: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
-        self.dropped: list[str] = []
+    A turn is ``(question, answer)``, the answer as plain text with its
+    citations taken out. ``turns`` gives ``None`` for a conversation the store
+    does not hold (never begun, or forgotten); ``save`` replaces a
+    conversation's turns (the app keeps at most the last 12). Give
+    ``create_app(conversation_store=...)`` one backed by a database or a file
+    and conversations survive a restart; `InMemoryConversationStore` is the
+    default. Both methods are called on the server's event loop: keep them quick.
 
-    def open(self, wanted: Any) -> str:
-        if isinstance(wanted, str) and wanted in self._turns:
-            self._turns.move_to_end(wanted)
-            return wanted
-        conversation = uuid.uuid4().hex
-        self._turns[conversation] = []
-        while len(self._turns) > _CONVERSATIONS:
-            self.dropped.append(self._turns.popitem(last=False)[0])
-        return conversation
+    Example:
+        >>> isinstance(InMemoryConversationStore(), ConversationStore)
+        True
+    """
 
-    def history(self, conversation: str) -> list[BaseMessage]:
-        messages: list[BaseMessage] = []
-        for question, answer in self._turns.get(conversation, [])[-_TURNS:]:
-            messages += [HumanMessage(question), AIMessage(answer)]
-        return messages
+    def turns(self, conversation: str) -> Sequence[tuple[str, str]] | None:
+        """The turns of a conversation, oldest first; None if the store does not hold it."""
+        ...
 
-    def add(self, conversation: str, question: str, answer: str) -> None:
-        if conversation in self._turns:
-            self._turns[conversation] = [*self._turns[conversation][-_TURNS + 1 :], (question, answer)]
+    def save(self, conversation: str, turns: Sequence[tuple[str, str]]) -> None:
+        """Keep these turns as the conversation's (an empty list opens a new conversation)."""
+        ...
+
+
+class InMemoryConversationStore:
+    """The default `ConversationStore`: at most ``max_conversations``, the least recently used dropped.
+
+    Nothing else grows per conversation: a dropped conversation is gone (its
+    id, too); ``on_forget`` (if given) is called with its id, e.g. to delete
+    the agent's thread from its checkpointer.
+
+    Example:
+        >>> store = InMemoryConversationStore(max_conversations=1)
+        >>> store.save("a", [("Q?", "A.")]); store.save("b", [])
+        >>> store.turns("a"), store.turns("b")
+        (None, ())
+    """
+
+    def __init__(self, *, max_conversations: int = 256, on_forget: Callable[[str], object] | None = None) -> None:
+        if max_conversations < 1:
+            msg = f"max_conversations must be at least 1, got {max_conversations}"
+            raise ValueError(msg)
+        self.max_conversations = max_conversations
+        self._on_forget = on_forget
+        self._turns: OrderedDict[str, tuple[tuple[str, str], ...]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    def turns(self, conversation: str) -> tuple[tuple[str, str], ...] | None:
+        """The turns of a conversation (it becomes the most recently used), None if not held."""
+        turns = self._turns.get(conversation)
+        if turns is not None:
+            self._turns.move_to_end(conversation)
+        return turns
+
+    def save(self, conversation: str, turns: Sequence[tuple[str, str]]) -> None:
+        """Keep the turns (the conversation becomes the most recently used); drop the oldest past the bound."""
+        self._turns[conversation] = tuple(turns)
+        self._turns.move_to_end(conversation)
+        while len(self._turns) > self.max_conversations:
+            forgotten = self._turns.popitem(last=False)[0]
+            if self._on_forget is not None:
+                self._on_forget(forgotten)
+
+
+class _CheckpointedThreads:
+    """The agent's conversations as its checkpointer holds them: a thread it has is a conversation to continue."""
+
+    def __init__(self, checkpointer: Any) -> None:
+        self._checkpointer = checkpointer
+
+    def turns(self, conversation: str) -> tuple[tuple[str, str], ...] | None:
+        found = self._checkpointer.get_tuple({"configurable": {"thread_id": conversation}})
+        return () if found is not None else None  # the turns themselves are the thread's messages
+
+    def save(self, conversation: str, turns: Sequence[tuple[str, str]]) -> None:
+        """Nothing to do: the agent writes the thread when it answers."""
+
+
+def _open(store: ConversationStore, wanted: Any) -> str:
+    """The conversation to continue: ``wanted`` if the store holds it, else a new one."""
+    if isinstance(wanted, str) and store.turns(wanted) is not None:
+        return wanted
+    conversation = uuid.uuid4().hex
+    store.save(conversation, [])
+    return conversation
+
+
+def _history(store: ConversationStore, conversation: str) -> list[BaseMessage]:
+    messages: list[BaseMessage] = []
+    for question, answer in (store.turns(conversation) or [])[-_TURNS:]:
+        messages += [HumanMessage(question), AIMessage(answer)]
+    return messages
+
+
+def _add_turn(store: ConversationStore, conversation: str, question: str, answer: str) -> None:
+    turns = store.turns(conversation)
+    if turns is not None:  # not when it was dropped while the answer streamed
+        store.save(conversation, [*turns[-_TURNS + 1 :], (question, answer)])
 
 
 def _chat_prompt() -> ChatPromptTemplate:
@@ -434,14 +555,34 @@ def _page(request: Request) -> Response:
     return HTMLResponse(page, headers={"Content-Security-Policy": policy})
 
 
-async def _question(request: Request) -> tuple[str, Any] | Response:
-    body = await request.body()
-    if len(body) > _MAX_BODY:
-        return JSONResponse({"error": f"the request body is over {_MAX_BODY} bytes"}, status_code=413)
+async def _json_body(request: Request, limit: int) -> Any:
+    """The request's JSON (None if it is not JSON), or the 4xx response: 415 unless sent as JSON, 413 past ``limit``.
+
+    Reading stops as soon as the body is over its limit: a large upload is never held in memory.
+    """
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        # text/plain and form bodies are what a page of another site can send without a preflight.
+        return JSONResponse({"error": "send the body as JSON, with Content-Type: application/json"}, status_code=415)
+    too_long = JSONResponse({"error": f"the request body is over {limit} bytes"}, status_code=413)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return too_long
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > limit:
+            return too_long
     try:
-        data = json.loads(body)
+        return json.loads(data)
     except (ValueError, RecursionError):
-        data = None
+        return None
+
+
+async def _question(request: Request) -> tuple[str, Any] | Response:
+    data = await _json_body(request, _MAX_BODY)
+    if isinstance(data, Response):
+        return data
     question = data.get("question") if isinstance(data, dict) else None
     if not isinstance(question, str) or not question.strip():
         return JSONResponse({"error": 'send a JSON body {"question": "..."}'}, status_code=400)
@@ -458,11 +599,17 @@ def create_app(
     agent: bool = False,
     verifier: CitationVerifier | None = None,
     check_model: BaseChatModel | None = None,
+    conversation_store: ConversationStore | None = None,
+    checkpointer: Any = None,
 ) -> Starlette:
     """The chat web app: the offline demo pipeline unless a model or documents are given.
 
     The app also serves the checking page, ``/check``, and its API,
-    ``POST /api/check`` (`langchain_refs.apps.check_page`).
+    ``POST /api/check`` (`langchain_refs.apps.check_page`), and
+    ``POST /api/ui-stream``: the same answers as the AI SDK's UI message
+    stream (`langchain_refs.apps.ui_stream`), for a ``useChat`` front end; it
+    takes the body ``useChat`` sends (at most 1 MB: the client sends the whole
+    conversation) and keeps each chat's earlier turns under its id.
 
     Args:
         model: the chat model (default: the offline extractive demo model;
@@ -476,6 +623,13 @@ def create_app(
             unsupported citations are marked on the page.
         check_model: a chat model the checking page offers as extractor and
             checker, beside the offline one (``serve --model`` passes its model).
+        conversation_store: where the chain keeps earlier turns (default: an
+            `InMemoryConversationStore` of 256 conversations); not with
+            ``agent`` (a ValueError: the agent keeps its threads in its checkpointer).
+        checkpointer: with ``agent``, the LangGraph checkpointer that keeps
+            its threads (any saver: a persistent one and conversations survive
+            a restart; all its threads are kept). Default: an in-memory saver
+            holding the 256 most recently used conversations.
 
     Example:
         >>> from starlette.testclient import TestClient
@@ -486,38 +640,65 @@ def create_app(
     if agent and verifier is not None:
         msg = "a verifier checks the chain's answers; the agent mode cannot take one"
         raise ValueError(msg)
+    if agent and conversation_store is not None:
+        msg = "the agent keeps its conversations in its LangGraph checkpointer; a conversation store is for the chain"
+        raise ValueError(msg)
+    if checkpointer is not None and not agent:
+        msg = "a checkpointer keeps the agent's threads; the chain takes a conversation_store"
+        raise ValueError(msg)
     style = _MarkedCitations()
-    conversations = _Conversations()
+    ui_style = citation_numbers_style()
+    store: ConversationStore
     if agent:
         from langgraph.checkpoint.memory import InMemorySaver
 
         from langchain_refs.apps.demo.agent import AgentDemoChatModel, build_demo_agent
 
-        checkpointer = InMemorySaver()
-        graph = build_demo_agent(
-            style=style,
-            model=model if model is not None else AgentDemoChatModel(delay=0.0),
-            documents=documents,
-            k=k,
-            checkpointer=checkpointer,
-        )
-        run = _agent_run(graph, checkpointer, conversations)
+        if checkpointer is None:
+            checkpointer = InMemorySaver()
+            # The turns live in the checkpointer: the store only bounds how many threads it keeps.
+            store = InMemoryConversationStore(max_conversations=_CONVERSATIONS, on_forget=checkpointer.delete_thread)
+        else:
+            store = _CheckpointedThreads(checkpointer)
+        agent_model = model if model is not None else AgentDemoChatModel(delay=0.0)
+        graphs = [
+            build_demo_agent(style=s, model=agent_model, documents=documents, k=k, checkpointer=checkpointer)
+            for s in (style, ui_style)
+        ]
+        run = _agent_run(graphs[0])
+        ui_run = _agent_ui_run(graphs[1], store)
     else:
-        answer_chain = manage_references(
-            _chat_prompt() | (model or ExtractiveChatModel(delay=0.0)) | RunnableGenerator(_texts, _atexts),
-            style=style,
-            verifier=verifier,
-        )
-        run = _chain_run(demo_context(documents, k=k), answer_chain, conversations)
+        store = conversation_store if conversation_store is not None else InMemoryConversationStore()
+        chat_model = model or ExtractiveChatModel(delay=0.0)
+        chains = [
+            manage_references(
+                _chat_prompt() | chat_model | RunnableGenerator(_texts, _atexts), style=s, verifier=verifier
+            )
+            for s in (style, ui_style)
+        ]
+        context = demo_context(documents, k=k)
+        run = _chain_run(context, chains[0], store)
+        ui_run = _chain_ui_run(context, chains[1], store)
 
     async def chat(request: Request) -> Response:
         asked = await _question(request)
         if isinstance(asked, Response):
             return asked
         question, wanted = asked
-        conversation = conversations.open(wanted)
+        conversation = _open(store, wanted)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(_events(run, question, conversation), media_type="text/event-stream", headers=headers)
+
+    async def ui_stream(request: Request) -> Response:
+        body = await _json_body(request, _MAX_UI_BODY)
+        if isinstance(body, Response):
+            return body
+        try:
+            chat_id, question = question_of(body)
+        except ValueError as error:
+            status = 413 if "over" in str(error) else 400
+            return JSONResponse({"error": str(error)}, status_code=status)
+        return ui_message_response(ui_message_chunks(ui_run(question, f"ui-{chat_id}")))
 
     async def favicon(_: Request) -> Response:
         return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
@@ -526,6 +707,7 @@ def create_app(
         routes=[
             Route("/", _page),
             Route("/api/chat", chat, methods=["POST"]),
+            Route("/api/ui-stream", ui_stream, methods=["POST"]),
             Route("/favicon.ico", favicon),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
             *check_routes(model=check_model),
@@ -535,7 +717,8 @@ def create_app(
     return app
 
 
-# A run yields ("text", styled text), ("tool", data), ("references", (AnswerReferences, documents)).
+# A run yields ("text", styled text), ("searching", data), ("tool", data),
+# ("references", (AnswerReferences, documents)).
 _Run = Any
 
 
@@ -547,8 +730,8 @@ async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[
     last_render = 0.0
     try:
         async for kind, value in run(question, conversation, answer):
-            if kind == "tool":
-                yield _event("tool", value)
+            if kind in ("searching", "tool"):
+                yield _event(kind, value)
             elif kind == "references":
                 references, documents = value
             else:
@@ -563,65 +746,102 @@ async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[
     except Exception as error:  # the model or a tool failed: say so on the page, in one line
         yield _event("error", {"message": f"{type(error).__name__}: {first_line(error)}"})
         return
+    answer.drop_spaces_before(invalid.offset for invalid in references.invalid_citations)
     yield answer.render()
     yield _event("references", _references(answer, references, documents, answer_id))
     yield _event("done", {})
 
 
-def _chain_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], conversations: _Conversations) -> _Run:
+def _chain_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], store: ConversationStore) -> _Run:
     async def run(question: str, conversation: str, answer: _Answer) -> AsyncIterator[tuple[str, Any]]:
         inputs = await context.ainvoke({"question": question})
-        inputs["history"] = conversations.history(conversation)
-        metadata: dict[str, Any] = {}
+        inputs["history"] = _history(store, conversation)
+        references = None
         try:
-            async for chunk in answer_chain.astream(inputs):
-                # A chat model gives message chunks; a chain ending in a parser gives str.
-                yield "text", chunk if isinstance(chunk, str) else content_text(getattr(chunk, "content", ""))
-                metadata = getattr(chunk, "response_metadata", None) or metadata
+            async for step in stream_steps(answer_chain.astream(inputs)):
+                if isinstance(step, AnswerText):
+                    yield "text", step.text
+                elif isinstance(step, ReferencesFound):
+                    references = step.references
         finally:
             # Also when the reader stopped the answer: what they saw is what the model said.
-            conversations.add(conversation, question, answer.plain)
-        if "references" in metadata:
-            yield "references", (AnswerReferences.from_dict(metadata["references"]), inputs["documents"])
+            _add_turn(store, conversation, question, answer.plain)
+        if references is not None:
+            yield "references", (references, inputs["documents"])
 
     return run
 
 
-def _agent_run(graph: Any, checkpointer: Any, conversations: _Conversations) -> _Run:
-    from langchain_core.messages import AIMessageChunk, ToolMessage
+def _chain_ui_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], store: ConversationStore) -> Any:
+    """The chain's answer as a cited stream for `ui_message_chunks`; the turn is kept under the chat's id."""
 
+    async def run(question: str, conversation: str) -> AsyncIterator[Any]:
+        if store.turns(conversation) is None:
+            store.save(conversation, [])
+        inputs = await context.ainvoke({"question": question})
+        inputs["history"] = _history(store, conversation)
+        text, references = [], AnswerReferences()
+        try:
+            async for chunk in answer_chain.astream(inputs):
+                yield chunk
+                text.append(chunk if isinstance(chunk, str) else content_text(chunk.content))
+                data = getattr(chunk, "response_metadata", {}).get("references")
+                references = AnswerReferences.from_dict(data) if isinstance(data, dict) else references
+        finally:
+            _add_turn(store, conversation, question, _without_citations("".join(text), references))
+
+    return run
+
+
+def _without_citations(text: str, references: AnswerReferences) -> str:
+    """The answer with its rendered citations cut out (the chain's history: its numbers name no document next turn)."""
+    kept, position = [], 0
+    for citation in sorted(references.citations, key=lambda c: c.start):
+        if citation.start >= position:
+            kept.append(text[position : citation.start])
+            position = citation.end
+    return "".join([*kept, text[position:]])
+
+
+def _agent_run(graph: Any) -> _Run:
     from langchain_refs.agents import ThreadDocuments
 
     async def run(question: str, conversation: str, answer: _Answer) -> AsyncIterator[tuple[str, Any]]:
-        for dropped in conversations.dropped:
-            checkpointer.delete_thread(dropped)
-        conversations.dropped.clear()
         config = {"configurable": {"thread_id": conversation}}
-        queries: dict[str, str] = {}
-        metadata: dict[str, Any] = {}
         inputs = {"messages": [{"role": "user", "content": question}]}
-        async for chunk, _ in graph.astream(inputs, config, stream_mode="messages"):
-            if isinstance(chunk, ToolMessage):
-                found = len(chunk.artifact) if isinstance(chunk.artifact, list) else 0
-                yield "tool", {"name": chunk.name, "query": queries.get(chunk.tool_call_id, ""), "found": found}
-            elif isinstance(chunk, AIMessageChunk):
-                for call in chunk.tool_call_chunks:
-                    if call.get("id") and call.get("args"):
-                        queries[str(call["id"])] = _query(str(call["args"]))
-                # .text, not .content: the rewritten chunks carry standard text blocks.
-                yield "text", chunk.text
-                metadata = (chunk.response_metadata.get("references") and chunk.response_metadata) or metadata
+        references = None
+        async for step in stream_steps(graph.astream(inputs, config, stream_mode="messages")):
+            if isinstance(step, ToolCallDelta) and step.name:
+                yield "searching", {"name": step.name}
+            elif isinstance(step, ToolResult):
+                query = step.arguments.get("query", "") if isinstance(step.arguments, dict) else step.arguments
+                yield "tool", {"name": step.name, "query": str(query), "found": len(step.documents or ())}
+            elif isinstance(step, AnswerText):
+                yield "text", step.text
+            elif isinstance(step, ReferencesFound):
+                references = step.references
         state = await graph.aget_state(config)
-        documents = ThreadDocuments.from_messages(state.values.get("messages", [])).documents
-        if "references" in metadata:
-            yield "references", (AnswerReferences.from_dict(metadata["references"]), list(documents))
+        messages = state.values.get("messages", [])
+        thread = ThreadDocuments.from_messages(messages)
+        if references is not None:
+            # The thread's earlier turns retrieved documents too: "also consulted" lists this turn's only.
+            asked = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+            this_turn = {thread.id_of(d) for d in ThreadDocuments.from_messages(messages[asked + 1 :]).documents}
+            consulted = tuple(c for c in references.consulted if set(c.document_positions) & this_turn)
+            yield "references", (replace(references, consulted=consulted), list(thread.documents))
 
     return run
 
 
-def _query(arguments: str) -> str:
-    try:
-        parsed = json.loads(arguments)
-    except ValueError:
-        return arguments
-    return str(parsed.get("query", arguments)) if isinstance(parsed, dict) else arguments
+def _agent_ui_run(graph: Any, store: ConversationStore) -> Any:
+    """The agent's answer as a cited stream for `ui_message_chunks`, on the thread of the chat's id."""
+
+    async def run(question: str, conversation: str) -> AsyncIterator[Any]:
+        if store.turns(conversation) is None:
+            store.save(conversation, [])
+        config = {"configurable": {"thread_id": conversation}}
+        inputs = {"messages": [{"role": "user", "content": question}]}
+        async for item in graph.astream(inputs, config, stream_mode="messages"):
+            yield item
+
+    return run

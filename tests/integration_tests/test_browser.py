@@ -5,7 +5,7 @@ for the accessibility test, axe-core from `npm ci` in this folder. No browser
 and no script is ever downloaded by a test. Without them the tests are
 skipped, and say so.
 
-The screenshot in the README is made by an explicit command, never by a test run:
+The screenshots in docs/ (1280 px and a 390x844 phone) are made by an explicit command, never by a test run:
 
     python -m tests.integration_tests.test_browser --screenshot
 """
@@ -42,6 +42,7 @@ pytestmark = skip_without_browser
 browser = browser_fixtures.browser  # the module's one Chromium (a fixture)
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "chat-ui.png"
+PHONE_SCREENSHOT = SCREENSHOT.with_name("chat-ui-phone.png")
 
 # One hostile answer, streamed in every content shape a chat model may use: a
 # string, a list of strings, text blocks, and blocks that are not text.
@@ -213,9 +214,12 @@ def test_hostile_answer_in_every_content_shape_runs_no_script(browser: Any, bypa
         assert page.dialogs == []
         assert page.locator(".answer-body").inner_text() == HOSTILE_SHOWN
         assert "[object Object]" not in page.inner_text("body")
-        # The answer holds a paragraph and chips only: no element the model wrote.
-        tags = page.eval_on_selector_all(".answer-body *", "els => els.map(e => e.tagName.toLowerCase())")
-        assert tags == ["p", "button", "button"]
+        # The answer holds a paragraph and chips only (each chip in the page's own glue span, which keeps it
+        # on the line of its word and full stop): no element the model wrote.
+        tags = page.eval_on_selector_all(
+            ".answer-body *", "els => els.map(e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))"
+        )
+        assert tags == ["p", "span.cite-glue", "button.chip", "span.cite-glue", "button.chip"]
 
 
 @pytest.mark.parametrize("bypass_csp", [False, True], ids=["with-csp", "without-csp"])
@@ -317,12 +321,19 @@ def test_stop_ends_the_answer_and_the_run(browser: Any) -> None:
 
 
 def tap_targets(page: Any) -> list[dict[str, Any]]:
-    """Every visible link, button and field outside running text, with its size in CSS pixels."""
+    """Every visible link, button and field outside running text, with the size it takes taps on, in CSS pixels.
+
+    A chip stays small in its line: its ``::before`` area takes the taps (its size counts). The
+    links of the "also consulted" line are inline links in a sentence (WCAG 2.5.8's exception).
+    """
     script = """() => [...document.querySelectorAll('a, button, input, [tabindex]')]
-        .filter(e => !e.closest('.answer-body p a, .answer-body li a') && e.getClientRects().length)
-        .map(e => { const r = e.getBoundingClientRect();
+        .filter(e => !e.closest('.answer-body p a, .answer-body li a, .consulted a') && e.getClientRects().length)
+        .map(e => { const r = e.getBoundingClientRect(), area = getComputedStyle(e, '::before');
+          const extra = e.classList.contains('chip') && area.content !== 'none';
+          const width = Math.max(r.width, extra ? parseFloat(area.width) : 0);
+          const height = Math.max(r.height, extra ? parseFloat(area.height) : 0);
           return {what: (e.className || e.tagName) + ' ' + e.textContent.trim().slice(0, 20),
-                  width: Math.round(r.width * 10) / 10, height: Math.round(r.height * 10) / 10}; })"""
+                  width: Math.round(width * 10) / 10, height: Math.round(height * 10) / 10}; })"""
     targets: list[dict[str, Any]] = page.evaluate(script)
     return targets
 
@@ -394,23 +405,33 @@ def test_agent_mode_shows_the_tool_step(browser: Any) -> None:
 
 
 def make_screenshot() -> None:
-    """Write docs/chat-ui.png: a two-turn conversation with a passage card open, 1280 px wide."""
+    """Write docs/chat-ui.png (1280 px wide) and docs/chat-ui-phone.png (390x844): two turns, a passage card open."""
     missing = browser_missing()
     if missing is not None:
         raise SystemExit(missing.replace("BROWSER TESTS SKIPPED", "NO SCREENSHOT"))
-    with chromium() as launched, new_page(launched, width=1280, height=900) as page, serving(create()) as url:
-        page.goto(url)
-        ask(page, "How are sources numbered?")
-        ask(page, "Which URLs become links?", turns=2)
-        page.locator("#question").blur()
-        page.mouse.move(0, 0)
-        height = page.evaluate("document.documentElement.scrollHeight")
-        page.set_viewport_size({"width": 1280, "height": height + 40})
-        page.locator(".turn").nth(1).locator(".chip").first.hover()
-        page.wait_for_timeout(150)
-        SCREENSHOT.parent.mkdir(exist_ok=True)
-        page.screenshot(path=str(SCREENSHOT))
-    print(f"wrote {SCREENSHOT}")
+    with chromium() as launched:
+        with new_page(launched, width=1280, height=900) as page, serving(create()) as url:
+            page.goto(url)
+            ask(page, "How are sources numbered?")
+            ask(page, "Which URLs become links?", turns=2)
+            page.locator("#question").blur()
+            page.mouse.move(0, 0)
+            height = page.evaluate("document.documentElement.scrollHeight")
+            page.set_viewport_size({"width": 1280, "height": height + 40})
+            page.locator(".turn").nth(1).locator(".chip").first.hover()
+            page.wait_for_timeout(150)
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT))
+        # The phone as a reader holds it: the screen after the second answer, its chip tapped.
+        with new_page(launched, width=390, height=844, touch=True) as page, serving(create()) as url:
+            page.goto(url)
+            ask(page, "How are sources numbered?")
+            ask(page, "Which URLs become links?", turns=2)
+            page.locator("#question").blur()
+            page.locator(".turn").nth(1).locator(".chip").first.tap()
+            page.wait_for_timeout(150)
+            page.screenshot(path=str(PHONE_SCREENSHOT))
+    print(f"wrote {SCREENSHOT} and {PHONE_SCREENSHOT}")
 
 
 if __name__ == "__main__":

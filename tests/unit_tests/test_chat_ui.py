@@ -129,11 +129,21 @@ def test_sources_are_data_with_safe_urls_only() -> None:
             "title": "Paris <b>facts</b>",
             "url": "https://a.org/paris",
             "domain": "a.org",
+            "excerpt": "Paris is big.",  # the passage of its first citation: the card's one-line snippet
             "cited": True,
             "documents": [1],
             "supported": None,
         },
-        {"number": 2, "title": "Rome", "url": None, "domain": None, "cited": True, "documents": [2], "supported": None},
+        {
+            "number": 2,
+            "title": "Rome",
+            "url": None,
+            "domain": None,
+            "excerpt": "Rome is older than Paris.",
+            "cited": True,
+            "documents": [2],
+            "supported": None,
+        },
     ]
     assert references["consulted"] == []
     assert references["invalid"] == []
@@ -225,7 +235,7 @@ def test_a_chain_that_streams_str_works_too() -> None:
 )
 def test_bad_requests_are_refused_clearly(body: bytes, status: int, says: str) -> None:
     """A missing, malformed, deeply nested or oversized body gets a 4xx with a clear message."""
-    response = TestClient(create_app()).post("/api/chat", content=body)
+    response = TestClient(create_app()).post("/api/chat", content=body, headers={"content-type": "application/json"})
     assert response.status_code == status
     assert says in response.json()["error"]
 
@@ -539,3 +549,21 @@ def test_app_serves_the_checking_page_and_its_api() -> None:
     checked = client.post("/api/check", json={"response": "Paris is in France.", "reference": "Paris is in France."})
     assert checked.status_code == 200
     assert checked.json()["ys"] == ["Entailment"]
+
+
+@agents
+def test_agent_mode_says_searching_when_the_tool_is_called() -> None:
+    """A searching event comes as soon as the agent calls its tool, before the tool event with its result."""
+    client = TestClient(create_app(agent=True))
+    names = [name for name, _ in chat(client, "How are sources numbered?")]
+    assert names.index("searching") < names.index("tool") < names.index("token")
+    assert names.count("searching") == 1
+
+
+def test_a_dropped_citation_leaves_no_space_before_punctuation_in_the_final_render() -> None:
+    """The final render drops the space the model wrote before a citation that was dropped, nothing else."""
+    answer = ["Paris is big [1](id=9). Rome is old [1](id=2) and ", "far [2](id=7) away [3](id=8)"]
+    stream = ask("Paris?", model=streaming_model(answer), documents=DOCUMENTS, k=2)
+    # By hand: "big ." and "far  away" lose the space before the dropped citation; so does the end;
+    # the space before a kept citation stays.
+    assert tree_text(final_tree(stream)) == "Paris is big. Rome is old [1] and far away"

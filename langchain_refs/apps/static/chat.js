@@ -60,8 +60,41 @@
       element = document.createElement(tag);
       if (tag === "ol" && Number.isInteger(attrs.start)) element.start = attrs.start;
     }
-    for (const child of children) element.append(build(child, turn));
+    appendChildren(element, children, turn);
     return element;
+  }
+
+  const isCite = (node) => node !== null && typeof node === "object" && "cite" in node;
+  const LEADING_PUNCTUATION = /^[.,;:!?)\]}»”’…]+/;
+
+  // A chip is glued to the word before it and the punctuation after it (one unbreakable
+  // run), so a line never breaks between "links", its chip and the full stop.
+  function appendChildren(element, children, turn) {
+    const queue = children.slice();
+    for (let i = 0; i < queue.length; i++) {
+      if (!isCite(queue[i])) {
+        element.append(build(queue[i], turn));
+        continue;
+      }
+      const glue = el("span", "cite-glue");
+      const last = element.lastChild;
+      if (last && last.nodeType === Node.TEXT_NODE) {
+        const word = /\S+$/.exec(last.data);
+        if (word) {
+          last.data = last.data.slice(0, word.index);
+          glue.append(document.createTextNode(word[0]));
+        }
+      }
+      glue.append(build(queue[i], turn));
+      while (i + 1 < queue.length && isCite(queue[i + 1])) glue.append(build(queue[++i], turn));
+      const next = queue[i + 1];
+      const punctuation = typeof next === "string" ? LEADING_PUNCTUATION.exec(next) : null;
+      if (punctuation) {
+        glue.append(document.createTextNode(punctuation[0]));
+        queue[i + 1] = next.slice(punctuation[0].length); // the rest stays the next child
+      }
+      element.append(glue);
+    }
   }
 
   function chip(turn, index, number) {
@@ -216,24 +249,25 @@
     if (source.domain) meta.append(el("span", "source-domain", source.domain));
     meta.append(el("span", "label label-supported", "cited"));
     if (source.supported === false) meta.append(el("span", "label label-unsupported", "✗ not supported"));
-    item.append(head, meta);
+    item.append(head);
+    // One line of the cited passage itself (not the page's first words), cut with an ellipsis.
+    if (typeof source.excerpt === "string" && source.excerpt) item.append(el("p", "source-snippet", source.excerpt));
+    item.append(meta);
     return item;
   }
 
-  // Sources the model was given but did not cite: one discreet line, no number.
+  // Sources the model was given but did not cite: one discreet line that wraps, no number.
   function consultedList(sources) {
-    const list = el("ul", "consulted");
-    list.setAttribute("aria-label", "Also consulted, not cited");
-    const label = el("li", "consulted-label", "Also consulted, not cited:");
-    label.setAttribute("aria-hidden", "true");
-    list.append(label);
-    for (const source of sources) {
-      const item = el("li", "consulted-item");
+    const line = el("p", "consulted");
+    line.append(el("span", "consulted-label", "Also consulted, not cited: "));
+    sources.forEach((source, i) => {
+      if (i) line.append(document.createTextNode(" · "));
+      const item = el("span", "consulted-item");
       item.append(sourceTitle(source));
-      if (source.domain) item.append(el("span", "source-domain", " · " + source.domain));
-      list.append(item);
-    }
-    return list;
+      if (source.domain) item.append(el("span", "source-domain", " (" + source.domain + ")"));
+      line.append(item);
+    });
+    return line;
   }
 
   function showReferences(turn, data) {
@@ -256,6 +290,35 @@
     }
   }
 
+  // -- the streaming cursor and the view that follows the stream ---------------
+
+  const BLOCKS = new Set(["P", "UL", "OL", "LI", "BLOCKQUOTE", "H3", "H4", "H5", "H6", "PRE", "CODE", "TABLE", "TBODY", "TR", "TD", "TH"]);
+  const cursor = el("span", "cursor", "▍");
+  cursor.setAttribute("aria-hidden", "true");
+
+  // The cursor goes right after the last word: inside the last paragraph, list item or code block.
+  function placeCursor(body) {
+    let host = body;
+    while (host.lastElementChild && BLOCKS.has(host.lastElementChild.tagName)) host = host.lastElementChild;
+    host.append(cursor);
+  }
+
+  // The page follows the answer as it grows, unless the reader scrolled up to read; scrolling
+  // back to the end follows again.
+  let following = true;
+  const atEnd = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 48;
+
+  function follow() {
+    if (following) window.scrollTo(0, document.documentElement.scrollHeight);
+  }
+
+  let lastY = window.scrollY;
+  window.addEventListener("scroll", () => {
+    if (window.scrollY < lastY - 2) following = atEnd(); // the reader scrolled up
+    else if (atEnd()) following = true;
+    lastY = window.scrollY;
+  }, { passive: true });
+
   // -- one turn --------------------------------------------------------------
 
   function newTurn(question) {
@@ -268,9 +331,10 @@
     card.hidden = true;
     card.setAttribute("role", "group");
     answer.append(body);
+    body.append(cursor);
     item.append(answer);
     conversationList.append(item);
-    const turn = { item, answer, body, card, chips: null, sources: new Map() };
+    const turn = { item, answer, body, card, chips: null, sources: new Map(), step: null };
     card.id = "card-" + conversationList.childElementCount;
     wireChips(turn);
     return turn;
@@ -280,13 +344,31 @@
     if (name === "start") {
       conversation = String(data.conversation);
       turn.answer.id = "answer-" + String(data.answer_id);
+    } else if (name === "searching") {
+      // The agent's tool runs: say so at once (the result replaces this line).
+      turn.step = el("p", "tool-step", "searching…");
+      turn.step.dataset.state = "running";
+      turn.item.insertBefore(turn.step, turn.answer);
+      status.textContent = "searching";
+      follow();
     } else if (name === "tool") {
-      const step = el("p", "tool-step", "searched: " + String(data.query) + " — " + Number(data.found) + " documents");
-      turn.item.insertBefore(step, turn.answer);
+      const text = "searched: " + String(data.query) + " — " + Number(data.found) + " documents";
+      if (!turn.step) {
+        turn.step = el("p", "tool-step");
+        turn.item.insertBefore(turn.step, turn.answer);
+      }
+      turn.step.textContent = text;
+      turn.step.dataset.state = "done";
+      turn.step = null;
+      status.textContent = "streaming";
     } else if (name === "render") {
-      turn.body.replaceChildren(...(data.blocks || []).map((node) => build(node, turn)));
+      turn.body.replaceChildren();
+      appendChildren(turn.body, Array.isArray(data.blocks) ? data.blocks : [], turn);
+      placeCursor(turn.body);
+      follow();
     } else if (name === "references") {
       showReferences(turn, data);
+      follow();
     } else if (name === "error") {
       turn.item.append(el("p", "error", "The answer failed: " + String(data.message)));
       return "error";
@@ -331,6 +413,8 @@
 
   async function ask(question) {
     const turn = newTurn(question);
+    following = true; // a new question: show it and its answer, above the composer
+    follow();
     const controller = new AbortController();
     setRunning(controller);
     status.textContent = "streaming";
@@ -357,8 +441,10 @@
         turn.item.append(el("p", "error", "The connection failed: " + String(error)));
       }
     }
+    cursor.remove();
     turn.answer.setAttribute("aria-busy", "false");
     setRunning(null);
+    follow(); // the sources, a warning or an error came last
     status.textContent = outcome;
     document.body.dataset.state = outcome; // for scripts and tests: streaming, done, stopped or error
   }

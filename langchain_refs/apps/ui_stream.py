@@ -1,0 +1,504 @@
+"""A cited LangChain stream as the Vercel AI SDK's UI message stream (what ``useChat`` reads).
+
+The protocol, as the ``ai`` npm package defines it (``uiMessageChunkSchema``
+in ``ai`` 7.0; ``ai`` 6.0 reads the same chunks, it ignores the citations of
+``text-end``): Server-Sent Events, each event one line ``data: <JSON chunk>``,
+the stream ending with ``data: [DONE]``, served with the header
+``x-vercel-ai-ui-message-stream: v1``. `ui_message_chunks` turns what a
+``manage_references(...)`` chain or an agent with ``ReferencesMiddleware``
+streams into these chunks, in this order:
+
+========================= =====================================================
+chunk                     when
+========================= =====================================================
+``start``                 first, with the ``messageId``
+``tool-input-start``,     an agent's tool call as its arguments stream (the
+``tool-input-delta``      client shows the tool as running)
+``tool-input-available``, the tool's result arrived (``output``: the title and
+``tool-output-available`` source of each document it found)
+``text-start``,           the rewritten answer (never a raw marker); a tool
+``text-delta``,           step between two stretches of text ends a text part
+``text-end``
+``source-url`` /          each cited source once, in number order (a source
+``source-document``       with an http(s) URL is a ``source-url``)
+``data-citation``         each citation: its number, the words it backs and the
+                          passage of the source behind it
+``data-references``       the answer's references as `AnswerReferences.to_dict`
+``finish``                last
+``error``                 instead of the rest when the stream fails: one line
+========================= =====================================================
+
+Each source's ``sourceId`` is ``"source-<number>"`` and its
+``providerMetadata`` is ``{"langchain_refs": {"number": number}}``: the
+number the text shows (with `citation_numbers_style`, ``[1]``).
+
+The functions here know no web framework: `ui_message_sse` writes the
+events as strings for any server; `ui_message_response` wraps them in a
+Starlette (and so FastAPI) ``StreamingResponse``. `question_of` reads the
+question from the body ``useChat``'s default transport sends.
+
+Example:
+    >>> import asyncio
+    >>> from langchain_core.messages import AIMessageChunk
+    >>> refs = {"references": [{"number": 1, "source": "https://a.org", "title": "A",
+    ...                         "document_positions": [1]}]}
+    >>> async def stream():
+    ...     yield AIMessageChunk("Paris[1]")
+    ...     yield AIMessageChunk(".", response_metadata={"references": refs})
+    >>> async def collect():
+    ...     return [chunk async for chunk in ui_message_chunks(stream(), message_id="m1")]
+    >>> [c["type"] for c in asyncio.run(collect())]  # doctest: +NORMALIZE_WHITESPACE
+    ['start', 'text-start', 'text-delta', 'text-delta', 'text-end', 'source-url', 'data-references', 'finish']
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
+
+from langchain_refs.apps._content import content_text
+from langchain_refs.apps._errors import first_line
+from langchain_refs.streaming import AnswerReferences, TemplateReferenceStyle, safe_url
+
+if TYPE_CHECKING:
+    from starlette.responses import StreamingResponse
+
+__all__ = [
+    "UI_MESSAGE_STREAM_HEADERS",
+    "AnswerText",
+    "ReferencesFound",
+    "StreamStep",
+    "ToolCallDelta",
+    "ToolResult",
+    "citation_numbers_style",
+    "question_of",
+    "sse_data",
+    "stream_steps",
+    "ui_message_chunks",
+    "ui_message_response",
+    "ui_message_sse",
+]
+
+UI_MESSAGE_STREAM_HEADERS: Final = {
+    "Cache-Control": "no-cache",
+    "Connection": "keep-alive",
+    "X-Vercel-AI-UI-Message-Stream": "v1",
+    "X-Accel-Buffering": "no",
+}
+"""The headers of a UI message stream, as the ``ai`` package sends them (besides the content type)."""
+
+_MAX_QUESTION: Final = 4_000
+
+
+def citation_numbers_style() -> TemplateReferenceStyle:
+    """A style for the UI message stream: ``[n]`` in the text and no list (the sources travel as parts).
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> style = citation_numbers_style()
+        >>> doc = Document("x", metadata={"source": "a.pdf"})
+        >>> style.format_reference(2, doc), style.format_all_references([(2, doc)])
+        ('[2]', '')
+    """
+    return TemplateReferenceStyle(
+        "{% macro citation(c) %}[{{ c.number }}]{% endmacro %}{% macro references(refs) %}{% endmacro %}"
+    )
+
+
+# -- A cited LangChain stream as steps ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerText:
+    """Words of the answer as the citation middleware rewrote them.
+
+    Example:
+        >>> AnswerText(text="Paris[1]").text
+        'Paris[1]'
+    """
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallDelta:
+    """A piece of a tool call's arguments as the model streams them (``name`` on its first piece).
+
+    Example:
+        >>> ToolCallDelta(call_id="c1", name="search_docs", arguments='{"query"').name
+        'search_docs'
+    """
+
+    call_id: str
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """A tool's result: the call it answers, its arguments and what it returned.
+
+    ``arguments`` are the call's arguments (a dict when they were JSON),
+    ``documents`` the documents the tool found (``None`` when its artifact is
+    not a list of documents), ``output`` the text of its message.
+
+    Example:
+        >>> ToolResult(call_id="c1", name="search_docs", arguments={"query": "Paris"}, documents=(),
+        ...            output="").arguments["query"]
+        'Paris'
+    """
+
+    call_id: str
+    name: str
+    arguments: Any
+    documents: tuple[Any, ...] | None
+    output: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReferencesFound:
+    """The references of the answer, as the last chunk of a cited message carries them.
+
+    Example:
+        >>> ReferencesFound(references=AnswerReferences()).references.references
+        ()
+    """
+
+    references: AnswerReferences
+
+
+StreamStep = AnswerText | ToolCallDelta | ToolResult | ReferencesFound
+"""What `stream_steps` yields."""
+
+
+@dataclass(kw_only=True)
+class _Calls:
+    """The tool calls seen so far: their names, and their arguments as they streamed."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    arguments: dict[str, str] = field(default_factory=dict)
+    by_index: dict[int, str] = field(default_factory=dict)  # a chunk's later pieces give only their index
+
+
+async def stream_steps(stream: AsyncIterable[Any]) -> AsyncIterator[StreamStep]:
+    """The steps of a cited LangChain stream: answer text, tool calls and results, references.
+
+    ``stream`` is what ``astream`` of a ``manage_references(...)`` chain
+    yields (message chunks or ``str``), or what an agent with
+    ``ReferencesMiddleware`` streams with ``stream_mode="messages"``
+    (``(message, metadata)`` pairs). The references are those of the last
+    message chunk that carries some (``response_metadata["references"]``);
+    a chain whose output is ``str`` carries none (its text still streams).
+
+    Example:
+        >>> import asyncio
+        >>> async def stream():
+        ...     yield "Paris[1]."
+        >>> async def collect():
+        ...     return [step async for step in stream_steps(stream())]
+        >>> asyncio.run(collect())
+        [AnswerText(text='Paris[1].')]
+    """
+    calls = _Calls()
+    async for item in stream:
+        chunk = item[0] if isinstance(item, tuple) and item else item
+        for step in _steps(chunk, calls):
+            yield step
+
+
+def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
+    if isinstance(chunk, str):
+        if chunk:
+            yield AnswerText(text=chunk)
+        return
+    if isinstance(chunk, ToolMessage):
+        yield _tool_result(chunk, calls)
+        return
+    if not isinstance(chunk, BaseMessage):
+        return
+    # A message's words come before its tool calls; rewritten agent chunks carry standard text blocks.
+    text = content_text(chunk.content)
+    if text:
+        yield AnswerText(text=text)
+    if isinstance(chunk, AIMessageChunk):
+        yield from _call_deltas(chunk, calls)
+    data = chunk.response_metadata.get("references")
+    if isinstance(data, dict):
+        yield ReferencesFound(references=AnswerReferences.from_dict(data))
+
+
+def _call_deltas(chunk: AIMessageChunk, calls: _Calls) -> Iterator[ToolCallDelta]:
+    for piece in chunk.tool_call_chunks:
+        index = piece.get("index")
+        call_id = piece.get("id") or (calls.by_index.get(index) if isinstance(index, int) else None)
+        if not call_id:
+            continue
+        if isinstance(index, int):
+            calls.by_index[index] = call_id
+        name = piece.get("name")
+        first = call_id not in calls.names
+        if name:
+            calls.names.setdefault(call_id, name)
+        arguments = piece.get("args") or ""
+        calls.arguments[call_id] = calls.arguments.get(call_id, "") + arguments
+        if first or arguments:
+            yield ToolCallDelta(call_id=call_id, name=calls.names.get(call_id) if first else None, arguments=arguments)
+
+
+def _tool_result(message: ToolMessage, calls: _Calls) -> ToolResult:
+    call_id = message.tool_call_id
+    written = calls.arguments.get(call_id, "")
+    try:
+        arguments: Any = json.loads(written) if written else {}
+    except ValueError:
+        arguments = written
+    artifact = message.artifact
+    found = isinstance(artifact, list) and all(hasattr(d, "metadata") for d in artifact)
+    documents = tuple(artifact) if found else None
+    return ToolResult(
+        call_id=call_id,
+        name=message.name or calls.names.get(call_id, "tool"),
+        arguments=arguments,
+        documents=documents,
+        output=content_text(message.content),
+    )
+
+
+# -- Steps as UI message chunks ----------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class _Message:
+    """The state of one UI message being written: the open text part and the references."""
+
+    message_id: str
+    texts: int = 0
+    open_text: str | None = None
+    written: list[str] = field(default_factory=list)  # the open text part's deltas
+    started_calls: set[str] = field(default_factory=set)
+    references: AnswerReferences | None = None
+
+    def step(self, step: StreamStep) -> Iterator[dict[str, Any]]:
+        if isinstance(step, AnswerText):
+            if self.open_text is None:
+                self.texts += 1
+                self.open_text = f"{self.message_id}-text-{self.texts}"
+                yield {"type": "text-start", "id": self.open_text}
+            self.written.append(step.text)
+            yield {"type": "text-delta", "id": self.open_text, "delta": step.text}
+        elif isinstance(step, ToolCallDelta):
+            yield from self.end_text()
+            if step.call_id not in self.started_calls:
+                self.started_calls.add(step.call_id)
+                yield {"type": "tool-input-start", "toolCallId": step.call_id, "toolName": step.name or "tool"}
+            if step.arguments:
+                yield {"type": "tool-input-delta", "toolCallId": step.call_id, "inputTextDelta": step.arguments}
+        elif isinstance(step, ToolResult):
+            yield from self.end_text()
+            call = {"toolCallId": step.call_id, "toolName": step.name}
+            yield {"type": "tool-input-available", **call, "input": step.arguments}
+            yield {"type": "tool-output-available", "toolCallId": step.call_id, "output": _tool_output(step)}
+        else:
+            self.references = step.references
+
+    def end_text(self, references: AnswerReferences | None = None) -> Iterator[dict[str, Any]]:
+        if self.open_text is not None:
+            end = {"type": "text-end", "id": self.open_text}
+            citations = _part_citations("".join(self.written), references) if references is not None else []
+            yield {**end, "citations": citations} if citations else end
+            self.open_text = None
+            self.written = []
+
+    def finish(self) -> Iterator[dict[str, Any]]:
+        references = self.references
+        yield from self.end_text(references)
+        if references is not None:
+            yield from (_source_part(r.number, r.source, r.title) for r in references.references)
+            titles = {r.number: r.title or r.source or "" for r in references.references}
+            for index, citation in enumerate(references.citations):
+                passage = citation.passage
+                data = {
+                    "index": index,
+                    "number": citation.number,
+                    "title": titles.get(citation.number, ""),
+                    "text": citation.text,
+                    "supported": citation.supported,
+                    "passage": None
+                    if passage is None
+                    else {"excerpt": passage.excerpt, "document_position": passage.document_position},
+                }
+                yield {"type": "data-citation", "id": f"{self.message_id}-citation-{index}", "data": data}
+            yield {"type": "data-references", "id": f"{self.message_id}-references", "data": references.to_dict()}
+        yield {"type": "finish", "finishReason": "stop"}
+
+
+def _part_citations(text: str, references: AnswerReferences) -> list[dict[str, Any]]:
+    """The citations of ``text-end`` (read by ``ai`` 7): the words each backs in the part, and its source.
+
+    The references' offsets are into the cited message's text: they are
+    given only when that text is this whole part (each citation's words are
+    where its offsets say), never guessed.
+    """
+    if not references.citations or any(text[c.text_start : c.text_end] != c.text for c in references.citations):
+        return []
+    sources = {r.number: _source_part(r.number, r.source, r.title) for r in references.references}
+    citations = []
+    for citation in references.citations:
+        part = sources.get(citation.number)
+        if part is None:
+            continue
+        source = {"type": "source", "id": part["sourceId"], "providerMetadata": part["providerMetadata"]}
+        if part["type"] == "source-url":
+            source |= {"sourceType": "url", "url": part["url"], **({"title": part["title"]} if "title" in part else {})}
+        else:
+            source |= {"sourceType": "document", "mediaType": part["mediaType"], "title": part["title"]}
+            source |= {"filename": part["filename"]} if "filename" in part else {}
+        cited = {"source": source, "startIndex": citation.text_start, "endIndex": citation.text_end}
+        citations.append(cited | ({"citedText": citation.passage.excerpt} if citation.passage else {}))
+    return citations
+
+
+def _tool_output(step: ToolResult) -> Any:
+    if step.documents is None:
+        return step.output
+    return {
+        "documents": [
+            {"title": d.metadata.get("title"), "source": d.metadata.get("source") or d.metadata.get("url")}
+            for d in step.documents
+        ]
+    }
+
+
+def _source_part(number: int, source: str | None, title: str | None) -> dict[str, Any]:
+    metadata = {"langchain_refs": {"number": number}}
+    url = safe_url(source)
+    if url is not None and url.lower().startswith(("http://", "https://")):
+        part = {"type": "source-url", "sourceId": f"source-{number}", "url": url}
+        return {**part, **({"title": title} if title else {}), "providerMetadata": metadata}
+    return {
+        "type": "source-document",
+        "sourceId": f"source-{number}",
+        "mediaType": "text/plain",
+        "title": title or source or "untitled document",
+        **({"filename": source} if source else {}),
+        "providerMetadata": metadata,
+    }
+
+
+async def ui_message_chunks(
+    stream: AsyncIterable[Any], *, message_id: str | None = None
+) -> AsyncIterator[dict[str, Any]]:
+    """The UI message chunks (dicts) of a cited LangChain stream (see the module header).
+
+    A failure of the stream ends the message with an ``error`` chunk holding
+    one line (``"<Error type>: <first line>"``); the text streamed before it
+    stays (its text part is ended first).
+
+    Example:
+        >>> import asyncio
+        >>> async def failing():
+        ...     yield "Paris"
+        ...     raise RuntimeError("the model went away\\ntraceback...")
+        >>> async def collect():
+        ...     return [c async for c in ui_message_chunks(failing(), message_id="m1")]
+        >>> asyncio.run(collect())[-1]
+        {'type': 'error', 'errorText': 'RuntimeError: the model went away'}
+    """
+    message = _Message(message_id=message_id or uuid.uuid4().hex)
+    yield {"type": "start", "messageId": message.message_id}
+    try:
+        async for step in stream_steps(stream):
+            for chunk in message.step(step):
+                yield chunk
+    except Exception as error:  # the model or a tool failed: the client gets one line
+        for chunk in message.end_text():
+            yield chunk
+        yield {"type": "error", "errorText": f"{type(error).__name__}: {first_line(error)}"}
+        return
+    for chunk in message.finish():
+        yield chunk
+
+
+def sse_data(data: Any) -> str:
+    """``data`` as JSON for one SSE line: no line break, and no ``<``, ``>`` or ``&`` (``\\u`` escapes).
+
+    Example:
+        >>> sse_data({"text": "<b>\\n"})
+        '{"text": "\\\\u003cb\\\\u003e\\\\n"}'
+    """
+    # json.dumps escapes every line break; < > & occur only inside JSON strings,
+    # where \uXXXX means the same text, so no event carries a character of markup.
+    payload = json.dumps(data, ensure_ascii=False)
+    return payload.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+async def ui_message_sse(chunks: AsyncIterable[Mapping[str, Any]]) -> AsyncIterator[str]:
+    """Each chunk as one Server-Sent Event (``data: ...``), then ``data: [DONE]``.
+
+    Example:
+        >>> import asyncio
+        >>> async def chunks():
+        ...     yield {"type": "start"}
+        >>> async def collect():
+        ...     return "".join([event async for event in ui_message_sse(chunks())])
+        >>> asyncio.run(collect())
+        'data: {"type": "start"}\\n\\ndata: [DONE]\\n\\n'
+    """
+    async for chunk in chunks:
+        yield f"data: {sse_data(chunk)}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+def ui_message_response(chunks: AsyncIterable[Mapping[str, Any]]) -> StreamingResponse:
+    """A Starlette (or FastAPI) response streaming ``chunks`` as a UI message stream.
+
+    Needs Starlette (the ``serve`` extra, or FastAPI).
+
+    Example:
+        >>> async def chunks():
+        ...     yield {"type": "start"}
+        >>> ui_message_response(chunks()).headers["x-vercel-ai-ui-message-stream"]
+        'v1'
+    """
+    from starlette.responses import StreamingResponse
+
+    return StreamingResponse(
+        ui_message_sse(chunks), media_type="text/event-stream", headers=dict(UI_MESSAGE_STREAM_HEADERS)
+    )
+
+
+def question_of(body: Any) -> tuple[str, str]:
+    """The chat id and the question of a ``useChat`` request body, or a ValueError naming what is wrong.
+
+    The body is what the AI SDK's default transport sends:
+    ``{"id", "messages": [UIMessage...], "trigger"}``; the question is the
+    text of the last user message's ``text`` parts.
+
+    Example:
+        >>> question_of({"id": "c1", "messages": [
+        ...     {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Where is Paris?"}]}]})
+        ('c1', 'Where is Paris?')
+    """
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        msg = 'send the body useChat sends: {"id": ..., "messages": [...]}'
+        raise ValueError(msg)
+    chat_id = body.get("id")
+    if not isinstance(chat_id, str) or not 0 < len(chat_id) <= 200:
+        msg = 'the body\'s "id" must be the chat id, a string of 1 to 200 characters'
+        raise ValueError(msg)
+    users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
+    parts = users[-1].get("parts") if users else None
+    texts = [p.get("text") for p in parts or () if isinstance(p, dict) and p.get("type") == "text"]
+    question = "".join(t for t in texts if isinstance(t, str)).strip()
+    if not question:
+        msg = "the last user message has no text"
+        raise ValueError(msg)
+    if len(question) > _MAX_QUESTION:
+        msg = f"the question is over {_MAX_QUESTION} characters"
+        raise ValueError(msg)
+    return chat_id, question

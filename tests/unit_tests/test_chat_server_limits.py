@@ -1,0 +1,214 @@
+"""The chat server at the door: it reads no more than its limit, takes only JSON, and keeps bounded state."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import types
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from starlette.testclient import TestClient
+
+from langchain_refs.apps.chat_ui import ConversationStore, InMemoryConversationStore, create_app
+from tests.unit_tests.fakes import streaming_model
+
+DOCUMENTS = [Document("Paris is big.", metadata={"source": "https://a.org/paris", "title": "Paris"})]
+QUESTION = json.dumps({"question": "Paris?"}).encode()
+UI_BODY = json.dumps(
+    {"id": "c1", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "Paris?"}]}]}
+).encode()
+
+
+def app() -> Any:
+    return create_app(model=streaming_model(["Paris is big[1](id=1)."]), documents=DOCUMENTS, k=1)
+
+
+async def post(path: str, headers: list[tuple[bytes, bytes]], pieces: int, piece: bytes) -> tuple[int, int]:
+    """POST ``pieces`` copies of ``piece`` as a chunked body; the status and how many pieces the app read."""
+    read = 0
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal read
+        read += 1
+        return {"type": "http.request", "body": piece, "more_body": read < pieces}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 1234),
+        "server": ("127.0.0.1", 8000),
+    }
+    await app()(scope, receive, send)
+    return status, read
+
+
+@pytest.mark.parametrize(("path", "limit"), [("/api/chat", 16_384), ("/api/ui-stream", 1_048_576)])
+def test_an_endless_body_is_refused_after_reading_past_its_limit_only(path: str, limit: int) -> None:
+    """A chunked body of 64 MB without a length: 413 once past the limit, the rest never read."""
+    piece = b" " * 65_536
+    status, read = asyncio.run(post(path, [(b"content-type", b"application/json")], 1024, piece))
+    assert status == 413
+    assert read <= limit // len(piece) + 1
+
+
+@pytest.mark.parametrize("path", ["/api/chat", "/api/ui-stream"])
+def test_a_declared_length_over_the_limit_is_refused_before_reading(path: str) -> None:
+    """A Content-Length over the limit gets 413 without a byte of the body read."""
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"209715200")]
+    status, read = asyncio.run(post(path, headers, 3200, b" " * 65_536))
+    assert (status, read) == (413, 0)
+
+
+@pytest.mark.parametrize("path", ["/api/chat", "/api/ui-stream"])
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data"],
+)
+def test_a_body_not_sent_as_json_is_a_415(path: str, content_type: str | None) -> None:
+    """Only application/json is read: what a page of another site can post without a preflight is refused."""
+    body = QUESTION if path == "/api/chat" else UI_BODY
+    headers = {"content-type": content_type} if content_type else {}
+    response = TestClient(app()).post(path, content=body, headers=headers)
+    assert response.status_code == 415
+    assert response.json() == {"error": "send the body as JSON, with Content-Type: application/json"}
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=utf-8", "Application/JSON"])
+def test_a_json_body_is_answered(content_type: str) -> None:
+    """application/json, with or without parameters, in any case, is taken."""
+    response = TestClient(app()).post("/api/chat", content=QUESTION, headers={"content-type": content_type})
+    assert response.status_code == 200
+    assert "event: done" in response.text
+
+
+def test_the_in_memory_store_keeps_a_bounded_number_of_conversations() -> None:
+    """Past its bound the least recently used conversation is forgotten, and on_forget hears of it."""
+    forgotten: list[str] = []
+    store = InMemoryConversationStore(max_conversations=3, on_forget=forgotten.append)
+    for name in "abcdefg":
+        store.save(name, [(f"{name}?", f"{name}.")])
+    store.turns("e")  # used: now the most recent
+    store.save("h", [])
+    assert len(store) == 3
+    assert forgotten == ["a", "b", "c", "d", "f"]
+    assert [store.turns(name) for name in "egh"] == [(("e?", "e."),), (("g?", "g."),), ()]
+    assert store.turns("a") is None
+
+
+def test_the_app_continues_conversations_of_the_store_it_is_given() -> None:
+    """A store passed to create_app holds the chain's turns; a conversation it forgot starts afresh."""
+    store = InMemoryConversationStore(max_conversations=2)
+    assert isinstance(store, ConversationStore)
+    client = TestClient(create_app(model=streaming_model(["Yes."]), documents=DOCUMENTS, k=1, conversation_store=store))
+
+    def start(conversation: str | None) -> str:
+        text = client.post("/api/chat", json={"question": "Paris?", "conversation": conversation}).text
+        started: str = json.loads(text.split("\n")[1].removeprefix("data: "))["conversation"]
+        return started
+
+    first = start(None)
+    assert start(first) == first
+    assert store.turns(first) == (("Paris?", "Yes."), ("Paris?", "Yes."))
+    start(None)
+    start(None)  # the third conversation: the first is forgotten
+    assert store.turns(first) is None
+    assert start(first) != first
+
+
+def reachable(root: Any, wanted: set[str]) -> set[str]:
+    """The strings of ``wanted`` reachable from ``root`` (modules, classes and module globals not followed)."""
+    seen: set[int] = set()
+    stack, found = [root], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, str):
+            found.update({item} & wanted)
+        elif not isinstance(item, (types.ModuleType, type)) and not (isinstance(item, dict) and "__builtins__" in item):
+            stack.extend(gc.get_referents(item))
+    return found
+
+
+def test_the_chain_app_holds_no_more_conversation_ids_than_its_bound() -> None:
+    """After 400 conversations the app holds 256 conversation ids: no list of dropped ids grows beside the store."""
+    app = create_app(model=streaming_model(["Yes."]), documents=DOCUMENTS, k=1)
+    client = TestClient(app)
+    started = set()
+    for _ in range(400):
+        text = client.post("/api/chat", json={"question": "Paris?"}).text
+        started.add(json.loads(text.split("\n")[1].removeprefix("data: "))["conversation"])
+    assert len(started) == 400
+    assert len(reachable(app, started)) == 256
+
+
+def started(client: TestClient, conversation: str | None, question: str = "Paris?") -> str:
+    """Ask on /api/chat; the conversation id its start event gives."""
+    text = client.post("/api/chat", json={"question": question, "conversation": conversation}).text
+    assert text.rstrip().endswith("event: done\ndata: {}"), text[-300:]
+    conversation_id: str = json.loads(text.split("\n")[1].removeprefix("data: "))["conversation"]
+    return conversation_id
+
+
+def test_a_chain_conversation_survives_a_restart_with_its_store() -> None:
+    """A second app given the first one's store (as a restarted server would be) continues its conversations."""
+    store = InMemoryConversationStore()
+    first_app = TestClient(
+        create_app(model=streaming_model(["Yes."]), documents=DOCUMENTS, k=1, conversation_store=store)
+    )
+    conversation = started(first_app, None)
+    restarted = TestClient(
+        create_app(model=streaming_model(["Yes."]), documents=DOCUMENTS, k=1, conversation_store=store)
+    )
+    assert started(restarted, conversation, "Really?") == conversation
+    assert store.turns(conversation) == (("Paris?", "Yes."), ("Really?", "Yes."))
+
+
+def test_an_agent_conversation_survives_a_restart_with_its_checkpointer() -> None:
+    """A second agent app given the first one's checkpointer continues its threads: the model sees both questions."""
+    pytest.importorskip("langgraph", reason="the agents extra is not installed: pip install -e '.[agents]'")
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langchain_refs.apps.demo.agent import AgentDemoChatModel
+
+    seen: list[int] = []
+
+    class Counting(AgentDemoChatModel):
+        def reply(self, messages: Any) -> AIMessage:
+            seen.append(sum(isinstance(m, HumanMessage) for m in messages))
+            return super().reply(messages)
+
+    saver = InMemorySaver()
+    conversation = started(TestClient(create_app(agent=True, model=Counting(), checkpointer=saver)), None)
+    restarted = TestClient(create_app(agent=True, model=Counting(), checkpointer=saver))
+    assert started(restarted, conversation, "Which URLs become links?") == conversation
+    assert started(restarted, "not-a-thread", "Which URLs become links?") != "not-a-thread"
+    # Two model calls per turn (search, answer): 1 question, then 2 after the restart, then a new thread.
+    assert seen == [1, 1, 2, 2, 1, 1]
+
+
+def test_a_checkpointer_is_for_the_agent_and_a_store_for_the_chain() -> None:
+    """Each mode refuses the other's memory with a ValueError that says which takes which."""
+    with pytest.raises(ValueError, match="the chain takes a conversation_store"):
+        create_app(checkpointer=object())
+    with pytest.raises(ValueError, match="a conversation store is for the chain"):
+        create_app(agent=True, conversation_store=InMemoryConversationStore())

@@ -1,0 +1,283 @@
+"""The AI SDK UI message stream, in-process: chunks in order, sources by number, no raw marker, one-line errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableGenerator
+from starlette.testclient import TestClient
+
+from langchain_refs.apps.chat_ui import create_app
+from langchain_refs.apps.ui_stream import (
+    citation_numbers_style,
+    question_of,
+    ui_message_chunks,
+    ui_message_sse,
+)
+from langchain_refs.streaming import manage_references
+from tests.unit_tests.fakes import streaming_model
+
+DOCUMENTS = [
+    Document("Paris is big.", metadata={"source": "https://a.org/paris", "title": "Paris"}),
+    Document("Rome is old.", metadata={"source": "rome.pdf", "title": "Rome"}),
+    Document("Evil.", metadata={"source": "javascript:alert(1)", "title": "<b>Evil</b>"}),
+    Document("Nameless."),
+]
+
+
+def collect(stream: Any) -> list[dict[str, Any]]:
+    async def run() -> list[dict[str, Any]]:
+        return [chunk async for chunk in ui_message_chunks(stream, message_id="m")]
+
+    return asyncio.run(run())
+
+
+async def items(*values: Any) -> AsyncIterator[Any]:
+    for value in values:
+        yield value
+
+
+def cited(answer_chunks: list[str]) -> AsyncIterator[Any]:
+    """The stream of a manage_references chain over DOCUMENTS whose model says these chunks."""
+    prompt = ChatPromptTemplate.from_messages([("human", "{question}")])
+    chain = manage_references(prompt | streaming_model(answer_chunks), style=citation_numbers_style())
+    return chain.astream({"question": "?", "documents": DOCUMENTS})
+
+
+def text_of(chunks: list[dict[str, Any]]) -> str:
+    return "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        (["Paris is big[1](id=1)."], "Paris is big[1]."),
+        (list("Paris is big[1](id=1). Rome[NUMBER](id=2)."), "Paris is big[1]. Rome[2]."),
+        (["A[1](id=2, 1)", " B[5](id=1-2)."], "A[1][2] B[2][1]."),
+        (["A[1](id=9). B[1](id=0)."], "A. B."),  # ids that name no document are dropped
+        (["`[1](id=1)` stays[1](id=1"], "`[1](id=1)` stays[1](id=1"),  # code, and an unfinished marker, are text
+    ],
+)
+def test_the_text_is_the_rewritten_answer_never_a_raw_marker(answer: list[str], shown: str) -> None:
+    """Markers become [n] numbered by source, whole or split at any character; nothing else changes."""
+    chunks = collect(cited(answer))
+    assert text_of(chunks) == shown
+
+
+def test_chunks_come_in_the_protocols_order_with_sources_by_number() -> None:
+    """start, text, one source part per cited source in number order, data parts, finish."""
+    chunks = collect(cited(["Rome is old[1](id=2). Paris[1](id=1), Rome[1](id=2), ", "x[2](id=3), y[3](id=4)."]))
+    types = [c["type"] for c in chunks]
+    assert types[:2] == ["start", "text-start"]
+    assert types[-1] == "finish"
+    sources = [c for c in chunks if c["type"].startswith("source-")]
+    assert [(c["type"], c["sourceId"], c.get("url"), c["title"], c.get("filename")) for c in sources] == [
+        ("source-document", "source-1", None, "Rome", "rome.pdf"),
+        ("source-url", "source-2", "https://a.org/paris", "Paris", None),
+        ("source-document", "source-3", None, "<b>Evil</b>", "javascript:alert(1)"),  # never a URL
+        ("source-document", "source-4", None, "untitled document", None),
+    ]
+    assert [c["providerMetadata"] for c in sources] == [{"langchain_refs": {"number": n}} for n in (1, 2, 3, 4)]
+    assert text_of(chunks) == "Rome is old[1]. Paris[2], Rome[1], x[3], y[4]."
+    citations = [c["data"] for c in chunks if c["type"] == "data-citation"]
+    assert [(c["number"], c["text"]) for c in citations] == [
+        (1, "Rome is old"),
+        (2, "Paris"),
+        (1, "Rome"),
+        (3, "x"),
+        (4, "y"),
+    ]
+    assert [c["id"] for c in chunks if c["type"].startswith("data-")] == [
+        *(f"m-citation-{i}" for i in range(5)),
+        "m-references",
+    ]
+    assert types.index("text-end") < types.index("source-document")
+
+
+def test_text_end_carries_the_span_of_the_words_each_citation_backs() -> None:
+    """The text part's citations (ai 7) slice the part's text at the cited words, with their source."""
+    chunks = collect(cited(["Paris is big[1](id=1). Rome is old[1](id=2)."]))
+    [end] = [c for c in chunks if c["type"] == "text-end"]
+    text = text_of(chunks)
+    spans = [(text[c["startIndex"] : c["endIndex"]], c["source"]["id"], c.get("citedText")) for c in end["citations"]]
+    assert spans == [("Paris is big", "source-1", "Paris is big."), ("Rome is old", "source-2", "Rome is old.")]
+    assert end["citations"][0]["source"]["sourceType"] == "url"
+    assert end["citations"][1]["source"] | {"providerMetadata": None} == {
+        "type": "source",
+        "sourceType": "document",
+        "id": "source-2",
+        "mediaType": "text/plain",
+        "title": "Rome",
+        "filename": "rome.pdf",
+        "providerMetadata": None,
+    }
+
+
+def test_text_end_has_no_citations_when_the_part_is_not_the_cited_message() -> None:
+    """Offsets into another text than the part's are never guessed at: the citations are left out."""
+    references = {
+        "references": [{"number": 1, "source": "a.pdf", "title": "A", "document_positions": [1]}],
+        "citations": [
+            {
+                "number": 1,
+                "document_positions": [1],
+                "start": 5,
+                "end": 8,
+                "text_start": 0,
+                "text_end": 5,
+                "text": "Paris",
+                "marker": "[1](id=1)",
+            }
+        ],
+    }
+    chunks = collect(items("Intro. ", AIMessageChunk("Paris[1]", response_metadata={"references": references})))
+    [end] = [c for c in chunks if c["type"] == "text-end"]
+    assert "citations" not in end
+    assert [c["type"] for c in chunks if c["type"].startswith("source")] == ["source-document"]
+
+
+def test_an_agents_tool_step_becomes_tool_parts_between_two_text_parts() -> None:
+    """Tool call chunks (arguments split, later pieces by index only) and the result become the tool parts."""
+    calls = [
+        AIMessageChunk("Let me look.", tool_call_chunks=[{"name": "search", "args": '{"qu', "id": "c1", "index": 0}]),
+        AIMessageChunk("", tool_call_chunks=[{"name": None, "args": 'ery": "Paris"}', "id": None, "index": 0}]),
+    ]
+    result = ToolMessage("<document id=1>Paris is big.</document>", tool_call_id="c1", name="search")
+    result.artifact = [DOCUMENTS[0]]
+    answer = AIMessageChunk("Paris is big[1].")
+    chunks = collect(items(*((m, {"langgraph_node": "model"}) for m in [*calls, result, answer])))
+    assert [c["type"] for c in chunks] == [
+        "start",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-output-available",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish",
+    ]
+    by_type = {c["type"]: c for c in chunks}
+    assert by_type["tool-input-start"] == {"type": "tool-input-start", "toolCallId": "c1", "toolName": "search"}
+    assert by_type["tool-input-available"]["input"] == {"query": "Paris"}
+    assert by_type["tool-output-available"]["output"] == {
+        "documents": [{"title": "Paris", "source": "https://a.org/paris"}]
+    }
+    text_ids = [c["id"] for c in chunks if c["type"] == "text-start"]
+    assert len(set(text_ids)) == 2
+
+
+def test_a_failure_ends_the_text_part_and_gives_one_error_line() -> None:
+    """The words so far stay, their part is ended, then one error chunk with the error's first line."""
+
+    async def failing() -> AsyncIterator[Any]:
+        yield AIMessageChunk("Paris is")
+        msg = "upstream closed\n  File 'x.py', line 1"
+        raise ConnectionError(msg)
+
+    chunks = collect(failing())
+    assert chunks[-2:] == [
+        {"type": "text-end", "id": "m-text-1"},
+        {"type": "error", "errorText": "ConnectionError: upstream closed"},
+    ]
+    assert text_of(chunks) == "Paris is"
+
+
+def test_the_events_are_one_json_line_each_without_markup_characters() -> None:
+    """Each chunk is one data: line of JSON that means the same chunk; < > & never appear raw; then [DONE]."""
+    chunk = {"type": "text-delta", "id": "t", "delta": "<script>a & b</script>\nline\u2028two"}
+
+    async def run() -> str:
+        return "".join([event async for event in ui_message_sse(items(chunk))])
+
+    wire = asyncio.run(run())
+    events = wire.split("\n\n")
+    assert events[-2:] == ["data: [DONE]", ""]
+    assert re.fullmatch(r"data: [^\n]*", events[0])
+    assert not set("<>&") & set(events[0])
+    assert json.loads(events[0].removeprefix("data: ")) == chunk
+
+
+TEXT_PART = {"type": "text", "text": "?"}
+
+
+def user(text: str, *more: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}, *more]}
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"id": "c", "messages": [user("Hi?")]}, ("c", "Hi?")),
+        (
+            {
+                "id": "c",
+                "messages": [user("Old?"), {"role": "assistant", "parts": []}, user(" New", user("?")["parts"][0])],
+            },
+            ("c", "New?"),
+        ),
+        ({"id": "c", "messages": [user("A?", {"type": "file", "url": "x", "mediaType": "image/png"})]}, ("c", "A?")),
+        ({"id": "c", "messages": [], "trigger": "submit-message"}, "the last user message has no text"),
+        ({"id": "c", "messages": [user("  ")]}, "the last user message has no text"),
+        ({"id": "c", "messages": [{"role": "user", "parts": [{"type": "text", "text": 3}]}]}, "has no text"),
+        ({"messages": [user("Hi?")]}, 'the body\'s "id" must be the chat id'),
+        ({"id": "x" * 201, "messages": [user("Hi?")]}, 'the body\'s "id" must be the chat id'),
+        ({"id": "c", "messages": "Hi?"}, "send the body useChat sends"),
+        ([1], "send the body useChat sends"),
+        ({"id": "c", "messages": [user("x" * 4001)]}, "the question is over 4000 characters"),
+    ],
+)
+def test_the_question_is_the_last_user_messages_text(body: Any, expected: Any) -> None:
+    """useChat's body gives the chat id and the last user message's text parts; anything else is one clear line."""
+    if isinstance(expected, tuple):
+        assert question_of(body) == expected
+    else:
+        with pytest.raises(ValueError, match=re.escape(expected)):
+            question_of(body)
+
+
+def recording_model(seen: list[list[BaseMessage]], answer: str) -> RunnableGenerator[Any, Any]:
+    """A chat model stand-in that records the messages it is given and says ``answer``."""
+
+    def stream(inputs: Iterator[Any]) -> Iterator[AIMessageChunk]:
+        for prompt in inputs:
+            seen.append(prompt.to_messages())
+        yield AIMessageChunk(answer)
+
+    async def astream(inputs: AsyncIterator[Any]) -> AsyncIterator[AIMessageChunk]:
+        async for prompt in inputs:
+            seen.append(prompt.to_messages())
+        yield AIMessageChunk(answer)
+
+    return RunnableGenerator(stream, astream)
+
+
+def test_the_endpoint_keeps_each_chats_turns_with_citations_taken_out() -> None:
+    """The chain's second question in a chat sees the first answer as plain words; another chat sees none."""
+    seen: list[list[BaseMessage]] = []
+    client = TestClient(create_app(model=recording_model(seen, "Paris is big[1](id=1)."), documents=DOCUMENTS, k=1))
+
+    def ask(chat_id: str, question: str) -> str:
+        response = client.post("/api/ui-stream", json={"id": chat_id, "messages": [user(question)]})
+        assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+        assert response.headers["content-type"].startswith("text/event-stream")
+        return response.text
+
+    first = ask("chat-a", "Paris?")
+    assert '"delta": "Paris is big[1]."' in first
+    ask("chat-a", "Really?")
+    ask("chat-b", "Paris?")
+    history = [[(m.type, m.text) for m in messages[1:-1]] for messages in seen]  # between the system and the question
+    assert history == [[], [("human", "Paris?"), ("ai", "Paris is big.")], []]
