@@ -54,6 +54,7 @@ from bench.readme import replace_section  # noqa: E402
 from bench.workloads import (  # noqa: E402
     ChunkChatModel,
     FloorWrapper,
+    ToolRoundChatModel,
     answer,
     bracket_storm,
     chunked,
@@ -341,6 +342,62 @@ def agents_cost(repeats: int) -> dict[str, Any] | None:
     }
 
 
+def agent_stream_cost(repeats: int) -> dict[str, Any] | None:
+    """``create_agent`` with `ReferencesMiddleware` against the same agent without it.
+
+    One tool round (the ``search`` tool hands 8 documents of ~2,000
+    characters over as its artifact), then the answer in 4-char chunks,
+    read with ``stream(stream_mode="messages")``. Process CPU time (the
+    agent's nodes run on LangGraph's worker threads), one interleaved run; and
+    the gap between the last text chunk and the last chunk (the list of
+    sources, the passages) for the same answer at 200,000 characters.
+    """
+    try:
+        from langchain.agents import create_agent
+        from langchain_core.tools import tool
+
+        from langchain_refs import ReferencesMiddleware, documents_tool_output
+    except ImportError:  # the agents extra (langchain) is not installed
+        return None
+    docs = long_documents()
+
+    @tool(response_format="content_and_artifact")
+    def search(query: str) -> tuple[str, list[Any]]:
+        """Search the documents."""
+        return documents_tool_output(docs)
+
+    def agent(middleware: list[Any], text: str) -> Any:
+        return create_agent(ToolRoundChatModel(chunks=chunked(text, 4)), tools=[search], middleware=middleware)
+
+    question = {"messages": [{"role": "user", "content": "question"}]}
+
+    def run(graph: Any) -> tuple[float, float]:
+        gc.collect()
+        start = time.process_time()
+        previous = last = start
+        for _, metadata in graph.stream(question, stream_mode="messages"):
+            if metadata.get("langgraph_node") == "model":
+                previous, last = last, time.process_time()
+        # `wall` carries the whole stream, `cpu` the gap before the last chunk.
+        return time.process_time() - start, last - previous
+
+    out: dict[str, Any] = {}
+    for length in (20_000, 200_000):
+        text = answer(length)
+        graphs = {
+            BARE: agent([], text),
+            "cited text off": agent([ReferencesMiddleware(cited_text=False)], text),
+            "cited text on (default)": agent([ReferencesMiddleware()], text),
+        }
+        best = interleaved({name: (lambda g=g: run(g)) for name, g in graphs.items()}, repeats)
+        bare = best[BARE].wall
+        out[length] = {
+            "markers": len(_MARKER.findall(text)),
+            "rows": {n: {"ratio": t.wall / bare, "last_ms": t.cpu * 1e3} for n, t in best.items() if n != BARE},
+        }
+    return out
+
+
 # -- the session alone --------------------------------------------------------------
 
 
@@ -624,6 +681,9 @@ TARGET_SESSION_US = 5.0
 TARGET_FIRST_US = 20.0
 TARGET_BYTES = 500.0
 TARGET_PASSAGES_MS = 10.0
+TARGET_AGENT_RATIO = 1.3
+TARGET_PASSAGE_US = 5.0
+TARGET_AGENT_LAST_MS = 10.0
 
 _EXPLAINED = frozenset({"4-message", "1-message", "32-message", "str", "session"})
 
@@ -778,9 +838,42 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
                 "agents",
             )
         )
+    agent_stream = results.get("agent_stream")
+    if agent_stream is not None:
+        short, long = agent_stream[20_000], agent_stream[200_000]
+        on = short["rows"]["cited text on (default)"]
+        off = short["rows"]["cited text off"]
+        out.append(
+            (
+                f"an agent with `ReferencesMiddleware` ≤ {TARGET_AGENT_RATIO}x the same agent without it "
+                "(messages stream, 20,000 characters in 4-char chunks, one tool round)",
+                f"{_ratio(on['ratio'])} ({_ratio(off['ratio'])} with passages off)",
+                on["ratio"] <= TARGET_AGENT_RATIO,
+                "agent_stream",
+            )
+        )
+        gap = long["rows"]["cited text on (default)"]["last_ms"]
+        out.append(
+            (
+                f"agent: last chunk ≤ {TARGET_AGENT_LAST_MS:.0f} ms after the last text, {long['markers']:,} citations",
+                f"{gap:.1f} ms",
+                gap <= TARGET_AGENT_LAST_MS,
+                "agent_stream",
+            )
+        )
     passages = results.get("passages")
     if passages is not None:
         small, *large = passages["rows"]
+        dense = large[-1]
+        per_citation = dense["best_ms"] * 1e3 / max(dense["citations"], 1)
+        out.append(
+            (
+                f"the passage behind each citation ≤ {TARGET_PASSAGE_US:.0f} µs per citation, citation-dense answer",
+                f"{per_citation:.1f} µs ({dense['citations']:,} citations, {dense['case']})",
+                per_citation <= TARGET_PASSAGE_US,
+                "passages",
+            )
+        )
         out.append(
             (
                 f"the passage behind each citation, on by default: ≤ {TARGET_PASSAGES_MS:.0f} ms for "
@@ -973,6 +1066,7 @@ def main() -> None:
     results["last_chunk"] = last_chunk(repeats, revisions, loop)
     results["session"] = session_cost(repeats, revisions)
     results["agents"] = agents_cost(repeats)
+    results["agent_stream"] = agent_stream_cost(repeats)
     results["passages"] = passage_cost(repeats)
     results["copies"] = message_copies()
     loop.close()

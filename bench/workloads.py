@@ -230,3 +230,35 @@ def long_documents(count: int = 8, length: int = 2_000) -> list[Document]:
         Document(text[i * length : (i + 1) * length], metadata={"source": f"https://docs.example.org/long{i}"})
         for i in range(count)
     ]
+
+
+class ToolRoundChatModel(BaseChatModel):
+    """An agent's model for one tool round: odd calls ask the ``search`` tool, even calls stream the answer chunks."""
+
+    chunks: list[str]
+    calls: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "bench-tool-round"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ToolRoundChatModel:  # type: ignore[override]
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        chunks = list(self._stream(messages))
+        merged = chunks[0].message
+        for chunk in chunks[1:]:
+            merged = merged + chunk.message
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(**merged.model_dump(exclude={"type"})))])
+
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
+        self.calls += 1
+        if self.calls % 2:
+            call = {"name": "search", "args": '{"query": "q"}', "id": f"call-{self.calls}", "index": 0}
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", id="run-tool", tool_call_chunks=[call]))
+            return
+        for chunk in self.chunks:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=chunk, id="run-answer"))
