@@ -163,6 +163,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         self.history = history
         self.documents_from = documents_from
         self.cited_text = cited_text
+        if max_document_texts < 0:
+            msg = f"max_document_texts must be 0 or more documents, got {max_document_texts!r}"
+            raise ValueError(msg)
         self.max_document_texts = max_document_texts
 
     # -- the model call ------------------------------------------------------

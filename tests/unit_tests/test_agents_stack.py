@@ -168,6 +168,12 @@ def test_document_texts_kept_are_bounded() -> None:
     )
 
 
+def test_a_negative_text_limit_is_refused() -> None:
+    """max_document_texts below 0 is a clear ValueError naming the option."""
+    with pytest.raises(ValueError, match="max_document_texts must be 0 or more"):
+        references(max_document_texts=-1)
+
+
 def test_history_maps_the_users_numbers_to_the_ids() -> None:
     """history="raw": the model reads its earlier answer numbered as the user saw it ([1](id=2), not its [5](id=2))."""
     script = [search("paris lyon"), say("Lyon has silk[5](id=2). Paris is big[7](id=1)."), say("Source 1 is Lyon.")]
