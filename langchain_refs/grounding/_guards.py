@@ -330,6 +330,7 @@ class _Sentence:
     tokens: tuple[_Token, ...]
     words: frozenset[str]  # stemmed content words
     negated: tuple[tuple[str, ...], ...]  # each negation's scope, in order
+    negations: tuple[int, ...]  # where each of those negations stands (token indices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,17 +456,19 @@ def _is_negation(token: _Token) -> bool:
 
 
 def _sentence(tokens: tuple[_Token, ...], start: int, end: int) -> _Sentence:
+    negations = _negated(tokens)
     return _Sentence(
         start=start,
         end=end,
         tokens=tokens,
         words=frozenset(stem(t.low) for t in tokens if _is_content(t) and not _is_negation(t)),
-        negated=_negated(tokens),
+        negated=tuple(scope for _, scope in negations),
+        negations=tuple(at for at, _ in negations),
     )
 
 
-def _negated(tokens: Sequence[_Token]) -> tuple[tuple[str, ...], ...]:
-    """The content words each negation of the text covers (its scope)."""
+def _negated(tokens: Sequence[_Token]) -> list[tuple[int, tuple[str, ...]]]:
+    """Each negation of the text (its token index) with the content words it covers (its scope)."""
     scopes = []
     for i, token in enumerate(tokens):
         if not _is_negation(token):
@@ -481,8 +484,8 @@ def _negated(tokens: Sequence[_Token]) -> tuple[tuple[str, ...], ...]:
             if _is_content(other) and other.low not in _SCOPE_SKIP:
                 scope.append(stem(other.low))
         if scope:
-            scopes.append(tuple(scope))
-    return tuple(scopes)
+            scopes.append((i, tuple(scope)))
+    return scopes
 
 
 def _double_negation(scope: tuple[str, ...], other_words: frozenset[str]) -> bool:
@@ -664,16 +667,12 @@ def _names(tokens: Sequence[_Token]) -> list[list[int]]:
     """Runs of capitalised words (token indices) that read as names.
 
     A sentence's first word is left out of its run (it is capitalised
-    whatever it is), unless it is an abbreviation; one-letter words and
-    words inside quotes (titles: "I Want to Go Outside") are left out too.
+    whatever it is), unless it is an abbreviation; so are one-letter words.
     """
     runs: list[list[int]] = []
     run: list[int] = []
-    quoted = False
     for i, token in enumerate((*tokens, _END)):
-        if token.kind == "mark" and token.text in _QUOTES:
-            quoted = not quoted if token.text == '"' else token.text == "\u201c"
-        name = _capitalised(token) and token.low not in STOP_WORDS and len(token.low) >= 2 and not quoted
+        name = _capitalised(token) and token.low not in STOP_WORDS and len(token.low) >= 2
         if name and token.initial and not token.text.isupper():
             continue
         if name:
@@ -683,9 +682,6 @@ def _names(tokens: Sequence[_Token]) -> list[list[int]]:
             runs.append(run)
         run = []
     return runs
-
-
-_QUOTES: Final = frozenset({'"', "\u201c", "\u201d"})
 
 
 def _name_in(token: _Token, evidence: _Lexicon) -> bool:
@@ -743,9 +739,18 @@ def name_guard(claim: str, evidence: str) -> GuardFinding | None:
         missing = [i for i in run if not _name_in(tokens[i], lexicon)]
         if not missing:
             continue
-        # A longer name whose last part the evidence has: "Neil Armstrong" for "Armstrong".
-        if len(run) >= 2 and run[-1] not in missing:
-            continue
+        # A longer name whose other parts the evidence has: "Neil Armstrong" for "Armstrong" passes,
+        # unless the evidence puts another name where the missing part stands ("Lance Armstrong").
+        if len(missing) < len(run):
+            clash = _part_clash(tokens, run, missing, evidence)
+            if clash is None:
+                continue
+            value, sentence = clash
+            said = " ".join(tokens[i].text for i in run)
+            return GuardFinding(
+                guard="name", label="Contradiction", claim_value=said, source_value=value,
+                reason=f"the sources say {value}, not {said}", start=sentence.start, end=sentence.end,
+            )  # fmt: skip
         # The whole name as an abbreviation in the evidence: "United States" for "US".
         if len(run) >= 2 and "".join(tokens[i].low[:1] for i in run) in lexicon.abbreviations:
             continue
@@ -763,6 +768,33 @@ def name_guard(claim: str, evidence: str) -> GuardFinding | None:
             guard="name", label="Neutral", claim_value=said, source_value=None,
             reason=f"the sources do not mention {said}",
         )  # fmt: skip
+    return None
+
+
+def _part_clash(
+    tokens: Sequence[_Token], run: list[int], missing: list[int], evidence: str
+) -> tuple[str, _Sentence] | None:
+    """Where the evidence writes a found part of the name next to another capitalised word than the claim's.
+
+    "Lana June Rey" against "Lana Del Rey": "Rey" follows "Del", not "June".
+    """
+    for i in missing:
+        for neighbour, step in ((i + 1, -1), (i - 1, 1)):
+            if neighbour not in run or neighbour in missing:
+                continue
+            part = tokens[neighbour].low
+            theirs = _tokens(evidence)
+            for at, token in enumerate(theirs):
+                if token.low != part:
+                    continue
+                other = at + step
+                if 0 <= other < len(theirs) and _capitalised(theirs[other]) and theirs[other].low != tokens[i].low:
+                    if theirs[other].low in STOP_WORDS:
+                        continue
+                    first, last = (other, at) if step < 0 else (at, other)
+                    value = " ".join(t.text for t in theirs[first : last + 1])
+                    sentence = _sentence_at(evidence, token.start) or _around_offset(evidence, token.start)
+                    return value, sentence
     return None
 
 
@@ -833,9 +865,7 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
         return None
     if said.negated:
         best = _best_sentence(said, evidence)
-        if best is None or best[1] < coverage:
-            return None
-        sentences: Sequence[_Sentence] = (best[0],)
+        sentences: Sequence[_Sentence] = (best[0],) if best is not None and best[1] >= coverage else ()
     else:
         # Only a negation bearing on a word of the claim can negate it: look at its first content word first.
         sentences = [
@@ -860,6 +890,49 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
                 guard="polarity", label="Contradiction", claim_value=" ".join(found), source_value=quoted,
                 reason=f'the sources negate it: "{quoted}"', start=sentence.start, end=sentence.end,
             )  # fmt: skip
+    return _negation_missing(said, evidence)
+
+
+# Words that negate in their own way: the evidence may say "failed to" where the claim says "did not".
+_NEGATIVE_MEANING: Final = re.compile(
+    r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without|nowhere|fail\w*|lack\w*|unable|absen\w*|"
+    r"refus\w*|den(?:y|ies|ied)|rarely|hardly|barely|seldom)\b|n['\u2019]t\b",
+    re.IGNORECASE,
+)
+
+
+def _reach(text: str, at: int) -> set[str]:
+    """The stems of the content words a negation ending at ``at`` reaches, up to the end of its clause."""
+    found = set()
+    for word in _NEXT_WORDS.findall(text[at : at + 80].lower())[: _SCOPE_REACH + 2]:
+        if not word[0].isalpha():
+            break
+        if word not in STOP_WORDS:
+            found.add(stem(word))
+    return found
+
+
+def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
+    """The claim negates something, and no negation of the evidence bears on it: Neutral.
+
+    A negation bears on the claim's negated phrase when the words it reaches
+    hold that phrase's first word or two of its words. A negated negative word ("not uncommon") whose
+    positive the evidence states is a double negation: nothing to find.
+    """
+    stems = _words_of(evidence)[1]
+    scopes = [(at, scope) for at, scope in zip(said.negations, said.negated) if not _double_negation(scope, stems)]
+    if not scopes:
+        return None
+    # What each negation of the evidence bears on: the content words just after it.
+    reaches = [_reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(evidence)]
+    for at, scope in scopes:
+        if not any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches):
+            phrase = " ".join(t.text for t in said.tokens[at : at + 1 + _SCOPE_REACH] if t.kind != "mark")
+            phrase = " ".join(phrase.split()[: _SCOPE_WORDS + 2])
+            return GuardFinding(
+                guard="polarity", label="Neutral", claim_value=phrase, source_value=None,
+                reason=f'the sources do not say "{phrase}"',
+            )  # fmt: skip
     return None
 
 
@@ -877,6 +950,10 @@ def _neighbours(tokens: Sequence[_Token], at: int) -> set[str]:
                 break
             i += step
     return found
+
+
+# The share of a claim's content words from which a sentence reads as stating the claim.
+_STATES_THE_CLAIM: Final = 0.7
 
 
 @functools.lru_cache(maxsize=1024)
@@ -909,13 +986,19 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
         if not opposites:
             continue
         near = _neighbours(said.tokens, at)
+        # The claim's word nowhere in the evidence: its opposite next to one of the same words, or in a
+        # sentence that states most of the claim, is enough.
+        absent = token.low not in _words_of(evidence)[0]
         for match in _word_search(opposites).finditer(evidence):
             sentence = _around_offset(evidence, match.start())
-            if _coverage(said, sentence) < coverage:
+            covered = _coverage(said, sentence)
+            if covered < coverage and not absent:
                 continue
             theirs = {t.low: i for i, t in enumerate(sentence.tokens) if t.kind == "word"}
             where = theirs.get(match.group().lower())
-            if token.low in theirs or where is None or not near & _neighbours(sentence.tokens, where):
+            if token.low in theirs or where is None:
+                continue
+            if not near & _neighbours(sentence.tokens, where) and not (absent and covered >= _STATES_THE_CLAIM):
                 continue
             value = sentence.tokens[where].text
             return GuardFinding(
