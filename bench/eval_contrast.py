@@ -74,9 +74,7 @@ _AUXILIARIES = re.compile(
 )
 _NEGATED = re.compile(r"\b(?:not|no|never|none|nor|cannot|without)\b|n['\u2019]t\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w.,]*\d)")
-_MONTHS = (
-    "January February March April May June July August September October November December".split()
-)
+_MONTHS = "January February March April May June July August September October November December".split()
 _CAPITALISED = re.compile(r"(?<=[a-z,;]\s)[A-Z][a-z]{2,}\b")
 _CITATION_MARKER = re.compile(r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?:\(id=[^)]*\))?")
 _QUALIFIERS = {"all": "some", "every": "some", "always": "sometimes", "most": "few", "many": "few", "often": "rarely"}
@@ -152,7 +150,7 @@ def edit_name(claim: str, evidence: str, rng: random.Random, names: Sequence[str
 
 
 def edit_negation(claim: str) -> str | None:
-    """"not" after the first auxiliary verb, in a claim that negates nothing."""
+    """ "not" after the first auxiliary verb, in a claim that negates nothing."""
     if _NEGATED.search(claim):
         return None
     match = _AUXILIARIES.search(claim)

@@ -39,7 +39,13 @@ from langchain_refs.grounding._scoring import (
     LexicalScorer,
     LLMJudgeScorer,
 )
-from langchain_refs.grounding._verifier import GUARD_PENALTY, SupportScorer, citation_findings, verify_citations
+from langchain_refs.grounding._verifier import (
+    GUARD_FROM,
+    GUARD_PENALTY,
+    SupportScorer,
+    citation_findings,
+    verify_citations,
+)
 
 # Re-exported from the text layer, where they moved: these names stay public here.
 from langchain_refs.text import (
@@ -54,6 +60,7 @@ from langchain_refs.text import (
 __all__ = [
     "ANTONYMS",
     "EXTENDED_ABBREVIATIONS",
+    "GUARD_FROM",
     "GUARD_PENALTY",
     "Claim",
     "ClaimCheck",
