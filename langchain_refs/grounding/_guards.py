@@ -969,7 +969,11 @@ def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
     positive the evidence states is a double negation: nothing to find.
     """
     stems = stemmed_words(evidence)[0]
-    scopes = [(at, scope) for at, scope in zip(said.negations, said.negated) if not _double_negation(scope, stems)]
+    scopes = [
+        (at, scope)
+        for at, scope in zip(said.negations, said.negated, strict=True)
+        if not _double_negation(scope, stems)
+    ]
     if not scopes:
         return None
     # What each negation of the evidence bears on: the content words just after it.

@@ -146,7 +146,7 @@ def verify_citations(
         supported = support >= threshold
         if (
             guards is not None
-            and 0 < support
+            and support > 0
             and support >= GUARD_FROM * threshold
             and guards.check(citation.text, "\n\n".join(cited)) is not None
         ):
