@@ -728,7 +728,7 @@ def _abbreviated(tokens: Sequence[_Token], at: int, abbreviations: frozenset[str
 
 
 def _in_parentheses(tokens: Sequence[_Token], at: int) -> bool:
-    """ "(CTR)": an abbreviation the claim gives for the words before it."""
+    """An abbreviation the claim gives for the words before it: "(CTR)"."""
     return 0 < at < len(tokens) - 1 and tokens[at - 1].text == "(" and tokens[at + 1].text == ")"
 
 
