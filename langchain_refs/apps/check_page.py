@@ -8,7 +8,11 @@
   each claim highlighted in place and labelled Entailment / Neutral /
   Contradiction (colour, icon and word), the aggregated verdict, and, on
   hover, tap or keyboard focus of a claim, its evidence highlighted in the
-  source text. The page builds its DOM from data (``textContent``, never
+  source text, in the colour of the claim's label (a passage is shown in the
+colour of support only for a supported claim), with the reason a claim is
+not supported ("the sources say 1932, not 1951") and, per source, whether
+it supports the claims resting on it, does not, or both (mixed). The page
+builds its DOM from data (``textContent``, never
   ``innerHTML``) under a nonce Content-Security-Policy, as the chat page does.
 - ``GET /check/static/{check.js,check.css,app.css}``: the page's script and
   styles (``app.css`` is the app's shared base stylesheet).
@@ -38,7 +42,10 @@ Any other key is kept and given back, as the command does.
 The answer (200) is the item exactly as ``langchain-refs check MODE
 --aggregator A`` writes it for that item (``claims``, and in the checking
 modes ``ys``, ``Y`` and ``checks`` with each claim's label, score and
-evidence spans ``{"reference", "start", "end", "score"}``), plus three keys:
+evidence spans ``{"reference", "start", "end", "score"}``, and, when a meaning
+guard kept the claim from Entailment, ``guard``: ``{"name", "reason",
+"claim_value", "source_value"}``, its first evidence span the source sentence
+the guard read), plus three keys:
 
 - ``claim_spans``: for each claim, ``[start, end]``, where it stands in the
   response, or ``null`` (a paraphrase, or a claim given in mode ``check``);

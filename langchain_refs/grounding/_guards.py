@@ -943,7 +943,8 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
 # Words that negate in their own way: the evidence may say "failed to" where the claim says "did not".
 _NEGATIVE_MEANING: Final = re.compile(
     r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without|nowhere|fail\w*|lack\w*|unable|absen\w*|"
-    r"refus\w*|den(?:y|ies|ied)|rarely|hardly|barely|seldom)\b|n['\u2019]t\b",
+    r"refus\w*|den(?:y|ies|ied)|rarely|hardly|barely|seldom|declin\w*|avoid\w*|reject\w*|prohibit\w*|forb[ia]d\w*|"
+    r"ban|banned|ceas\w*|stop\w*|against|instead|rather|only|exclud\w*|except)\b|n['\u2019]t\b",
     re.IGNORECASE,
 )
 
@@ -980,7 +981,7 @@ def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
     reaches = [_reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(evidence)]
     for at, scope in scopes:
         # The evidence speaks of what the claim negates (its first word), and never negates it.
-        if scope[0] in stems and not any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches):
+        if set(scope) & stems and not any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches):
             phrase = " ".join(t.text for t in said.tokens[at : at + 1 + _SCOPE_REACH] if t.kind != "mark")
             phrase = " ".join(phrase.split()[: _SCOPE_WORDS + 2])
             return GuardFinding(
