@@ -104,7 +104,7 @@ def test_unsupported_evidence_is_never_in_the_colour_of_support(browser: Any, ur
 
 
 def test_a_source_cited_rightly_and_wrongly_reads_as_mixed(browser: Any, url: str) -> None:
-    """One source backing one claim and not another reads as mixed; a source backing only wrong claims does not support."""
+    """A source backing one claim and not another reads as mixed; one backing only wrong claims, as no support."""
     with new_page(browser) as page:
         check(page, url, RESPONSE, SOURCES)
         statuses = page.locator("#sources-shown .source-status").all_inner_texts()
