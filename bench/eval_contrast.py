@@ -339,7 +339,7 @@ def main(argv: Sequence[str] | None = None, *, model: Any = None) -> str:
     parser.add_argument("--limit", type=int, help="only N originals of each file (a seeded sample)")
     parser.add_argument("--model", help="also a chat model's paths, as provider:name (init_chat_model)")
     parser.add_argument("--no-offline", action="store_true", help="only the model's paths")
-    parser.add_argument("--write", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
+    parser.add_argument("--write", action="store_true", help="write the table into docs/checking-meaning.md")
     args = parser.parse_args(argv)
     if not (EVAL / "attributionbench_dev.jsonl").exists():
         raise SystemExit(f"no development data in {EVAL} (set LANGCHAIN_REFS_EVAL)")
