@@ -609,6 +609,14 @@ _MAYBE_NUMBER: Final = re.compile(
 )
 
 
+_NUMBER_WORD: Final = re.compile(_MAYBE_NUMBER.pattern.replace("\\d|", "", 1), re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8192)
+def _digit_strings(text: str) -> frozenset[str]:
+    return frozenset(_DIGITS.findall(text))
+
+
 def _range_end(text: str, quantity: _Quantity) -> bool:
     """The short end of a range of years: the "19" of "2018-19"."""
     return bool(re.search(r"\d{4}[-\u2013]$", text[max(0, quantity.start - 5) : quantity.start]))
@@ -626,6 +634,9 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         'the sources do not state 12 bridges'
     """
     if not _MAYBE_NUMBER.search(claim):
+        return None
+    # The common case first: every number of the claim written in digits, each one written in the evidence too.
+    if not _NUMBER_WORD.search(claim) and set(_DIGITS.findall(claim)) <= _digit_strings(evidence):
         return None
     # "one of", "two countries": numbers in words below ten are too often a paraphrase to hold to.
     claimed = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10)]
@@ -914,6 +925,9 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
         best = _best_sentence(said, evidence)
         sentences: Sequence[_Sentence] = (best[0],) if best is not None and best[1] >= coverage else ()
     else:
+        # No sentence can state the claim when the whole evidence does not hold enough of its words.
+        if len(said.words & stemmed_words(evidence)[0]) < coverage * len(said.words):
+            return None
         # Only a negation bearing on a word of the claim can negate it: look at its first content word first.
         sentences = [
             _around_offset(evidence, m.start())
@@ -1119,7 +1133,7 @@ class MeaningGuards:
         Example:
             >>> MeaningGuards.clear_caches()
         """
-        for cached in (_tokens, _quantities_of, _lexicon, _digit_values, _sentences_of, _whole, _piece):
+        for cached in (_tokens, _quantities_of, _lexicon, _digit_values, _digit_strings, _sentences_of, _whole, _piece):
             cached.cache_clear()
 
     def check(self, claim: str, evidence: str) -> GuardFinding | None:
