@@ -164,6 +164,13 @@ def _replace_word(claim: str, word: str, new: str) -> str:
     return re.sub(rf"\b{re.escape(word)}\b", same_case, claim, count=1, flags=re.IGNORECASE)
 
 
+def _common_suffix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
 def edit_antonym(claim: str, evidence: str) -> str | None:
     """A word of the antonym list the evidence contains, turned into its opposite, which the evidence lacks."""
     claim_words, known = _words(claim), _words(evidence)
@@ -172,7 +179,9 @@ def edit_antonym(claim: str, evidence: str) -> str | None:
             continue  # quantifiers are the qualifier edit
         for words, opposites in ((first, second), (second, first)):
             for word in sorted(words & claim_words & known):
-                new = next((o for o in sorted(opposites) if o not in known and o not in claim_words), None)
+                # The opposite in the same form where the list has it: "increased" -> "decreased".
+                choices = sorted(opposites, key=lambda o: (-_common_suffix(o, word), o))
+                new = next((o for o in choices if o not in known and o not in claim_words), None)
                 if new:
                     return _replace_word(claim, word, new)
     return None

@@ -1021,8 +1021,22 @@ def _neighbours(tokens: Sequence[_Token], at: int) -> set[str]:
     return found
 
 
-# The share of a claim's content words from which a sentence reads as stating the claim.
-_STATES_THE_CLAIM: Final = 0.7
+def _closest(said: _Sentence, evidence: str, sentence: _Sentence) -> bool:
+    """Whether ``sentence`` shares with the claim as many words as the evidence sentence closest to it."""
+    best = _best_sentence(said, evidence)
+    return best is not None and best[1] > 0 and _coverage(said, sentence) >= best[1]
+
+
+def _word_places(tokens: Sequence[_Token]) -> dict[str, int]:
+    """Each word of the tokens (and each part of a hyphenated one), folded, with its token's index."""
+    places: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        if token.kind == "word":
+            places.setdefault(token.low, i)
+            if "-" in token.low:
+                for part in token.low.split("-"):
+                    places.setdefault(part, i)
+    return places
 
 
 @functools.lru_cache(maxsize=1024)
@@ -1045,34 +1059,39 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
         True
     """
     said = _whole(claim)
-    candidates = [i for i, t in enumerate(said.tokens) if t.low in _OPPOSITES]
+    # A word of the list, alone or as the last part of a hyphenated word ("fourth-strongest").
+    candidates = [(i, t.low.rsplit("-", 1)[-1]) for i, t in enumerate(said.tokens) if t.kind == "word"]
+    candidates = [(i, word) for i, word in candidates if word in _OPPOSITES]
     if not candidates or not said.words:
         return None
-    mine = {t.low for t in said.tokens if t.kind == "word"}
-    for at in candidates:
-        token = said.tokens[at]
-        opposites = _OPPOSITES[token.low] - mine
+    mine = set(_word_places(said.tokens))
+    for at, word in candidates:
+        opposites = _OPPOSITES[word] - mine
         if not opposites:
             continue
         near = _neighbours(said.tokens, at)
         # The claim's word nowhere in the evidence: its opposite next to one of the same words, or in a
-        # sentence that states most of the claim, is enough.
-        absent = _word_search(frozenset({token.low})).search(evidence) is None
+        # sentence that holds enough of the claim, is enough.
+        absent = _word_search(frozenset({word})).search(evidence) is None
         for match in _word_search(opposites).finditer(evidence):
             sentence = _around_offset(evidence, match.start())
-            covered = _coverage(said, sentence)
-            if covered < coverage and not absent:
-                continue
-            theirs = {t.low: i for i, t in enumerate(sentence.tokens) if t.kind == "word"}
+            theirs = _word_places(sentence.tokens)
             where = theirs.get(match.group().lower())
-            if token.low in theirs or where is None:
+            if word in theirs or where is None:
                 continue
-            if not near & _neighbours(sentence.tokens, where) and not (absent and covered >= _STATES_THE_CLAIM):
+            beside = bool(near & _neighbours(sentence.tokens, where))
+            covered = _coverage(said, sentence)
+            # Next to the same word, in a sentence that states the claim; or, the claim's word being
+            # nowhere in the evidence, next to the same word or in the sentence closest to the claim.
+            if absent:
+                if not (beside or covered >= coverage or _closest(said, evidence, sentence)):
+                    continue
+            elif not (beside and covered >= coverage):
                 continue
-            value = sentence.tokens[where].text
+            value, said_word = sentence.tokens[where].text, said.tokens[at].text
             return GuardFinding(
-                guard="antonym", label="Contradiction", claim_value=token.text, source_value=value,
-                reason=f"the sources say {value}, not {token.text}", start=sentence.start, end=sentence.end,
+                guard="antonym", label="Contradiction", claim_value=said_word, source_value=value,
+                reason=f"the sources say {value}, not {said_word}", start=sentence.start, end=sentence.end,
             )  # fmt: skip
     return None
 

@@ -54,7 +54,7 @@ def test_month_and_name_swaps_use_words_the_evidence_never_has() -> None:
 
 def test_antonym_and_qualifier_edits() -> None:
     """A listed word becomes its opposite, "all" becomes "some": only where the evidence lacks the new word."""
-    assert edit_antonym("Sales increased in 2020.", "Sales increased in 2020.") == "Sales decrease in 2020."
+    assert edit_antonym("Sales increased in 2020.", "Sales increased in 2020.") == "Sales decreased in 2020."
     assert edit_antonym("Sales increased in 2020.", "Sales rose in 2020.") is None  # the word is not in the evidence
     assert edit_qualifier("All students passed.", "All students passed.") == "Some students passed."
     assert edit_qualifier("All students passed.", "All students passed, some with honours.") is None
