@@ -995,7 +995,7 @@ def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
     reaches = [_reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(evidence)]
     for at, scope in scopes:
         # The evidence speaks of what the claim negates (its first word), and never negates it.
-        if set(scope) & stems and not any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches):
+        if (scope[0] in stems or len(set(scope) & stems) >= min(2, len(scope))) and not any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches):
             phrase = " ".join(t.text for t in said.tokens[at : at + 1 + _SCOPE_REACH] if t.kind != "mark")
             phrase = " ".join(phrase.split()[: _SCOPE_WORDS + 2])
             return GuardFinding(
