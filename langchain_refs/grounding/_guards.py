@@ -994,8 +994,10 @@ def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
     # What each negation of the evidence bears on: the content words just after it.
     reaches = [_reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(evidence)]
     for at, scope in scopes:
-        # The evidence speaks of what the claim negates (its first word), and never negates it.
-        if (scope[0] in stems or len(set(scope) & stems) >= min(2, len(scope))) and not any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches):
+        # The evidence speaks of what the claim negates (its first word, or two of its words), and never negates it.
+        spoken_of = scope[0] in stems or len(set(scope) & stems) >= min(2, len(scope))
+        negated = any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches)
+        if spoken_of and not negated:
             phrase = " ".join(t.text for t in said.tokens[at : at + 1 + _SCOPE_REACH] if t.kind != "mark")
             phrase = " ".join(phrase.split()[: _SCOPE_WORDS + 2])
             return GuardFinding(
