@@ -61,6 +61,7 @@ __all__ = [
 ]
 
 GuardName = Literal["number", "name", "polarity", "antonym"]
+"""The names of the guards, as `GuardFinding.guard` gives them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,7 +80,7 @@ class GuardFinding:
         ('number', 'Contradiction', 'the sources say 330 metres, not 450 metres')
     """
 
-    guard: str
+    guard: GuardName
     label: str
     claim_value: str
     source_value: str | None
@@ -179,7 +180,6 @@ _UNIT_NAMES: Final = {
 @dataclass(frozen=True, slots=True)
 class _Quantity:
     value: float
-    text: str  # as written, with its unit
     unit: str | None  # the word after it (normalised)
     before: str | None  # the content word before it
     year: bool
@@ -286,7 +286,6 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         found.append(
             _Quantity(
                 value=value,
-                text="",
                 unit=unit,
                 before=before,
                 year=is_year,
