@@ -391,10 +391,20 @@ _BOUNDARIES: Final = (". ", "! ", "? ", "\n", '."', '?"', '!"')
 
 def _around_offset(text: str, at: int) -> _Sentence:
     """The sentence of ``text`` around offset ``at``, found by looking for its ends near it (no full split)."""
+    start, end = _bounds(text, at)
+    return _piece(text[start:end], start)
+
+
+def _bounds(text: str, at: int) -> tuple[int, int]:
+    """Where the sentence around offset ``at`` starts and ends, by the nearest sentence ends on either side."""
     start = max(text.rfind(mark, 0, at) + len(mark) if text.rfind(mark, 0, at) >= 0 else 0 for mark in _BOUNDARIES)
     ends = [found + 1 for mark in _BOUNDARIES if (found := text.find(mark, at)) >= 0]
-    end = min(ends) if ends else len(text)
-    return _piece(text[start:end], start)
+    return start, min(ends) if ends else len(text)
+
+
+def _may_cover(claim: _Sentence, text: str, share: float) -> bool:
+    """Whether ``text`` may hold ``share`` of the claim's content words (by the scorer's cached reading)."""
+    return len(claim.words & stemmed_words(text)[0]) >= share * len(claim.words)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -576,15 +586,24 @@ _OPPOSITE_WORDS: Final = frozenset(_OPPOSITES)
 
 
 def _best_sentence(claim: _Sentence, evidence: str) -> tuple[_Sentence, float] | None:
-    """The evidence sentence sharing most of the claim's content words, and the share of them it holds."""
+    """The evidence sentence sharing most of the claim's content words, and the share of them it holds.
+
+    The sentences are compared by the scorer's cached reading of them; only the best one is tokenised.
+    """
     if not claim.words:
         return None
-    sentences = _sentences_of(evidence)
-    if not sentences:
+    spans = _spans_of(evidence)
+    if not spans:
         return None
     words = claim.words
-    best = max(sentences, key=lambda s: len(words & s.words))
-    return best, len(words & best.words) / len(words)
+    start, end = max(spans, key=lambda span: len(words & stemmed_words(evidence[span[0] : span[1]])[0]))
+    best = _piece(evidence[start:end], start)
+    return best, _coverage(claim, best)
+
+
+@functools.lru_cache(maxsize=8192)
+def _spans_of(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple((span.start, span.end) for span in split_sentences(text))
 
 
 def _as_written(start: int, end: int, text: str) -> str:
@@ -928,10 +947,15 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
         if len(said.words & stemmed_words(evidence)[0]) < coverage * len(said.words):
             return None
         # Only a negation bearing on a word of the claim can negate it: look at its first content word first.
-        sentences = [
-            _around_offset(evidence, m.start())
+        bounds = [
+            _bounds(evidence, m.start())
             for m in _NEGATION_CUE.finditer(evidence)
             if _first_content_stem(evidence, m.end()) in said.words
+        ]
+        sentences = [
+            _piece(evidence[start:end], start)
+            for start, end in dict.fromkeys(bounds)
+            if _may_cover(said, evidence[start:end], coverage)
         ]
     for sentence in sentences:
         if not sentence.negated and not said.negated:
@@ -1153,7 +1177,17 @@ class MeaningGuards:
         Example:
             >>> MeaningGuards.clear_caches()
         """
-        for cached in (_tokens, _quantities_of, _lexicon, _digit_values, _digit_strings, _sentences_of, _whole, _piece):
+        for cached in (
+            _tokens,
+            _quantities_of,
+            _lexicon,
+            _digit_values,
+            _digit_strings,
+            _sentences_of,
+            _spans_of,
+            _whole,
+            _piece,
+        ):
             cached.cache_clear()
 
     def check(self, claim: str, evidence: str) -> GuardFinding | None:
