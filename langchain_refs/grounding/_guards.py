@@ -355,6 +355,31 @@ def _quantities_of(text: str) -> tuple[_Quantity, ...]:
     return _quantities(_tokens(text))
 
 
+_NUMBER_ANYWHERE: Final = re.compile(r"\d+|\b(?:" + "|".join([*_UNITS, *_SCALES]) + r")\b", re.IGNORECASE)
+# How much text around a number is read for its slot (the words before it, its unit after it).
+_NUMBER_WINDOW: Final = 60
+
+
+@functools.lru_cache(maxsize=8192)
+def _quantities_near(text: str) -> tuple[_Quantity, ...]:
+    """The quantities of a text, read in windows around its numbers: the rest of a long text is not tokenised."""
+    windows: list[tuple[int, int]] = []
+    for match in _NUMBER_ANYWHERE.finditer(text):
+        start = max(0, match.start() - _NUMBER_WINDOW)
+        start = text.rfind(" ", 0, start) + 1 if start else 0
+        end = text.find(" ", min(len(text), match.end() + _NUMBER_WINDOW))
+        end = len(text) if end < 0 else end
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+        else:
+            windows.append((start, end))
+    found: list[_Quantity] = []
+    for start, end in windows:
+        tokens = tuple(t._replace(start=t.start + start, end=t.end + start) for t in _tokens(text[start:end]))
+        found.extend(_quantities(tokens))
+    return tuple(found)
+
+
 @functools.lru_cache(maxsize=8192)
 def _lexicon(text: str) -> _Lexicon:
     tokens = _tokens(text)
@@ -610,10 +635,6 @@ def _as_written(start: int, end: int, text: str) -> str:
     return " ".join(text[start:end].split())
 
 
-def _sentence_at(evidence: str, offset: int) -> _Sentence | None:
-    return next((s for s in _sentences_of(evidence) if s.start <= offset < s.end), None)
-
-
 def _list_marker(tokens: Sequence[_Token], quantity: _Quantity) -> bool:
     """A number that opens a sentence followed by "." or ")": a list item's number, not a claim."""
     at = next(i for i, t in enumerate(tokens) if t.start == quantity.start)
@@ -664,7 +685,7 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     claimed = [q for q in claimed if not _agrees(q, digits)]
     if not claimed:
         return None
-    stated = _quantities_of(evidence)
+    stated = _quantities_near(evidence)
     values = {q.value for q in stated}
     tokens = _tokens(claim)
     mine = {q.value for q in claimed}
@@ -681,7 +702,7 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
             )
             if other.year == quantity.year and same_slot and other.value not in mine:
                 value = _as_written(other.start, other.end, evidence)
-                sentence = _sentence_at(evidence, other.start)
+                sentence = _around_offset(evidence, other.start)
                 return GuardFinding(
                     guard="number",
                     label="Contradiction",
@@ -869,7 +890,7 @@ def _part_clash(
                         continue
                     first, last = (other, at) if step < 0 else (at, other)
                     value = " ".join(t.text for t in theirs[first : last + 1])
-                    sentence = _sentence_at(evidence, token.start) or _around_offset(evidence, token.start)
+                    sentence = _around_offset(evidence, token.start)
                     return value, sentence
     return None
 
@@ -896,9 +917,16 @@ def _name_in_slot(tokens: Sequence[_Token], run: list[int], evidence: str) -> tu
     return None
 
 
+# Lower case only (the text is lowered first): a case-blind pattern costs twice as much on long evidence.
 _NEGATION_CUE: Final = re.compile(
-    r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without|nowhere)\b|n['\u2019]t\b", re.IGNORECASE
+    r"(?:\b(?:n(?:o(?:t|ne|thing|body|where)?|e(?:ver|ither)|or)|cannot|without)|n['\u2019]t)\b"
 )
+
+
+def _lowered(text: str) -> str:
+    """``text`` in lower case, offsets kept (a text whose lower case is longer is kept as it is)."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text
 
 
 _NEXT_WORDS: Final = re.compile(r"[a-z]+|[,;:.!?()]")
@@ -949,7 +977,7 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
         # Only a negation bearing on a word of the claim can negate it: look at its first content word first.
         bounds = [
             _bounds(evidence, m.start())
-            for m in _NEGATION_CUE.finditer(evidence)
+            for m in _NEGATION_CUE.finditer(_lowered(evidence))
             if _first_content_stem(evidence, m.end()) in said.words
         ]
         sentences = [
@@ -979,10 +1007,9 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
 
 # Words that negate in their own way: the evidence may say "failed to" where the claim says "did not".
 _NEGATIVE_MEANING: Final = re.compile(
-    r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without|nowhere|fail\w*|lack\w*|unable|absen\w*|"
+    r"(?:\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without|nowhere|fail\w*|lack\w*|unable|absen\w*|"
     r"refus\w*|den(?:y|ies|ied)|rarely|hardly|barely|seldom|declin\w*|avoid\w*|reject\w*|prohibit\w*|forb[ia]d\w*|"
-    r"ban|banned|ceas\w*|stop\w*|against|instead|rather|only|exclud\w*|except)\b|n['\u2019]t\b",
-    re.IGNORECASE,
+    r"ban|banned|ceas\w*|stop\w*|against|instead|rather|only|exclud\w*|except)|n['\u2019]t)\b"
 )
 
 
@@ -1015,7 +1042,7 @@ def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
     if not scopes:
         return None
     # What each negation of the evidence bears on: the content words just after it.
-    reaches = [_reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(evidence)]
+    reaches = [_reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(_lowered(evidence))]
     for at, scope in scopes:
         # The evidence speaks of what the claim negates (its first word, or two of its words), and never negates it.
         spoken_of = scope[0] in stems or len(set(scope) & stems) >= min(2, len(scope))
