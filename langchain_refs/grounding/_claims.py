@@ -719,6 +719,9 @@ class ScorerClaimChecker:
             # The guard read the references joined by blank lines: back to one reference's offsets.
             reference = bisect.bisect_right(starts, finding.start) - 1
             start, end = finding.start - starts[reference], finding.end - starts[reference]
+            # Never past the reference's own end (the joined text goes on with a blank line and the next one).
+            following = starts[reference + 1] - 2 if reference + 1 < len(starts) else None
+            end = min(end, following - starts[reference]) if following is not None else end
             located = EvidenceSpan(reference=reference, start=start, end=end, score=round(support, 6))
             evidence = [located, *(e for e in evidence if (e.reference, e.start, e.end) != (reference, start, end))]
         return ClaimCheck(label=finding.label, score=round(support, 6), evidence=tuple(evidence[:3]), guard=finding)

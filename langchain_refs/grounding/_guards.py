@@ -411,7 +411,8 @@ _WORD_OR_NUMBER: Final = re.compile(r"[a-z0-9]+")
 _DIGITS: Final = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-_BOUNDARIES: Final = (". ", "! ", "? ", "\n", '."', '?"', '!"')
+# Where a sentence ends, and how much of the mark is the sentence's: ". " keeps its period, a line break nothing.
+_BOUNDARIES: Final = ((". ", 1), ("! ", 1), ("? ", 1), ("\n", 0), ('."', 2), ('?"', 2), ('!"', 2))
 
 
 def _around_offset(text: str, at: int) -> _Sentence:
@@ -422,9 +423,18 @@ def _around_offset(text: str, at: int) -> _Sentence:
 
 def _bounds(text: str, at: int) -> tuple[int, int]:
     """Where the sentence around offset ``at`` starts and ends, by the nearest sentence ends on either side."""
-    start = max(text.rfind(mark, 0, at) + len(mark) if text.rfind(mark, 0, at) >= 0 else 0 for mark in _BOUNDARIES)
-    ends = [found + 1 for mark in _BOUNDARIES if (found := text.find(mark, at)) >= 0]
-    return start, min(ends) if ends else len(text)
+    starts = [text.rfind(mark, 0, at) for mark, _ in _BOUNDARIES]
+    start = max(
+        (found + len(mark) for found, (mark, _) in zip(starts, _BOUNDARIES, strict=True) if found >= 0), default=0
+    )
+    ends = [found + kept for mark, kept in _BOUNDARIES if (found := text.find(mark, at)) >= 0]
+    end = min(ends) if ends else len(text)
+    # Spaces at either end are no part of the sentence.
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 def _may_cover(claim: _Sentence, text: str, share: float) -> bool:
@@ -777,6 +787,11 @@ def _abbreviated(tokens: Sequence[_Token], at: int, abbreviations: frozenset[str
     return False
 
 
+_MONTHS: Final = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+
+
 def _in_parentheses(tokens: Sequence[_Token], at: int) -> bool:
     """An abbreviation the claim gives for the words before it: "(CTR)"."""
     return 0 < at < len(tokens) - 1 and tokens[at - 1].text == "(" and tokens[at + 1].text == ")"
@@ -850,8 +865,9 @@ def name_guard(claim: str, evidence: str) -> GuardFinding | None:
             continue
         said = " ".join(tokens[i].text for i in run)
         found = _name_in_slot(tokens, run, evidence)
-        # Words of a quoted title ("'I Want to Go Outside'") count only when the evidence has another in their place.
-        if found is None and all(_quoted(claim, tokens[i].start) for i in missing):
+        # Words of a quoted title ("'I Want to Go Outside'") and months (a date's detail the evidence often
+        # leaves out) count only when the evidence has another in their place.
+        if found is None and all(_quoted(claim, tokens[i].start) or tokens[i].low in _MONTHS for i in missing):
             continue
         if found is not None:
             value, sentence = found

@@ -57,6 +57,7 @@ NAME_FIRES = [
     ("The Prado museum is in Paris.", LOUVRE, "Neutral", None),
     ("In 1969 Buzz Aldrin visited the United States.", LOUVRE, "Neutral", None),
     ("The museum is run by UNESCO.", LOUVRE, "Neutral", None),
+    ("Paterson died on July 10, 2018.", "Paterson died on June 10, 2018.", "Contradiction", "June"),
 ]
 NAME_QUIET = [
     ("The Louvre museum is in PARIS.", LOUVRE),  # another case
@@ -66,6 +67,7 @@ NAME_QUIET = [
     ("In 1969 Armstrong visited the US.", LOUVRE),
     ("It is a Parisian museum, the Louvre.", LOUVRE),  # inflection
     ("Louvre is a museum in Paris.", LOUVRE),  # a sentence's first word is left to the scorer
+    ("Paterson died on November 10, 2018.", "Paterson died in 2018, at 78."),  # a month the evidence leaves out
     (
         "It is read from the body mass index (BMI) of the patient.",
         "It is read from the body mass index of the patient.",
@@ -277,3 +279,16 @@ def test_predictor_labels_a_changed_value_not_grounded() -> None:
     assert ReferencePredictor(guards=None).predict("The Eiffel Tower is 450 metres tall.", documents)[0].label != (
         "not_grounded"
     )
+
+
+def test_checker_span_stays_inside_its_source() -> None:
+    """The source sentence a guard read is located in its own reference, never running into the next one."""
+    references = ["The bridge opened in 1932.", "The bridge is 503 metres long. It carries eight lanes."]
+    check = ScorerClaimChecker().check(Claim(text="The bridge opened in 1951."), references)
+    span = check.evidence[0]
+    assert (check.label, span.reference, span.start, span.end) == ("Contradiction", 0, 0, 26)
+    carried = ScorerClaimChecker().check(Claim(text="The bridge carries twelve lanes."), references)
+    assert carried.guard is not None
+    assert carried.guard.reason == "the sources say eight lanes, not twelve lanes"
+    located = carried.evidence[0]
+    assert references[located.reference][located.start : located.end] == "It carries eight lanes."
