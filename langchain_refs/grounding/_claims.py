@@ -150,21 +150,31 @@ class ClaimCheck:
     evidence: tuple[EvidenceSpan, ...] = field(default=())
     guard: GuardFinding | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data; ``guard`` (the guard's name, reason, the claim's and the source's value) when one fired.
+    def to_dict(self, *, guard: bool = False) -> dict[str, Any]:
+        """JSON-ready data, as the ``check`` command writes it.
+
+        ``guard=True`` adds ``"guard"``: the guard's name, reason, the claim's
+        and the source's value, or None when no guard fired (the checking
+        page's answer has it; the command's output keeps its columns).
 
         Example:
             >>> ClaimCheck(label="Entailment", score=1.0).to_dict()["label"]
             'Entailment'
+            >>> ClaimCheck(label="Entailment", score=1.0).to_dict(guard=True)["guard"] is None
+            True
         """
         data: dict[str, Any] = {
-            "label": self.label, "score": self.score, "evidence": [asdict(e) for e in self.evidence]
-        }  # fmt: skip
-        if self.guard is not None:
+            "label": self.label,
+            "score": self.score,
+            "evidence": [asdict(e) for e in self.evidence],
+        }
+        if guard:
             g = self.guard
-            data["guard"] = {
-                "name": g.guard, "reason": g.reason, "claim_value": g.claim_value, "source_value": g.source_value
-            }  # fmt: skip
+            data["guard"] = (
+                None
+                if g is None
+                else {"name": g.guard, "reason": g.reason, "claim_value": g.claim_value, "source_value": g.source_value}
+            )
         return data
 
 

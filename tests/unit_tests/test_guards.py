@@ -198,7 +198,8 @@ def test_checker_labels_and_explains(claim: str, label: str, guard: str) -> None
     """The issue's three claims are not Entailment for the check command's checker, and say why."""
     check = ScorerClaimChecker().check(Claim(text=claim), ISSUE_SOURCES)
     assert (check.label, check.guard.guard if check.guard else None) == (label, guard)
-    assert check.to_dict()["guard"]["name"] == guard
+    assert check.to_dict(guard=True)["guard"]["name"] == guard
+    assert "guard" not in check.to_dict()  # the check command's columns stay as they were
     # The first evidence span is the source sentence the guard read: inside the right source.
     span = check.evidence[0]
     assert "Paris" in ISSUE_SOURCES[span.reference][span.start : span.end]
@@ -209,7 +210,7 @@ def test_checker_keeps_supported_claims_and_can_turn_guards_off() -> None:
     checker = ScorerClaimChecker()
     supported = checker.check(Claim(text="The Louvre museum is in Paris."), ISSUE_SOURCES)
     assert (supported.label, supported.guard) == ("Entailment", None)
-    assert "guard" not in supported.to_dict()
+    assert supported.to_dict(guard=True)["guard"] is None
     unguarded = ScorerClaimChecker(guards=None).check(Claim(text="The Louvre museum is in London."), ISSUE_SOURCES)
     assert unguarded.label == "Entailment"
 
@@ -292,3 +293,27 @@ def test_checker_span_stays_inside_its_source() -> None:
     assert carried.guard.reason == "the sources say eight lanes, not twelve lanes"
     located = carried.evidence[0]
     assert references[located.reference][located.start : located.end] == "It carries eight lanes."
+
+
+def test_checking_page_api_gives_each_claim_its_reason() -> None:
+    """POST /api/check gives each claim its guard (or null); the check command's item has no such key."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from langchain_refs.apps.check_page import check_routes
+    from langchain_refs.apps.checking import build_checkers, check_item
+
+    item = {"response": "The Louvre museum is in London. The Louvre museum is in Paris.", "reference": ISSUE_SOURCES}
+    answer = TestClient(Starlette(routes=check_routes())).post("/api/check", json=item).json()
+    assert answer["ys"] == ["Contradiction", "Entailment"]
+    assert answer["guards"] == [
+        {
+            "name": "name",
+            "reason": "the sources say Paris, not London",
+            "claim_value": "London",
+            "source_value": "Paris",
+        },
+        None,
+    ]
+    command = check_item(item, checkers=build_checkers())
+    assert all("guard" not in c for c in command["checks"])

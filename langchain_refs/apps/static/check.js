@@ -186,8 +186,10 @@
   }
 
   // Why a claim is not supported: the guard's reason ("the sources say 330 metres, not 450 metres").
-  function reason(check) {
-    return check && check.guard && typeof check.guard.reason === "string" ? check.guard.reason : "";
+  function reason(index) {
+    const guards = last && Array.isArray(last.data.guards) ? last.data.guards : [];
+    const guard = guards[index];
+    return guard && typeof guard.reason === "string" ? guard.reason : "";
   }
 
   function describe(index) {
@@ -200,7 +202,7 @@
     if (check.label === "Entailment") {
       return head + (source ? "highlighted in " + name : "no passage of the sources supports it") + ".";
     }
-    const why = reason(check);
+    const why = reason(index);
     if (why && source) return head + why + " (" + name + ", highlighted).";
     if (why) return head + why + ".";
     if (source) return head + "the closest passage, highlighted in " + name + ", does not support it.";
@@ -245,7 +247,7 @@
       const mark = el("mark", "claim claim-" + labelInfo(label).css);
       mark.tabIndex = 0;
       mark.append(document.createTextNode(response.slice(span.start, span.end)), badge(label));
-      const why = reason(data.checks[span.index]);
+      const why = reason(span.index);
       mark.setAttribute(
         "aria-label",
         "Claim " + (span.index + 1) + ", " + label + ": " + response.slice(span.start, span.end) + (why ? " (" + why + ")" : ""),
@@ -263,7 +265,7 @@
       const text = Array.isArray(claim) ? claim.join(" \u00b7 ") : String(claim);
       button.append(badge(labels[index]), el("span", "claim-text", text));
       const check = data.checks[index];
-      if (reason(check)) button.append(el("span", "why", reason(check)));
+      if (reason(index)) button.append(el("span", "why", reason(index)));
       if (check && typeof check.score === "number" && Array.isArray(check.evidence) && check.evidence.length)
         button.append(el("span", "score", "score " + check.score.toFixed(2)));
       claimTarget(button, index);
