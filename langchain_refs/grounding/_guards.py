@@ -918,13 +918,21 @@ def _around(tokens: Sequence[_Token], first: int, last: int) -> tuple[tuple[str,
     return before, after
 
 
+# The share of the claim's other content words a sentence must hold before a name in the same slot contradicts.
+_SLOT_COVERAGE: Final = 0.5
+
+
 def _name_in_slot(tokens: Sequence[_Token], run: list[int], evidence: str) -> tuple[str, _Sentence] | None:
     """Another name of the evidence standing where the claim's stands: the same two tokens before, the same after."""
     before, after = _around(tokens, run[0], run[-1])
     if len(before) < 2:
         return None
     said = {tokens[i].low for i in run}
+    # The rest of the claim, which the sentence must state too: the name's slot alone ("of the") is not enough.
+    rest = frozenset(stem(t.low) for t in tokens if _is_content(t) and not _is_negation(t)) - {stem(w) for w in said}
     for sentence in _sentences_of(evidence):
+        if rest and len(rest & sentence.words) < _SLOT_COVERAGE * len(rest):
+            continue
         for other in _names(sentence.tokens):
             if _around(sentence.tokens, other[0], other[-1]) == (before, after):
                 words = [sentence.tokens[i] for i in other]
