@@ -325,10 +325,10 @@ def table(results: dict[str, dict[str, tuple[int, int]]], examples: Sequence[Exa
         cells = []
         for kind in kinds:
             called, total = counts.get(kind, (0, 0))
-            cells.append(f"{called / total:.0%}" if total else "-")
+            cells.append(f"{called / total:.1%}" if total else "-")
         edited = [counts[k] for k in kinds if k != "original" and k in counts]
         called, total = sum(c for c, _ in edited), sum(t for _, t in edited)
-        cells.append(f"{called / total:.0%}" if total else "-")
+        cells.append(f"{called / total:.1%}" if total else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -92,8 +92,8 @@ def test_the_offline_report_per_path_and_kind(tiny_eval: Path) -> None:
     assert "original (3)" in header
     assert "negation (2)" in header
     cells = rows["checker (ScorerClaimChecker, `check`)"].strip("| ").split(" | ")
-    assert cells[1] == "100%"  # the three originals
-    assert cells[-1] == "0%"  # no edit called supported
+    assert cells[1] == "100.0%"  # the three originals
+    assert cells[-1] == "0.0%"  # no edit called supported
 
 
 def test_any_chat_model_gives_the_same_report(tiny_eval: Path) -> None:
@@ -108,9 +108,9 @@ def test_any_chat_model_gives_the_same_report(tiny_eval: Path) -> None:
         "verifier (LLMJudgeScorer, FakeListChatModel), guards on",
     ]
     # A model that calls everything supported: every kind 100% alone; the guards stop the edits.
-    assert lines[0].strip("| ").split(" | ")[-1] == "100%"
-    assert lines[1].strip("| ").split(" | ")[-1] == "100%"
-    assert lines[2].strip("| ").split(" | ")[-1] == "0%"
+    assert lines[0].strip("| ").split(" | ")[-1] == "100.0%"
+    assert lines[1].strip("| ").split(" | ")[-1] == "100.0%"
+    assert lines[2].strip("| ").split(" | ")[-1] == "0.0%"
     written = (tiny_eval / "checking-meaning.md").read_text(encoding="utf-8")
     assert written.startswith("intro\n<!-- contrast:start -->\n`python bench/eval_contrast.py --no-offline`")
     assert written.endswith(table + "\n<!-- contrast:end -->\nafter\n")
