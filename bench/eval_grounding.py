@@ -11,8 +11,9 @@ What is measured, for each scorer:
 - AttributionBench (dev, 1,198 balanced examples), through `verify_citations`
   (what ``manage_references(verifier=...)`` runs): each claim is a citation of
   all its references, one document each. AUROC of attributable vs not
-  attributable, and macro-F1 at the scorer's default ``support_threshold``, in
-  all and per source dataset. The calibration rule: the threshold (on a 0.01
+  attributable, and macro-F1 of ``supported`` (the scorer's default
+  ``support_threshold`` reached and no meaning guard fired), in all and per
+  source dataset. The calibration rule: the threshold (on a 0.01
   grid) that maximises macro-F1 on the whole split; its cross-validated
   macro-F1 is the threshold chosen on four fifths of the questions and
   applied to the fifth (five folds, grouped by question so that claims of
@@ -63,6 +64,7 @@ from langchain_core.documents import Document  # noqa: E402
 from bench.readme import replace_section  # noqa: E402
 from bench.workloads import chunked, prose  # noqa: E402
 from langchain_refs import Citation, LexicalScorer, Reference, ReferencePredictor, verify_citations  # noqa: E402
+from langchain_refs.grounding import MeaningGuards  # noqa: E402
 from langchain_refs.streaming import AnswerReferences  # noqa: E402
 from langchain_refs.text import LexicalSupport  # noqa: E402
 
@@ -151,9 +153,17 @@ def cite(claim: str, count: int) -> AnswerReferences:
 
 def support(scorer: BaseCrossEncoder, claim: str, documents: list[Document]) -> float:
     """The support `verify_citations` gives ``claim`` citing all of ``documents``."""
-    checked = verify_citations(cite(claim, len(documents)), documents, scorer)
-    value = checked.citations[0].support
-    return 0.0 if value is None else value
+    return verdict(scorer, claim, documents)[0]
+
+
+def verdict(scorer: BaseCrossEncoder, claim: str, documents: list[Document]) -> tuple[float, bool]:
+    """The support `verify_citations` gives ``claim`` citing all of ``documents``, and whether it is supported.
+
+    Supported is the threshold reached and no meaning guard fired (a guarded
+    citation keeps a lowered score, which may still reach the threshold).
+    """
+    checked = verify_citations(cite(claim, len(documents)), documents, scorer).citations[0]
+    return (0.0 if checked.support is None else checked.support), bool(checked.supported)
 
 
 def predicted_scores(
@@ -211,7 +221,9 @@ def evaluate(
     scorer = build()
     threshold = float(getattr(scorer, "support_threshold", 0.5))
     labels = [row["attribution_label"] == "attributable" for row in ab_rows]
-    verified = [support(scorer, row["claim"], [Document(t) for t in row["references"]]) for row in ab_rows]
+    verdicts = [verdict(scorer, row["claim"], [Document(t) for t in row["references"]]) for row in ab_rows]
+    verified = [value for value, _ in verdicts]
+    supported = [flag for _, flag in verdicts]
     print(f"{name}: verify_citations on {len(ab_rows)} rows done", file=sys.stderr)
     sources: dict[str, list[int]] = {}
     for i, row in enumerate(ab_rows):
@@ -219,7 +231,7 @@ def evaluate(
     per_source = {
         source: (
             auroc([verified[i] for i in idx], [labels[i] for i in idx]),
-            macro_f1([verified[i] >= threshold for i in idx], [labels[i] for i in idx]),
+            macro_f1([supported[i] for i in idx], [labels[i] for i in idx]),
             len(idx),
         )
         for source, idx in sorted(sources.items())
@@ -248,8 +260,8 @@ def evaluate(
         "name": name,
         "threshold": threshold,
         "auroc": auroc(verified, labels),
-        "f1": macro_f1([v >= threshold for v in verified], labels),
-        "supported_share": sum(v >= threshold for v in verified) / len(verified),
+        "f1": macro_f1(supported, labels),
+        "supported_share": sum(supported) / len(supported),
         "best_threshold": chosen,
         "best_f1": macro_f1([v >= chosen for v in verified], labels),
         "cv_f1": cross_validated_f1(verified, labels, fold_of([row["question"] for row in ab_rows])),
@@ -363,6 +375,7 @@ def speed(build: Callable[[], BaseCrossEncoder], ab_rows: list[dict[str, Any]], 
     """
     rows = ab_rows if sample >= len(ab_rows) else load_sample(ab_rows, sample)
     LexicalSupport.clear_caches()
+    MeaningGuards.clear_caches()
     scorer = build()
     start = time.process_time()
     for row in rows:

@@ -8,7 +8,11 @@
   each claim highlighted in place and labelled Entailment / Neutral /
   Contradiction (colour, icon and word), the aggregated verdict, and, on
   hover, tap or keyboard focus of a claim, its evidence highlighted in the
-  source text. The page builds its DOM from data (``textContent``, never
+  source text, in the colour of the claim's label (a passage is shown in the
+colour of support only for a supported claim), with the reason a claim is
+not supported ("the sources say 1932, not 1951") and, per source, whether
+it supports the claims resting on it, does not, or both (mixed). The page
+builds its DOM from data (``textContent``, never
   ``innerHTML``) under a nonce Content-Security-Policy, as the chat page does.
 - ``GET /check/static/{check.js,check.css,app.css}``: the page's script and
   styles (``app.css`` is the app's shared base stylesheet).
@@ -38,10 +42,14 @@ Any other key is kept and given back, as the command does.
 The answer (200) is the item exactly as ``langchain-refs check MODE
 --aggregator A`` writes it for that item (``claims``, and in the checking
 modes ``ys``, ``Y`` and ``checks`` with each claim's label, score and
-evidence spans ``{"reference", "start", "end", "score"}``), plus three keys:
+evidence spans ``{"reference", "start", "end", "score"}``), plus four keys:
 
 - ``claim_spans``: for each claim, ``[start, end]``, where it stands in the
   response, or ``null`` (a paraphrase, or a claim given in mode ``check``);
+- ``guards``: for each claim (in the checking modes), why it is not
+  supported when a meaning guard of the offline checker fired (``{"name",
+  "reason", "claim_value", "source_value"}``; the claim's first evidence span
+  is then the source sentence the guard read), else ``null``;
 - ``verdicts``: the labels aggregated all three ways, ``{"strict": ...,
   "soft": {"Entailment": share, "Neutral": share, "Contradiction": share},
   "major": ...}`` (in the checking modes only);
@@ -85,13 +93,14 @@ from starlette.routing import BaseRoute, Route
 from langchain_refs.apps.checking import (
     MODES,
     Checkers,
+    ClaimChecking,
     ClaimExtraction,
     Mode,
     build_checkers,
     checked_item,
     read_json_text,
 )
-from langchain_refs.grounding import Claim, aggregate, recorded_model_failures
+from langchain_refs.grounding import Claim, ClaimCheck, aggregate, recorded_model_failures
 
 __all__ = ["CheckLimits", "check_routes"]
 
@@ -175,6 +184,18 @@ def _within_limits(item: dict[str, Any], mode: str, limits: CheckLimits) -> None
         _references(item, limits)
     if mode == "check" and isinstance(item.get("claims"), list):
         _limit("'claims'", len(item["claims"]), limits.claims, "claims")
+
+
+class _RecordingChecker:
+    """A checker that keeps the verdicts it gives, with the guard that fired on each (for the page's reasons)."""
+
+    def __init__(self, checker: ClaimChecking) -> None:
+        self.checker = checker
+        self.checks: list[ClaimCheck] = []
+
+    def check_batch(self, claims: list[Claim], references: list[str], question: str | None = None) -> list[ClaimCheck]:
+        self.checks = self.checker.check_batch(claims, references, question)
+        return self.checks
 
 
 class _Recording:
@@ -290,7 +311,8 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
             model=model if chosen == "model" else None, claim_format=claim_format, threshold=float(threshold)
         )
         extractor = _Recording(built.extractor)
-        checkers = Checkers(extractor=extractor, checker=built.checker)
+        checker = _RecordingChecker(built.checker)
+        checkers = Checkers(extractor=extractor, checker=checker)
         result, problem = checked_item(item, mode=mode, aggregator=aggregator, checkers=checkers)
         if problem is not None:
             raise _BadRequest(problem[:300])
@@ -302,6 +324,9 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
             ]
         if "ys" in result:
             result["verdicts"] = {a: aggregate(result["ys"], a) for a in _AGGREGATORS}
+            # Why each claim is not supported: the meaning guard that fired, in a key of the page's own
+            # (the check command's output keeps its columns).
+            result["guards"] = [verdict.to_dict(guard=True)["guard"] for verdict in checker.checks]
         return result
 
     async def api(request: Request) -> Response:

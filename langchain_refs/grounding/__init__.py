@@ -21,6 +21,15 @@ from langchain_refs.grounding._claims import (
 )
 from langchain_refs.grounding._embeddings import MiniLMEmbeddings
 from langchain_refs.grounding._filters import LLMReferenceFilter, SimilarityReferenceFilter, format_reference_list
+from langchain_refs.grounding._guards import (
+    ANTONYMS,
+    GuardFinding,
+    MeaningGuards,
+    antonym_guard,
+    name_guard,
+    number_guard,
+    polarity_guard,
+)
 from langchain_refs.grounding._llm import recorded_model_failures
 from langchain_refs.grounding._predictor import PredictedReference, ReferencePredictor, needs_reference
 from langchain_refs.grounding._scoring import (
@@ -30,7 +39,13 @@ from langchain_refs.grounding._scoring import (
     LexicalScorer,
     LLMJudgeScorer,
 )
-from langchain_refs.grounding._verifier import SupportScorer, verify_citations
+from langchain_refs.grounding._verifier import (
+    GUARD_FROM,
+    GUARD_PENALTY,
+    SupportScorer,
+    citation_findings,
+    verify_citations,
+)
 
 # Re-exported from the text layer, where they moved: these names stay public here.
 from langchain_refs.text import (
@@ -43,18 +58,23 @@ from langchain_refs.text import (
 )
 
 __all__ = [
+    "ANTONYMS",
     "EXTENDED_ABBREVIATIONS",
+    "GUARD_FROM",
+    "GUARD_PENALTY",
     "Claim",
     "ClaimCheck",
     "CrossEncoderScorer",
     "EmbeddingScorer",
     "EvidenceSpan",
+    "GuardFinding",
     "HybridScorer",
     "LLMClaimChecker",
     "LLMClaimExtractor",
     "LLMJudgeScorer",
     "LLMReferenceFilter",
     "LexicalScorer",
+    "MeaningGuards",
     "MiniLMEmbeddings",
     "PredictedReference",
     "ReferencePredictor",
@@ -65,9 +85,14 @@ __all__ = [
     "Span",
     "SupportScorer",
     "aggregate",
+    "antonym_guard",
+    "citation_findings",
     "content_words",
     "format_reference_list",
+    "name_guard",
     "needs_reference",
+    "number_guard",
+    "polarity_guard",
     "recorded_model_failures",
     "sentence_windows",
     "split_sentences",

@@ -41,6 +41,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards
 from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._scoring import LexicalScorer
 from langchain_refs.text import STOP_WORDS, SentenceSplitter, Span, fold, sentence_windows, stem
@@ -134,6 +135,11 @@ class EvidenceSpan:
 class ClaimCheck:
     """The verdict on one claim, with the evidence it rests on.
 
+    ``guard`` is the meaning guard that kept the claim from Entailment (None
+    when none fired): its reason says what the sources say instead, and the
+    claim's first evidence span is the source sentence that says it (when
+    there is one).
+
     Example:
         >>> ClaimCheck(label="Neutral", score=0.2).to_dict()
         {'label': 'Neutral', 'score': 0.2, 'evidence': []}
@@ -142,15 +148,34 @@ class ClaimCheck:
     label: str
     score: float
     evidence: tuple[EvidenceSpan, ...] = field(default=())
+    guard: GuardFinding | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data.
+    def to_dict(self, *, guard: bool = False) -> dict[str, Any]:
+        """JSON-ready data, as the ``check`` command writes it.
+
+        ``guard=True`` adds ``"guard"``: the guard's name, reason, the claim's
+        and the source's value, or None when no guard fired (the checking
+        page's answer has it; the command's output keeps its columns).
 
         Example:
             >>> ClaimCheck(label="Entailment", score=1.0).to_dict()["label"]
             'Entailment'
+            >>> ClaimCheck(label="Entailment", score=1.0).to_dict(guard=True)["guard"] is None
+            True
         """
-        return {"label": self.label, "score": self.score, "evidence": [asdict(e) for e in self.evidence]}
+        data: dict[str, Any] = {
+            "label": self.label,
+            "score": self.score,
+            "evidence": [asdict(e) for e in self.evidence],
+        }
+        if guard:
+            g = self.guard
+            data["guard"] = (
+                None
+                if g is None
+                else {"name": g.guard, "reason": g.reason, "claim_value": g.claim_value, "source_value": g.source_value}
+            )
+        return data
 
 
 # A whitespace run is tried from its start only: retrying inside it made a long run quadratic.
@@ -585,6 +610,14 @@ class ScorerClaimChecker:
     question followed by the answer, and also as the answer alone; the lower
     score counts, so the window must name the answer, not just echo the question.
 
+    Then the meaning guards (`MeaningGuards`: numbers, names, polarity,
+    antonyms) hold the claim to what it asserts, against all the
+    references joined: when one
+    fires the label is its label (Contradiction when a source states the
+    same thing with the value changed, Neutral when the value is missing),
+    ``guard`` says why, and the first evidence span is the source sentence
+    holding the source's value.
+
     Args:
         scorer: any scorer (default `LexicalScorer`).
         threshold: the support a claim needs to be Entailment.
@@ -593,6 +626,7 @@ class ScorerClaimChecker:
         window: reference sentences per window.
         together: also score each claim against all the references joined.
         splitter: how references are cut into sentences.
+        guards: the meaning guards (None or ``MeaningGuards.off()``: the score alone).
 
     Example:
         >>> checker = ScorerClaimChecker()
@@ -600,6 +634,8 @@ class ScorerClaimChecker:
         >>> [checker.check(Claim(text=t), [reference]).label for t in
         ...  ["The tower opened in 1889.", "The tower is 300 metres tall.", "The tower is painted red."]]
         ['Entailment', 'Contradiction', 'Neutral']
+        >>> checker.check(Claim(text="The tower opened in 1902."), [reference]).guard.reason
+        'the sources say 1889, not 1902'
     """
 
     def __init__(
@@ -611,7 +647,9 @@ class ScorerClaimChecker:
         window: int = 1,
         together: bool = True,
         splitter: SentenceSplitter | None = None,
+        guards: MeaningGuards | None = DEFAULT_GUARDS,
     ) -> None:
+        self.guards = guards
         self.scorer = scorer or LexicalScorer()
         self.threshold = threshold
         self.contradiction_overlap = contradiction_overlap
@@ -636,7 +674,12 @@ class ScorerClaimChecker:
         return self.check_batch([claim], references, question)[0]
 
     def _check(
-        self, claim: Claim, windows: list[tuple[int, int, int, str]], together: str, question: str | None
+        self,
+        claim: Claim,
+        windows: list[tuple[int, int, int, str]],
+        together: str,
+        question: str | None,
+        starts: list[int],
     ) -> ClaimCheck:
         if not windows:
             return ClaimCheck(label=NEUTRAL, score=0.0)
@@ -663,14 +706,35 @@ class ScorerClaimChecker:
             for i in order[:3]
         ]
         claim_reading, window_reading = _read(text), _read(windows[best][3])
-        if self._contradicts(text, claim_reading, windows[best][3], window_reading):
-            return ClaimCheck(label=CONTRADICTION, score=round(support, 6), evidence=(spans[0],))
+        contradicted = self._contradicts(text, claim_reading, windows[best][3], window_reading)
         supported = support >= self.threshold and not _negated_cover(claim_reading, window_reading)
+        if self.guards is not None:
+            finding = self.guards.check(text, together)
+            # The window's own contradiction outranks a guard that only misses the value.
+            if finding is not None and not (contradicted and finding.label == NEUTRAL):
+                return self._guarded(finding, support, spans, starts)
+        if contradicted:
+            return ClaimCheck(label=CONTRADICTION, score=round(support, 6), evidence=(spans[0],))
         return ClaimCheck(
             label=ENTAILMENT if supported else NEUTRAL,
             score=round(support, 6),
             evidence=tuple(span for span in spans if span.score > 0),
         )
+
+    @staticmethod
+    def _guarded(finding: GuardFinding, support: float, spans: list[EvidenceSpan], starts: list[int]) -> ClaimCheck:
+        """The verdict a guard gives: its label, its reason, and first among the spans the source sentence it read."""
+        evidence = [span for span in spans if span.score > 0]
+        if finding.start is not None and finding.end is not None:
+            # The guard read the references joined by blank lines: back to one reference's offsets.
+            reference = bisect.bisect_right(starts, finding.start) - 1
+            start, end = finding.start - starts[reference], finding.end - starts[reference]
+            # Never past the reference's own end (the joined text goes on with a blank line and the next one).
+            following = starts[reference + 1] - 2 if reference + 1 < len(starts) else None
+            end = min(end, following - starts[reference]) if following is not None else end
+            located = EvidenceSpan(reference=reference, start=start, end=end, score=round(support, 6))
+            evidence = [located, *(e for e in evidence if (e.reference, e.start, e.end) != (reference, start, end))]
+        return ClaimCheck(label=finding.label, score=round(support, 6), evidence=tuple(evidence[:3]), guard=finding)
 
     def _contradicts(self, claim: str, claim_reading: _Reading, evidence: str, evidence_reading: _Reading) -> bool:
         """The window states the claim with one slot changed: another number, or the negation flipped.
@@ -706,7 +770,9 @@ class ScorerClaimChecker:
         # Every claim is checked against the same windows: split each reference once.
         windows = self._windows(references)
         together = "\n\n".join(references)
-        return [self._check(claim, windows, together, question) for claim in claims]
+        # Where each reference starts in the joined text.
+        starts = [sum(len(r) + 2 for r in references[:i]) for i in range(len(references))]
+        return [self._check(claim, windows, together, question, starts) for claim in claims]
 
 
 class _Verdict(BaseModel):

@@ -21,6 +21,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import override
 
 from langchain_refs._inputs import document_text, documents_from, input_value
+from langchain_refs.grounding._guards import DEFAULT_GUARDS, MeaningGuards
 from langchain_refs.grounding._scoring import LexicalScorer
 from langchain_refs.streaming import support_threshold_of
 from langchain_refs.text import SentenceSplitter, sentence_windows, window_indices
@@ -61,7 +62,9 @@ class PredictedReference:
 
     ``answer[answer_start_idx:answer_end_idx]`` and
     ``document_text(document)[document_start_idx:document_end_idx]`` are the two
-    spans; ``document_position`` is 1-based in the documents given.
+    spans; ``document_position`` is 1-based in the documents given. ``guard``
+    and ``reason`` name the meaning guard that kept the span from a
+    supporting label, and why (None when none fired).
 
     Example:
         >>> ref = PredictedReference(document_start_idx=0, document_end_idx=5, answer_start_idx=0,
@@ -78,6 +81,8 @@ class PredictedReference:
     document_id: str | None
     document_position: int
     label: str
+    guard: str | None = None
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data.
@@ -153,6 +158,11 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         batch_size: pairs per scorer call.
         verifiability: decides which answer windows need a reference
             (default `needs_reference`; None scores every window).
+        guards: the meaning guards (`MeaningGuards`; None: the score alone).
+            A span that would get a label above ``default_class`` gets
+            ``default_class`` when a guard fires on the answer window against
+            the document window with its context (a number, name, negation
+            or antonym missing or changed); ``guard`` and ``reason`` say why.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -164,6 +174,9 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         'Paris is the capital of France.'
         >>> docs[0].page_content[ref["document_start_idx"]:ref["document_end_idx"]], ref["label"]
         ('Paris is the capital of France.', 'grounded')
+        >>> wrong = ReferencePredictor().invoke({"answer": "Paris is the capital of Spain.", "documents": docs})
+        >>> [(r["label"], r["reason"]) for r in wrong.response_metadata["references"]]
+        [('not_grounded', 'the sources say France, not Spain')]
     """
 
     def __init__(
@@ -184,6 +197,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         default_class: str = "not_grounded",
         batch_size: int = 256,
         verifiability: Callable[[str], bool] | None = needs_reference,
+        guards: MeaningGuards | None = DEFAULT_GUARDS,
     ) -> None:
         for name, value in [
             ("answer_window_size", answer_window_size),
@@ -217,6 +231,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         self.default_class = default_class
         self.batch_size = batch_size
         self.verifiability = verifiability
+        self.guards = guards
 
     def _scores(self, claim: str, evidence: list[str]) -> list[float]:
         scores: list[float] = []
@@ -281,6 +296,11 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
             chosen = order[:1] if self.threshold is None else [i for i in order if own[i] >= self.threshold]
             for i in chosen:
                 position, start, end = document_windows[i]
+                label = self.label(own[i])
+                finding = None
+                if label != self.default_class and self.guards is not None:
+                    finding = self.guards.check(claim, contexts[i])
+                    label = self.default_class if finding is not None else label
                 references.append(
                     PredictedReference(
                         document_start_idx=start,
@@ -290,7 +310,9 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
                         score=own[i],
                         document_id=_document_id(documents[position - 1]),
                         document_position=position,
-                        label=self.label(own[i]),
+                        label=label,
+                        guard=finding.guard if finding else None,
+                        reason=finding.reason if finding else None,
                     )
                 )
         return references

@@ -9,7 +9,7 @@ Example:
     'Lyon has silk.'
 """
 
-from langchain_refs.text._lexical import LexicalSupport
+from langchain_refs.text._lexical import LexicalSupport, stemmed_words
 from langchain_refs.text._passages import PairScorer, PassageSpan, find_passages
 from langchain_refs.text._sentences import (
     DEFAULT_ABBREVIATIONS,
@@ -38,5 +38,6 @@ __all__ = [
     "sentence_windows",
     "split_sentences",
     "stem",
+    "stemmed_words",
     "window_indices",
 ]

@@ -31,7 +31,7 @@ from typing import Final
 from langchain_refs.text._sentences import split_sentences
 from langchain_refs.text._words import WORD, content_words, fold, stem
 
-__all__ = ["LexicalSupport"]
+__all__ = ["LexicalSupport", "stemmed_words"]
 
 _NUMBER: Final = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED: Final = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
@@ -221,3 +221,18 @@ def _analyse(text: str) -> _Words:
         prefixes=frozenset(w[:5] for w in found if len(w) >= 5),
         near=frozenset(itertools.pairwise(found)) | frozenset(zip(found, found[2:], strict=False)),
     )
+
+
+def stemmed_words(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The stems of a text's content words, and their first five letters (of stems of five letters or more).
+
+    The same reading `LexicalSupport` makes of a text, from the same cache:
+    evidence already scored is not read again.
+
+    Example:
+        >>> words, prefixes = stemmed_words("The Parisians' bridges")
+        >>> sorted(words), sorted(prefixes)
+        (['bridg', 'parisian'], ['bridg', 'paris'])
+    """
+    found = _analyse(text)
+    return found.present, found.prefixes

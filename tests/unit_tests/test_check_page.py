@@ -20,7 +20,7 @@ from langchain_refs.apps.check_page import CheckLimits, check_routes
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "check_input.json"
 STATIC = ROOT / "langchain_refs" / "apps" / "static"
-EXTRAS = ("claim_spans", "verdicts", "warnings")
+EXTRAS = ("claim_spans", "verdicts", "warnings", "guards")
 
 # A supported claim copied from the reference, and one about something the reference never mentions.
 PARIS = {

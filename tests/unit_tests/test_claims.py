@@ -414,12 +414,6 @@ def test_bare_answer_number_conflict_is_a_contradiction() -> None:
             id="citation-marker-is-no-number",
         ),
         pytest.param(
-            "Both teams won the national student cup in 2019.",
-            "Both teams won the national student cup this year, building on their record in 2018 "
-            "when the men's team won.",
-            id="number-in-another-slot",
-        ),
-        pytest.param(
             "Insects cannot focus by changing the shape of their lens.",
             "Insects can\u2019t focus by changing the shape of their lens.",
             id="curly-apostrophe-negation",
@@ -465,6 +459,12 @@ def test_real_disagreements_are_contradictions(claim: str, reference: str) -> No
         ("The tower is 330 metres tall.", "The tower is 1,083 feet tall."),
         ("South Africa [5].", "Virgin Active has no clubs in South Africa."),
         ("The bridge opened in 1951.", "The ferry closed in 1932."),
+        # The year is nowhere in the reference: not supported (issue 21), but no contradiction either.
+        (
+            "Both teams won the national student cup in 2019.",
+            "Both teams won the national student cup this year, building on their record in 2018 "
+            "when the men's team won.",
+        ),
     ],
 )
 def test_no_contradiction_without_a_shared_slot(claim: str, reference: str) -> None:

@@ -116,14 +116,18 @@
   aggregatorSelect.addEventListener("change", showVerdict);
 
   // ---- the sources, with the active claim's evidence highlighted ----
-  function showSources() {
+  function showSources(scroll) {
     sourcesShown.replaceChildren();
     if (!last) return;
     const check = active >= 0 ? last.data.checks[active] : null;
     const evidence = check && Array.isArray(check.evidence) ? check.evidence : [];
+    // The evidence of a claim that is not supported is never marked in the colour of support.
+    const tone = check ? labelInfo(check.label).css : "neutral";
+    const standing = sourceStanding();
     last.sources.forEach((source, index) => {
       const block = el("div", "source-shown");
       block.append(el("h4", "", source.name));
+      block.append(standingNote(standing[index]));
       const text = el("p", "source-text");
       const spans = evidence
         .map((span, rank) => ({ start: Number(span.start), end: Number(span.end), rank, reference: span.reference }))
@@ -134,7 +138,11 @@
         const start = Math.max(span.start, at); // overlapping spans: each character marked once
         if (span.end <= start) return;
         if (start > at) text.append(document.createTextNode(source.text.slice(at, start)));
-        const mark = el("mark", "evidence" + (span.rank === 0 ? " best" : ""), source.text.slice(start, span.end));
+        const mark = el(
+          "mark",
+          "evidence evidence-" + tone + (span.rank === 0 ? " best" : ""),
+          source.text.slice(start, span.end),
+        );
         text.append(mark);
         at = span.end;
       });
@@ -142,35 +150,80 @@
       block.append(text);
       sourcesShown.append(block);
     });
+    // Brought into view on focus or tap only: scrolling on hover would pull the claim from under the pointer.
     const best = sourcesShown.querySelector("mark.evidence.best");
-    if (best && typeof best.scrollIntoView === "function") best.scrollIntoView({ block: "nearest" });
+    if (scroll && best && typeof best.scrollIntoView === "function") best.scrollIntoView({ block: "nearest" });
+  }
+
+  // Which claims each source's best passage backs, and which it does not: a source can be both (mixed).
+  function sourceStanding() {
+    const standing = last.sources.map(() => ({ supports: 0, not: 0 }));
+    const checks = Array.isArray(last.data.checks) ? last.data.checks : [];
+    checks.forEach((check) => {
+      const evidence = check && Array.isArray(check.evidence) ? check.evidence : [];
+      const reference = evidence.length ? Number(evidence[0].reference) : -1;
+      if (!(reference >= 0 && reference < standing.length)) return;
+      if (check.label === "Entailment") standing[reference].supports += 1;
+      else standing[reference].not += 1;
+    });
+    return standing;
+  }
+
+  function claims(count) {
+    return count + " claim" + (count === 1 ? "" : "s");
+  }
+
+  function standingNote(standing) {
+    if (standing.supports && standing.not) {
+      return el("p", "source-status status-mixed",
+        "Mixed: supports " + claims(standing.supports) + ", does not support " + claims(standing.not) + ".");
+    }
+    if (standing.supports) return el("p", "source-status status-supports", "Supports " + claims(standing.supports) + ".");
+    if (standing.not) {
+      return el("p", "source-status status-not", "Supports none of the " + claims(standing.not) + " it is closest to.");
+    }
+    return el("p", "source-status", "No claim rests on it.");
+  }
+
+  // Why a claim is not supported: the guard's reason ("the sources say 330 metres, not 450 metres").
+  function reason(index) {
+    const guards = last && Array.isArray(last.data.guards) ? last.data.guards : [];
+    const guard = guards[index];
+    return guard && typeof guard.reason === "string" ? guard.reason : "";
   }
 
   function describe(index) {
     if (index < 0) return "Hover, tap or focus a claim to see its evidence.";
     const check = last.data.checks[index];
     const evidence = Array.isArray(check.evidence) ? check.evidence : [];
-    const where = evidence.length
-      ? "highlighted in " + last.sources[Number(evidence[0].reference)].name
-      : "no passage of the sources supports it";
-    return "Claim " + (index + 1) + " (" + check.label + "): " + where + ".";
+    const head = "Claim " + (index + 1) + " (" + check.label + "): ";
+    const source = evidence.length ? last.sources[Number(evidence[0].reference)] : null;
+    const name = source ? source.name : "";
+    if (check.label === "Entailment") {
+      return head + (source ? "highlighted in " + name : "no passage of the sources supports it") + ".";
+    }
+    const why = reason(index);
+    if (why && source) return head + why + " (" + name + ", highlighted).";
+    if (why) return head + why + ".";
+    if (source) return head + "the closest passage, highlighted in " + name + ", does not support it.";
+    return head + "no passage of the sources supports it.";
   }
 
-  function activate(index) {
+  function activate(index, scroll) {
     if (!last || !last.data.checks) return;
     active = index;
     document.querySelectorAll("[data-claim]").forEach((node) => {
       node.classList.toggle("active", Number(node.dataset.claim) === index);
     });
     evidenceNote.textContent = describe(index);
-    showSources();
+    showSources(scroll);
   }
 
   function claimTarget(node, index) {
     node.dataset.claim = String(index);
-    node.addEventListener("mouseenter", () => activate(index));
-    node.addEventListener("focus", () => activate(index));
-    node.addEventListener("click", () => activate(index));
+    node.addEventListener("mouseenter", () => activate(index, false));
+    node.addEventListener("focus", () => activate(index, true));
+    node.addEventListener("click", () => activate(index, true));
   }
 
   // ---- the response with each claim in place, and the list of claims ----
@@ -194,7 +247,12 @@
       const mark = el("mark", "claim claim-" + labelInfo(label).css);
       mark.tabIndex = 0;
       mark.append(document.createTextNode(response.slice(span.start, span.end)), badge(label));
-      mark.setAttribute("aria-label", "Claim " + (span.index + 1) + ", " + label + ": " + response.slice(span.start, span.end));
+      const why = reason(span.index);
+      mark.setAttribute(
+        "aria-label",
+        "Claim " + (span.index + 1) + ", " + label + ": " + response.slice(span.start, span.end) + (why ? " (" + why + ")" : ""),
+      );
+      if (why) mark.title = why;
       claimTarget(mark, span.index);
       responseShown.append(mark);
       at = span.end;
@@ -207,6 +265,7 @@
       const text = Array.isArray(claim) ? claim.join(" \u00b7 ") : String(claim);
       button.append(badge(labels[index]), el("span", "claim-text", text));
       const check = data.checks[index];
+      if (reason(index)) button.append(el("span", "why", reason(index)));
       if (check && typeof check.score === "number" && Array.isArray(check.evidence) && check.evidence.length)
         button.append(el("span", "score", "score " + check.score.toFixed(2)));
       claimTarget(button, index);

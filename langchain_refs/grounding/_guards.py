@@ -1,0 +1,1269 @@
+"""Meaning guards: small named rules that stop a claim from being called supported on wording alone.
+
+The offline scorers read words, not meaning: "The Eiffel Tower is 450 metres
+tall" shares almost every word with "The Eiffel Tower is 330 metres tall".
+Each guard here reads one thing a claim asserts and looks for it in the
+claim's evidence; when it is missing or disagrees, the guard gives a
+`GuardFinding`: which guard fired, the label it calls for (Contradiction when
+the evidence states the same thing with the value changed, Neutral when the
+value is simply not there), the claim's value, the evidence's value and one
+line saying why ("the sources say 330 metres, not 450 metres").
+
+The guards, each switched on or off in `MeaningGuards`:
+
+- ``number``: every number, year, amount or quantity of the claim (in
+  digits, or in words from ten up: "twelve", "two million") is stated by the
+  evidence, in digits or in words ("330" and "three hundred and thirty" are
+  one value; "1,000" and "1000" too). "about", "over", "nearly"... allow a
+  nearby value. Another number in the same slot (the same unit, or the same
+  word before it) is a Contradiction.
+- ``name``: every name or other capitalised word of the claim (not the
+  first word of a sentence, unless a second capitalised word follows it)
+  is in the evidence, in any case and inflection ("Paris", "paris",
+  "Parisian"; "Carey's" for "Carey"), as an abbreviation ("NASA", "U.S."
+  for "United States"), or as the last part of a longer name ("Neil
+  Armstrong" where the evidence says "Armstrong"). Another capitalised word
+  in the same slot (the same two words before or after it) is a
+  Contradiction.
+- ``polarity``: the evidence sentence that shares most of the claim's words
+  must not state un-negated what the claim negates, nor negate what the
+  claim states. Negations are "not", "n't", "no", "never", "no longer",
+  "without", "none"...; "not only ... but", "not just", "no doubt" negate
+  nothing, and a negated negative word ("not uncommon") is a double negation
+  that affirms.
+- ``antonym``: a word of a small built-in list (before/after, more/less,
+  first/last, increase/decrease, won/lost, all/some, always/sometimes...)
+  that the best evidence sentence replaces by its opposite.
+
+Each guard reads only what it needs; the evidence's analysis is cached, so the
+same evidence against many claims is read once. Pure Python, no model.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Final, Literal, NamedTuple
+
+from langchain_refs.text import STOP_WORDS, fold, split_sentences, stem, stemmed_words
+
+__all__ = [
+    "ANTONYMS",
+    "GuardFinding",
+    "MeaningGuards",
+    "antonym_guard",
+    "name_guard",
+    "number_guard",
+    "polarity_guard",
+]
+
+GuardName = Literal["number", "name", "polarity", "antonym"]
+"""The names of the guards, as `GuardFinding.guard` gives them."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GuardFinding:
+    """Why a claim is not supported: the guard that fired and what the evidence says instead.
+
+    ``label`` is ``Contradiction`` when the evidence states the same thing
+    with the value changed, ``Neutral`` when the value is missing from it.
+    ``source_value`` is the evidence's value (None when it has none);
+    ``start``/``end`` locate the evidence sentence that holds it, as offsets
+    in the evidence text the guard read (None when there is none).
+
+    Example:
+        >>> finding = number_guard("The tower is 450 metres tall.", "The tower is 330 metres tall.")
+        >>> finding.guard, finding.label, finding.reason
+        ('number', 'Contradiction', 'the sources say 330 metres, not 450 metres')
+    """
+
+    guard: GuardName
+    label: str
+    claim_value: str
+    source_value: str | None
+    reason: str
+    start: int | None = None
+    end: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready data.
+
+        Example:
+            >>> number_guard("It has 12 bridges.", "It has bridges.").to_dict()["source_value"] is None
+            True
+        """
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# ---- reading a text: tokens with their offsets, case and kind ----
+
+# An abbreviation with dots ("U.S."), a number (with separators, a decimal part, an ordinal or decade
+# suffix), a word (with inner apostrophes or hyphens), or a mark that ends a clause.
+_TOKEN = re.compile(
+    r"(?P<abbr>(?:[A-Za-z]\.){2,})"
+    r"|(?P<num>\d+(?:[.,]\d+)*(?:st|nd|rd|th|s)?)(?![\w])"
+    r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
+    r"|(?P<mark>[,;:.!?()\u2013\u2014\[\]%\"\u201c\u201d\n])"
+)
+# Citation markers such as "[3]" or "[2, 5](id=2)" are references, not numbers the claim states.
+_CITATION_MARKER = re.compile(r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?:\(id=[^)]*\))?")
+_SENTENCE_END: Final = frozenset({".", "!", "?", ":", "\n", '"', "\u201c", "\u201d"})
+_CLAUSE_END: Final = frozenset({",", ";", ":", ".", "!", "?", "(", ")", "\u2013", "\u2014", "\n"})
+
+
+class _Token(NamedTuple):
+    kind: str  # "abbr", "num", "word", "mark"
+    text: str
+    low: str  # folded
+    start: int
+    end: int
+    initial: bool  # first word of a sentence
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group())
+
+
+@functools.lru_cache(maxsize=8192)
+def _tokens(text: str) -> tuple[_Token, ...]:
+    """The tokens of a text (cached: evidence repeats), citation markers left out."""
+    if "[" in text:
+        text = _CITATION_MARKER.sub(_blank, text)
+    lowered = text.lower() if text.isascii() else None
+    found: list[_Token] = []
+    initial = True
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup or "mark"
+        start, end = match.span()
+        if kind == "mark":
+            value = match.group()
+            found.append(_Token("mark", value, value, start, end, False))
+            if value in _SENTENCE_END:
+                initial = True
+            continue
+        if kind == "word" and text.endswith(("'s", "\u2019s"), start, end):
+            end -= 2  # a possessive: "Carey's" is Carey
+        value = text[start:end]
+        low = lowered[start:end] if lowered is not None else value.lower() if value.isascii() else fold(value)
+        found.append(_Token(kind, value, low, start, end, initial))
+        initial = False
+    return tuple(found)
+
+
+# ---- numbers ----
+
+_UNITS: Final = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
+}  # fmt: skip
+_SCALES: Final = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
+                  "trillion": 1_000_000_000_000}  # fmt: skip
+# Words before a number that make it approximate or a bound: the evidence's value may differ a little.
+_ABOUT: Final = frozenset({"about", "around", "approximately", "nearly", "almost", "roughly", "some", "circa",
+                           "c", "estimated", "approx", "up", "to"})  # fmt: skip
+_OVER: Final = frozenset({"over", "more", "than", "least", "above", "exceeding", "exceeds", "plus"})
+_UNDER: Final = frozenset({"under", "less", "fewer", "below", "most"})
+# Units spelled several ways: one name each.
+_UNIT_NAMES: Final = {
+    "m": "metre", "meter": "metre", "meters": "metre", "metres": "metre", "km": "kilometre",
+    "kilometers": "kilometre", "kilometres": "kilometre", "kilometer": "kilometre", "ft": "foot", "feet": "foot",
+    "%": "percent", "per": "percent", "pc": "percent", "kg": "kilogram", "kilograms": "kilogram", "lb": "pound",
+    "lbs": "pound", "pounds": "pound", "mi": "mile", "miles": "mile", "yrs": "year", "years": "year",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Quantity:
+    value: float
+    unit: str | None  # the word after it (normalised)
+    before: str | None  # the content word before it
+    year: bool
+    decade: bool
+    bound: str | None  # "about", "over", "under" or None
+    spelled: bool  # written in words
+    start: int
+    end: int
+
+
+def _number_value(token: str) -> tuple[float, bool] | None:
+    """The value of a number token ("1,000", "2.5", "21st", "1990s") and whether it names a decade."""
+    decade = token.endswith("s") and not token.endswith(("st",)) and token[:-1].isdigit()
+    body = re.sub(r"(?:st|nd|rd|th|s)$", "", token)
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", body):
+        body = body.replace(",", "")
+    elif "," in body:
+        body = (
+            body.replace(",", ".", 1)
+            if body.count(",") == 1 and len(body.split(",")[1]) != 3
+            else body.replace(",", "")
+        )
+    try:
+        return float(body), decade
+    except ValueError:
+        return None
+
+
+def _is_content(token: _Token) -> bool:
+    return token.kind in ("word", "abbr") and token.low not in STOP_WORDS
+
+
+def _unit_after(tokens: Sequence[_Token], at: int) -> str | None:
+    if at < len(tokens):
+        nxt = tokens[at]
+        if nxt.text == "%":
+            return "percent"
+        if nxt.kind == "word":
+            if nxt.low in _SCALES or nxt.low in STOP_WORDS:
+                return None
+            return _UNIT_NAMES.get(nxt.low) or stem(nxt.low)
+    return None
+
+
+def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
+    found: list[_Quantity] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        value: float | None = None
+        decade = False
+        spelled = False
+        start = i
+        if token.kind == "num":
+            read = _number_value(token.low)
+            if read is None:
+                i += 1
+                continue
+            value, decade = read
+            i += 1
+            # "2.5 million", "5 thousand"
+            while i < len(tokens) and tokens[i].low in _SCALES:
+                value *= _SCALES[tokens[i].low]
+                i += 1
+        elif token.kind == "word" and (token.low in _UNITS or token.low in _SCALES):
+            value, spelled = 0.0, True
+            current = 0.0
+            while i < len(tokens) and (tokens[i].low in _UNITS or tokens[i].low in _SCALES or tokens[i].low == "and"):
+                low = tokens[i].low
+                if low == "and":
+                    if i + 1 < len(tokens) and tokens[i + 1].low in _UNITS and current:
+                        i += 1
+                        continue
+                    break
+                if low in _UNITS:
+                    current += _UNITS[low]
+                else:
+                    current = (current or 1) * _SCALES[low]
+                    if _SCALES[low] >= 1_000:
+                        value += current
+                        current = 0.0
+                i += 1
+            value += current
+            # "twenty-one" is one word: read its parts.
+        elif token.kind == "word" and "-" in token.low and all(p in _UNITS for p in token.low.split("-")):
+            value, spelled = float(sum(_UNITS[p] for p in token.low.split("-"))), True
+            i += 1
+        else:
+            i += 1
+            continue
+        last = tokens[i - 1]
+        unit = _unit_after(tokens, i)
+        before = next((stem(t.low) for t in reversed(tokens[max(0, start - 3) : start]) if _is_content(t)), None)
+        bound = None
+        for t in tokens[max(0, start - 3) : start]:
+            if t.kind == "word" and t.low in _ABOUT:
+                bound = "about"
+            elif t.kind == "word" and t.low in _OVER:
+                bound = "over"
+            elif t.kind == "word" and t.low in _UNDER:
+                bound = "under"
+        text_end = tokens[i].end if unit and i < len(tokens) else last.end
+        is_year = not spelled and not decade and value.is_integer() and 1000 <= value <= 2100 and token.low.isdigit()
+        found.append(
+            _Quantity(
+                value=value,
+                unit=unit,
+                before=before,
+                year=is_year,
+                decade=decade,
+                bound=bound,
+                spelled=spelled,
+                start=token.start,
+                end=text_end,
+            )
+        )
+    return tuple(found)
+
+
+def _agrees(claimed: _Quantity, values: frozenset[float] | set[float]) -> bool:
+    return claimed.value in values or any(_close(claimed, value) for value in values)
+
+
+def _close(claimed: _Quantity, stated: float) -> bool:
+    """Whether the evidence's value agrees with the claim's, its bound ("about", "over"...) allowed for."""
+    value = claimed.value
+    if stated == value:
+        return True
+    if claimed.decade:
+        return value <= stated < value + 10
+    if claimed.bound == "about":
+        return abs(stated - value) <= 0.15 * abs(value)
+    if claimed.bound == "over":
+        return value <= stated <= 1.5 * value
+    if claimed.bound == "under":
+        return 0.5 * value <= stated <= value
+    return False
+
+
+# ---- what the guards read in a text, once per text (cached: the same evidence faces many claims) ----
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    start: int
+    end: int
+    tokens: tuple[_Token, ...]
+    words: frozenset[str]  # stemmed content words
+    negated: tuple[tuple[str, ...], ...]  # each negation's scope, in order
+    negations: tuple[int, ...]  # where each of those negations stands (token indices)
+
+
+@dataclass(frozen=True, slots=True)
+class _Lexicon:
+    """What the name guard looks a name up in."""
+
+    folded: frozenset[str]  # every word, folded, and each part of a hyphenated word
+    stems: frozenset[str]
+    prefixes: frozenset[str]  # the first five letters of words of five letters or more
+    initials: frozenset[str]  # initials of runs of capitalised words ("United States" -> "us")
+    abbreviations: frozenset[str]  # abbreviations written in the text, letters only ("U.S." -> "us")
+
+
+_INITIALS_SKIP: Final = frozenset({"of", "and", "the", "for", "de", "in", "on", "&"})
+
+
+def _capitalised(token: _Token) -> bool:
+    return token.kind in ("word", "abbr") and token.text[:1].isupper()
+
+
+@functools.lru_cache(maxsize=8192)
+def _quantities_of(text: str) -> tuple[_Quantity, ...]:
+    return _quantities(_tokens(text))
+
+
+_NUMBER_ANYWHERE: Final = re.compile(r"\d+|\b(?:" + "|".join([*_UNITS, *_SCALES]) + r")\b", re.IGNORECASE)
+# How much text around a number is read for its slot (the words before it, its unit after it).
+_NUMBER_WINDOW: Final = 60
+
+
+@functools.lru_cache(maxsize=8192)
+def _quantities_near(text: str) -> tuple[_Quantity, ...]:
+    """The quantities of a text, read in windows around its numbers: the rest of a long text is not tokenised."""
+    windows: list[tuple[int, int]] = []
+    for match in _NUMBER_ANYWHERE.finditer(text):
+        start = max(0, match.start() - _NUMBER_WINDOW)
+        start = text.rfind(" ", 0, start) + 1 if start else 0
+        end = text.find(" ", min(len(text), match.end() + _NUMBER_WINDOW))
+        end = len(text) if end < 0 else end
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+        else:
+            windows.append((start, end))
+    found: list[_Quantity] = []
+    for start, end in windows:
+        tokens = tuple(t._replace(start=t.start + start, end=t.end + start) for t in _tokens(text[start:end]))
+        found.extend(_quantities(tokens))
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=8192)
+def _lexicon(text: str) -> _Lexicon:
+    tokens = _tokens(text)
+    folded = {t.low for t in tokens if t.kind != "mark"}
+    folded |= {part for word in folded if "-" in word for part in word.split("-")}
+    initials: set[str] = set()
+    run: list[str] = []
+    for token in (*tokens, _END):
+        if _capitalised(token):
+            run.append(token.low[:1])
+            continue
+        if token.kind == "word" and token.low in _INITIALS_SKIP and run:
+            continue
+        for first in range(len(run) - 1):
+            initials.update("".join(run[first:last]) for last in range(first + 2, len(run) + 1))
+        run = []
+    abbreviations = {t.low.replace(".", "") for t in tokens if t.kind == "abbr"}
+    abbreviations |= {t.low for t in tokens if t.kind == "word" and len(t.text) >= 2 and t.text.isupper()}
+    return _Lexicon(
+        folded=frozenset(folded),
+        stems=frozenset(stem(w) for w in folded),
+        prefixes=frozenset(w[:5] for w in folded if len(w) >= 5),
+        initials=frozenset(initials),
+        abbreviations=frozenset(abbreviations),
+    )
+
+
+_WORD_OR_NUMBER: Final = re.compile(r"[a-z0-9]+")
+_DIGITS: Final = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+# Where a sentence ends, and how much of the mark is the sentence's: ". " keeps its period, a line break nothing.
+_BOUNDARIES: Final = ((". ", 1), ("! ", 1), ("? ", 1), ("\n", 0), ('."', 2), ('?"', 2), ('!"', 2))
+
+
+def _around_offset(text: str, at: int) -> _Sentence:
+    """The sentence of ``text`` around offset ``at``, found by looking for its ends near it (no full split)."""
+    start, end = _bounds(text, at)
+    return _piece(text[start:end], start)
+
+
+def _bounds(text: str, at: int) -> tuple[int, int]:
+    """Where the sentence around offset ``at`` starts and ends, by the nearest sentence ends on either side."""
+    starts = [text.rfind(mark, 0, at) for mark, _ in _BOUNDARIES]
+    start = max(
+        (found + len(mark) for found, (mark, _) in zip(starts, _BOUNDARIES, strict=True) if found >= 0), default=0
+    )
+    ends = [found + kept for mark, kept in _BOUNDARIES if (found := text.find(mark, at)) >= 0]
+    end = min(ends) if ends else len(text)
+    # Spaces at either end are no part of the sentence.
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _may_cover(claim: _Sentence, text: str, share: float) -> bool:
+    """Whether ``text`` may hold ``share`` of the claim's content words (by the scorer's cached reading)."""
+    return len(claim.words & stemmed_words(text)[0]) >= share * len(claim.words)
+
+
+@functools.lru_cache(maxsize=8192)
+def _piece(text: str, start: int) -> _Sentence:
+    return _sentence(_tokens(text), start, start + len(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _digit_values(text: str) -> frozenset[float]:
+    """The values of the numbers a text writes in digits: the cheap look-up, before any tokenising."""
+    values = (_number_value(n) for n in _DIGITS.findall(text))
+    return frozenset(v[0] for v in values if v is not None)
+
+
+@functools.lru_cache(maxsize=8192)
+def _sentences_of(text: str) -> tuple[_Sentence, ...]:
+    tokens = _tokens(text)
+    starts = [t.start for t in tokens]
+    found = []
+    for span in split_sentences(text):
+        first, last = bisect.bisect_left(starts, span.start), bisect.bisect_left(starts, span.end)
+        found.append(_sentence(tokens[first:last], span.start, span.end))
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=8192)
+def _whole(text: str) -> _Sentence:
+    """A claim read as one sentence."""
+    return _sentence(_tokens(text), 0, len(text))
+
+
+_END: Final = _Token("mark", ".", ".", 0, 0, False)
+
+
+# ---- polarity ----
+
+_NEGATIONS: Final = frozenset(
+    {"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "cannot", "without", "nowhere"}
+)
+# A negation followed by one of these negates nothing: "not only", "not just", "no doubt", "no wonder".
+_NOT_NEGATING_NEXT: Final = frozenset({"only", "just", "doubt", "question", "wonder", "sooner", "less", "matter"})
+# Words of a negation's scope that say nothing of what is negated: "no longer", "not even".
+_SCOPE_SKIP: Final = frozenset({"longer", "even", "yet", "ever", "always", "necessarily", "also"})
+_SCOPE_WORDS: Final = 4
+_SCOPE_REACH: Final = 8
+_NEGATIVE_PREFIXES: Final = ("un", "in", "im", "il", "ir", "dis", "non")
+
+
+def _is_negation(token: _Token) -> bool:
+    return token.kind == "word" and (token.low in _NEGATIONS or token.low.endswith(("n't", "n\u2019t")))
+
+
+def _sentence(tokens: tuple[_Token, ...], start: int, end: int) -> _Sentence:
+    negations = _negated(tokens)
+    return _Sentence(
+        start=start,
+        end=end,
+        tokens=tokens,
+        words=frozenset(stem(t.low) for t in tokens if _is_content(t) and not _is_negation(t)),
+        negated=tuple(scope for _, scope in negations),
+        negations=tuple(at for at, _ in negations),
+    )
+
+
+def _negated(tokens: Sequence[_Token]) -> list[tuple[int, tuple[str, ...]]]:
+    """Each negation of the text (its token index) with the content words it covers (its scope)."""
+    scopes = []
+    for i, token in enumerate(tokens):
+        if not _is_negation(token):
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1].low in _NOT_NEGATING_NEXT:
+            continue
+        scope: list[str] = []
+        for other in tokens[i + 1 : i + 1 + _SCOPE_REACH]:
+            if (other.kind == "mark" and other.text in _CLAUSE_END) or len(scope) == _SCOPE_WORDS:
+                break
+            if _is_negation(other):
+                break
+            if _is_content(other) and other.low not in _SCOPE_SKIP:
+                scope.append(stem(other.low))
+        if scope:
+            scopes.append((i, tuple(scope)))
+    return scopes
+
+
+def _double_negation(scope: tuple[str, ...], other_words: frozenset[str]) -> bool:
+    """A negated negative word whose positive the other text states: "not uncommon" for "common"."""
+    for word in scope:
+        for prefix in _NEGATIVE_PREFIXES:
+            if word.startswith(prefix) and len(word) - len(prefix) >= 3 and word[len(prefix) :] in other_words:
+                return True
+    return False
+
+
+def _flipped(negating: _Sentence, affirming: _Sentence) -> tuple[str, ...] | None:
+    """A phrase that ``negating`` negates and ``affirming`` states un-negated.
+
+    Stated: ``affirming`` has the phrase's first word (what the negation
+    bears on) and two of its words (or its only one), none of them inside
+    a negation of its own.
+    """
+    for scope in negating.negated:
+        if _double_negation(scope, affirming.words):
+            continue
+        found = [word for word in scope if word in affirming.words]
+        if (
+            found
+            and found[0] == scope[0]
+            and len(found) >= min(2, len(scope))
+            and not any(set(found) & set(other) for other in affirming.negated)
+        ):
+            return tuple(found)
+    return None
+
+
+# ---- antonyms ----
+
+ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
+    (frozenset(a.split()), frozenset(b.split()))
+    for a, b in (
+        ("before", "after"),
+        ("more", "less fewer"),
+        ("first", "last"),
+        ("increase increased increases increasing", "decrease decreased decreases decreasing"),
+        ("rise rose risen rises rising", "fall fell fallen falls falling"),
+        ("won win wins winning winner", "lost lose loses losing loser"),
+        ("higher", "lower"),
+        ("highest", "lowest"),
+        ("larger bigger", "smaller"),
+        ("largest biggest", "smallest"),
+        ("longest", "shortest"),
+        ("older elder", "younger"),
+        ("oldest eldest", "youngest"),
+        ("earlier", "later"),
+        ("earliest", "latest"),
+        ("best", "worst"),
+        ("better", "worse"),
+        ("maximum", "minimum"),
+        ("majority", "minority"),
+        ("north northern", "south southern"),
+        ("east eastern", "west western"),
+        ("above", "below"),
+        ("inside", "outside"),
+        ("positive", "negative"),
+        ("true", "false"),
+        ("legal", "illegal"),
+        ("success successful", "failure unsuccessful"),
+        ("gain gained gains", "loss lost losses"),
+        ("import imports imported", "export exports exported"),
+        ("buy bought buys", "sell sold sells"),
+        ("birth born", "death died"),
+        ("strong stronger strongest", "weak weaker weakest"),
+        ("cheap cheaper cheapest", "expensive"),
+        # Quantifiers and frequencies: a claim that changes "all" to "some" says another thing.
+        ("all every", "some few several"),
+        ("most many", "few"),
+        ("always usually", "sometimes rarely seldom occasionally"),
+        ("often frequently", "rarely seldom"),
+    )
+)
+"""Pairs of word sets whose words say opposite things: the antonym guard's small built-in list."""
+
+
+def _opposite_table() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for a, b in ANTONYMS:
+        for word in a:
+            table.setdefault(word, set()).update(b)
+        for word in b:
+            table.setdefault(word, set()).update(a)
+    return {word: frozenset(found) for word, found in table.items()}
+
+
+_OPPOSITES: Final = _opposite_table()
+_OPPOSITE_WORDS: Final = frozenset(_OPPOSITES)
+
+
+# ---- the guards ----
+
+
+def _best_sentence(claim: _Sentence, evidence: str) -> tuple[_Sentence, float] | None:
+    """The evidence sentence sharing most of the claim's content words, and the share of them it holds.
+
+    The sentences are compared by the scorer's cached reading of them; only the best one is tokenised.
+    """
+    if not claim.words:
+        return None
+    spans = _spans_of(evidence)
+    if not spans:
+        return None
+    words = claim.words
+    start, end = max(spans, key=lambda span: len(words & stemmed_words(evidence[span[0] : span[1]])[0]))
+    best = _piece(evidence[start:end], start)
+    return best, _coverage(claim, best)
+
+
+@functools.lru_cache(maxsize=8192)
+def _spans_of(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple((span.start, span.end) for span in split_sentences(text))
+
+
+def _as_written(start: int, end: int, text: str) -> str:
+    return " ".join(text[start:end].split())
+
+
+def _list_marker(tokens: Sequence[_Token], quantity: _Quantity) -> bool:
+    """A number that opens a sentence followed by "." or ")": a list item's number, not a claim."""
+    at = next(i for i, t in enumerate(tokens) if t.start == quantity.start)
+    return tokens[at].initial and at + 1 < len(tokens) and tokens[at + 1].text in (".", ")")
+
+
+_MAYBE_NUMBER: Final = re.compile(
+    r"\d|\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty"
+    r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen)",
+    re.IGNORECASE,
+)
+
+
+_NUMBER_WORD: Final = re.compile(_MAYBE_NUMBER.pattern.replace("\\d|", "", 1), re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8192)
+def _digit_strings(text: str) -> frozenset[str]:
+    return frozenset(_DIGITS.findall(text))
+
+
+def _range_end(text: str, quantity: _Quantity) -> bool:
+    """The short end of a range of years: the "19" of "2018-19"."""
+    return bool(re.search(r"\d{4}[-\u2013]$", text[max(0, quantity.start - 5) : quantity.start]))
+
+
+def number_guard(claim: str, evidence: str) -> GuardFinding | None:
+    """Every number the claim states is in the evidence (digits or words); another in its slot contradicts.
+
+    Example:
+        >>> number_guard("It is 330 m tall.", "It is three hundred and thirty metres tall.") is None
+        True
+        >>> number_guard("It opened in 1902.", "It opened in 1889.").reason
+        'the sources say 1889, not 1902'
+        >>> number_guard("It has 12 bridges.", "The city has many bridges.").reason
+        'the sources do not state 12 bridges'
+    """
+    if not _MAYBE_NUMBER.search(claim):
+        return None
+    # The common case first: every number of the claim written in digits, each one written in the evidence too.
+    if not _NUMBER_WORD.search(claim) and set(_DIGITS.findall(claim)) <= _digit_strings(evidence):
+        return None
+    # "one of", "two countries": numbers in words below ten are too often a paraphrase to hold to.
+    claimed = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10)]
+    if not claimed:
+        return None
+    digits = _digit_values(evidence)
+    claimed = [q for q in claimed if not _agrees(q, digits)]
+    if not claimed:
+        return None
+    stated = _quantities_near(evidence)
+    values = {q.value for q in stated}
+    tokens = _tokens(claim)
+    mine = {q.value for q in claimed}
+    for quantity in claimed:
+        if _agrees(quantity, values) or _list_marker(tokens, quantity) or _range_end(claim, quantity):
+            continue
+        said = _as_written(quantity.start, quantity.end, claim)
+        for other in stated:
+            # The same unit, or the same word before and no other unit ("330 metres" is not "1,083 feet").
+            same_slot = (quantity.unit is not None and other.unit == quantity.unit) or (
+                quantity.before is not None
+                and other.before == quantity.before
+                and (quantity.unit is None or other.unit is None)
+            )
+            if other.year == quantity.year and same_slot and other.value not in mine:
+                value = _as_written(other.start, other.end, evidence)
+                sentence = _around_offset(evidence, other.start)
+                return GuardFinding(
+                    guard="number",
+                    label="Contradiction",
+                    claim_value=said,
+                    source_value=value,
+                    reason=f"the sources say {value}, not {said}",
+                    start=sentence.start if sentence else other.start,
+                    end=sentence.end if sentence else other.end,
+                )
+        return GuardFinding(
+            guard="number", label="Neutral", claim_value=said, source_value=None,
+            reason=f"the sources do not state {said}",
+        )  # fmt: skip
+    return None
+
+
+def _names(tokens: Sequence[_Token]) -> list[list[int]]:
+    """Runs of capitalised words (token indices) that read as names.
+
+    A sentence's first word is left out of its run (it is capitalised
+    whatever it is), unless it is an abbreviation; so are one-letter words.
+    """
+    runs: list[list[int]] = []
+    run: list[int] = []
+    for i, token in enumerate((*tokens, _END)):
+        name = _capitalised(token) and token.low not in STOP_WORDS and len(token.low) >= 2
+        if name and token.initial and not token.text.isupper():
+            continue
+        if name:
+            run.append(i)
+            continue
+        if run:
+            runs.append(run)
+        run = []
+    return runs
+
+
+def _name_in(token: _Token, evidence: _Lexicon) -> bool:
+    low = token.low
+    if low in evidence.folded or stem(low) in evidence.stems:
+        return True
+    if "-" in low and all(part in evidence.folded for part in low.split("-")):
+        return True
+    # An abbreviation of the claim ("NASA", "U.S.") for a name the evidence spells out, or written the same.
+    letters = low.replace(".", "")
+    if (token.kind == "abbr" or token.text.isupper()) and (
+        letters in evidence.initials or letters in evidence.abbreviations
+    ):
+        return True
+    # Inflection: "Canadian" for "Canada", "Parisian" for "Paris".
+    return len(low) >= 5 and low[:5] in evidence.prefixes
+
+
+def _abbreviated(tokens: Sequence[_Token], at: int, abbreviations: frozenset[str]) -> bool:
+    """A capitalised word of the claim inside a name whose initials the evidence writes ("Court of Justice": ICJ)."""
+    if not abbreviations:
+        return False
+    first = last = at
+    while first > 0 and (_capitalised(tokens[first - 1]) or tokens[first - 1].low in _INITIALS_SKIP):
+        first -= 1
+    while last + 1 < len(tokens) and (_capitalised(tokens[last + 1]) or tokens[last + 1].low in _INITIALS_SKIP):
+        last += 1
+    letters = "".join(t.low[:1] if _capitalised(t) else " " for t in tokens[first : last + 1])
+    offset = at - first
+    for abbreviation in abbreviations:
+        found = letters.replace(" ", "").find(abbreviation) if len(abbreviation) >= 2 else -1
+        if found >= 0:
+            # Map back: the run's capitalised words, in order, without the skipped ones.
+            capitals = [i for i, t in enumerate(tokens[first : last + 1]) if _capitalised(t)]
+            if offset in capitals[found : found + len(abbreviation)]:
+                return True
+    return False
+
+
+_MONTHS: Final = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+
+
+def _in_parentheses(tokens: Sequence[_Token], at: int) -> bool:
+    """An abbreviation the claim gives for the words before it: "(CTR)"."""
+    return 0 < at < len(tokens) - 1 and tokens[at - 1].text == "(" and tokens[at + 1].text == ")"
+
+
+_QUOTED: Final = re.compile(r"(?<!\w)['\u2018\"\u201c].+?['\u2019\"\u201d](?!\w)")
+
+
+def _quoted(text: str, at: int) -> bool:
+    """Whether offset ``at`` of ``text`` stands inside quotation marks."""
+    return any(m.start() < at < m.end() for m in _QUOTED.finditer(text))
+
+
+def _defined_here(tokens: Sequence[_Token], at: int) -> bool:
+    """An abbreviation the claim spells out itself: "the cardiothoracic ratio (CTR)"."""
+    letters = tokens[at].low.replace(".", "")
+    words = [
+        t.low for t in tokens[max(0, at - len(letters) - 4) : at] if t.kind == "word" and t.low not in _INITIALS_SKIP
+    ]
+    return len(letters) >= 2 and "".join(w[:1] for w in words[-len(letters) :]) == letters
+
+
+def name_guard(claim: str, evidence: str) -> GuardFinding | None:
+    """Every name of the claim is in the evidence (case, inflection, abbreviations and name parts allowed).
+
+    Example:
+        >>> name_guard("The Louvre museum is in London.", "The Louvre museum is in Paris.").reason
+        'the sources say Paris, not London'
+        >>> name_guard("It is armstrong's first step.", "Neil Alden Armstrong stepped out.") is None
+        True
+        >>> name_guard("On 21 July Neil Armstrong walked on the Moon.", "Armstrong walked on the moon.") is None
+        True
+    """
+    tokens = _tokens(claim)
+    runs = _names(tokens)
+    if not runs:
+        return None
+    # The scorer's own reading of the evidence (cached): content-word stems and their first five letters.
+    stems, prefixes = stemmed_words(evidence)
+
+    def quickly_found(token: _Token) -> bool:
+        low = token.low
+        parts = _WORD_OR_NUMBER.findall(low)
+        return all(stem(p) in stems for p in parts) or (len(low) >= 5 and low[:5] in prefixes)
+
+    runs = [run for run in runs if not all(quickly_found(tokens[i]) for i in run)]
+    if not runs:
+        return None
+    lexicon = _lexicon(evidence)
+    for run in runs:
+        missing = [i for i in run if not _name_in(tokens[i], lexicon)]
+        if not missing:
+            continue
+        # A longer name whose other parts the evidence has: "Neil Armstrong" for "Armstrong" passes,
+        # unless the evidence puts another name where the missing part stands ("Lance Armstrong").
+        if len(missing) < len(run):
+            clash = _part_clash(tokens, run, missing, evidence)
+            if clash is None:
+                continue
+            value, sentence = clash
+            said = " ".join(tokens[i].text for i in run)
+            return GuardFinding(
+                guard="name", label="Contradiction", claim_value=said, source_value=value,
+                reason=f"the sources say {value}, not {said}", start=sentence.start, end=sentence.end,
+            )  # fmt: skip
+        # The whole name as an abbreviation in the evidence: "United States", "Court of Justice" for "US", "ICJ".
+        if all(_abbreviated(tokens, i, lexicon.abbreviations) for i in missing):
+            continue
+        # An abbreviation the claim defines itself: "the cardiothoracic ratio (CTR)".
+        if all(_in_parentheses(tokens, i) or (tokens[i].text.isupper() and _defined_here(tokens, i)) for i in missing):
+            continue
+        said = " ".join(tokens[i].text for i in run)
+        found = _name_in_slot(tokens, run, evidence)
+        # Words of a quoted title ("'I Want to Go Outside'") and months (a date's detail the evidence often
+        # leaves out) count only when the evidence has another in their place.
+        if found is None and all(_quoted(claim, tokens[i].start) or tokens[i].low in _MONTHS for i in missing):
+            continue
+        if found is not None:
+            value, sentence = found
+            return GuardFinding(
+                guard="name", label="Contradiction", claim_value=said, source_value=value,
+                reason=f"the sources say {value}, not {said}", start=sentence.start, end=sentence.end,
+            )  # fmt: skip
+        return GuardFinding(
+            guard="name", label="Neutral", claim_value=said, source_value=None,
+            reason=f"the sources do not mention {said}",
+        )  # fmt: skip
+    return None
+
+
+def _part_clash(
+    tokens: Sequence[_Token], run: list[int], missing: list[int], evidence: str
+) -> tuple[str, _Sentence] | None:
+    """Where the evidence writes a found part of the name next to another capitalised word than the claim's.
+
+    "Lana June Rey" against "Lana Del Rey": "Rey" follows "Del", not "June".
+    """
+    claimed = {t.low for t in tokens}
+    for i in missing:
+        for neighbour, step in ((i + 1, -1), (i - 1, 1)):
+            if neighbour not in run or neighbour in missing:
+                continue
+            part = tokens[neighbour].low
+            theirs = _tokens(evidence)
+            for at, token in enumerate(theirs):
+                if token.low != part:
+                    continue
+                other = at + step
+                if 0 <= other < len(theirs) and _capitalised(theirs[other]) and theirs[other].low != tokens[i].low:
+                    # A sentence's first word, a stop word, or a word the claim has too clashes with nothing.
+                    if theirs[other].initial or theirs[other].low in STOP_WORDS or theirs[other].low in claimed:
+                        continue
+                    first, last = (other, at) if step < 0 else (at, other)
+                    value = " ".join(t.text for t in theirs[first : last + 1])
+                    sentence = _around_offset(evidence, token.start)
+                    return value, sentence
+    return None
+
+
+def _around(tokens: Sequence[_Token], first: int, last: int) -> tuple[tuple[str, ...], str | None]:
+    """The two tokens before a run (folded) and the one after it."""
+    before = tuple(t.low for t in tokens[max(0, first - 2) : first])
+    after = tokens[last + 1].low if last + 1 < len(tokens) else None
+    return before, after
+
+
+# The share of the claim's other content words a sentence must hold before a name in the same slot contradicts.
+_SLOT_COVERAGE: Final = 0.5
+
+
+def _name_in_slot(tokens: Sequence[_Token], run: list[int], evidence: str) -> tuple[str, _Sentence] | None:
+    """Another name of the evidence standing where the claim's stands: the same two tokens before, the same after."""
+    before, after = _around(tokens, run[0], run[-1])
+    if len(before) < 2:
+        return None
+    said = {tokens[i].low for i in run}
+    # The rest of the claim, which the sentence must state too: the name's slot alone ("of the") is not enough.
+    rest = frozenset(stem(t.low) for t in tokens if _is_content(t) and not _is_negation(t)) - {stem(w) for w in said}
+    for sentence in _sentences_of(evidence):
+        if rest and len(rest & sentence.words) < _SLOT_COVERAGE * len(rest):
+            continue
+        for other in _names(sentence.tokens):
+            if _around(sentence.tokens, other[0], other[-1]) == (before, after):
+                words = [sentence.tokens[i] for i in other]
+                if not said & {w.low for w in words}:
+                    return " ".join(w.text for w in words), sentence
+    return None
+
+
+# Lower case only (the text is lowered first): a case-blind pattern costs twice as much on long evidence.
+_NEGATION_CUE: Final = re.compile(
+    r"(?:\b(?:n(?:o(?:t|ne|thing|body|where)?|e(?:ver|ither)|or)|cannot|without)|n['\u2019]t)\b"
+)
+
+
+def _lowered(text: str) -> str:
+    """``text`` in lower case, offsets kept (a text whose lower case is longer is kept as it is)."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text
+
+
+_NEXT_WORDS: Final = re.compile(r"[a-z]+|[,;:.!?()]")
+
+
+def _first_content_stem(text: str, at: int) -> str | None:
+    """The stem of the first content word after offset ``at`` within a negation's reach, or None."""
+    for i, word in enumerate(_NEXT_WORDS.findall(text[at : at + 80].lower())[:_SCOPE_REACH]):
+        if i == 0 and word in _NOT_NEGATING_NEXT:
+            return None
+        if not word[0].isalpha():
+            return None
+        if word not in STOP_WORDS and word not in _SCOPE_SKIP and word not in _NEGATIONS:
+            return stem(word)
+    return None
+
+
+def _coverage(claim: _Sentence, sentence: _Sentence) -> float:
+    return len(claim.words & sentence.words) / len(claim.words) if claim.words else 0.0
+
+
+def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> GuardFinding | None:
+    """No evidence sentence that states the claim says the opposite of it: a negation added or dropped.
+
+    A claim that negates something is held to the evidence sentence that
+    shares most of its words; a claim that negates nothing, to each evidence
+    sentence holding a negation. Either sentence counts when it holds
+    ``coverage`` of the claim's content words at least.
+
+    Example:
+        >>> polarity_guard("The tower is not 330 metres tall.", "The tower is 330 metres tall.").reason
+        'the sources state it without the negation: "The tower is 330 metres tall."'
+        >>> polarity_guard("It is not only tall but also old.", "It is tall and old.") is None
+        True
+        >>> polarity_guard("The disease is not uncommon.", "The disease is common.") is None
+        True
+    """
+    said = _whole(claim)
+    if not said.words:
+        return None
+    if said.negated:
+        best = _best_sentence(said, evidence)
+        sentences: Sequence[_Sentence] = (best[0],) if best is not None and best[1] >= coverage else ()
+    else:
+        # No sentence can state the claim when the whole evidence does not hold enough of its words.
+        if len(said.words & stemmed_words(evidence)[0]) < coverage * len(said.words):
+            return None
+        # Only a negation bearing on a word of the claim can negate it: look at its first content word first.
+        bounds = [
+            _bounds(evidence, m.start())
+            for m in _NEGATION_CUE.finditer(_lowered(evidence))
+            if _first_content_stem(evidence, m.end()) in said.words
+        ]
+        sentences = [
+            _piece(evidence[start:end], start)
+            for start, end in dict.fromkeys(bounds)
+            if _may_cover(said, evidence[start:end], coverage)
+        ]
+    for sentence in sentences:
+        if not sentence.negated and not said.negated:
+            continue
+        if _coverage(said, sentence) < coverage:
+            continue
+        quoted = _as_written(sentence.start, sentence.end, evidence)
+        if (found := _flipped(said, sentence)) is not None:
+            return GuardFinding(
+                guard="polarity", label="Contradiction", claim_value="not " + " ".join(found),
+                source_value=quoted, reason=f'the sources state it without the negation: "{quoted}"',
+                start=sentence.start, end=sentence.end,
+            )  # fmt: skip
+        if (found := _flipped(sentence, said)) is not None:
+            return GuardFinding(
+                guard="polarity", label="Contradiction", claim_value=" ".join(found), source_value=quoted,
+                reason=f'the sources negate it: "{quoted}"', start=sentence.start, end=sentence.end,
+            )  # fmt: skip
+    return _negation_missing(said, evidence)
+
+
+# Words that negate in their own way: the evidence may say "failed to" where the claim says "did not".
+_NEGATIVE_MEANING: Final = re.compile(
+    r"(?:\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without|nowhere|fail\w*|lack\w*|unable|absen\w*|"
+    r"refus\w*|den(?:y|ies|ied)|rarely|hardly|barely|seldom|declin\w*|avoid\w*|reject\w*|prohibit\w*|forb[ia]d\w*|"
+    r"ban|banned|ceas\w*|stop\w*|against|instead|rather|only|exclud\w*|except)|n['\u2019]t)\b"
+)
+
+
+def _reach(text: str, at: int) -> set[str]:
+    """The stems of the content words a negation ending at ``at`` reaches, up to the end of its clause."""
+    found = set()
+    for word in _NEXT_WORDS.findall(text[at : at + 80].lower())[: _SCOPE_REACH + 2]:
+        if not word[0].isalpha():
+            break
+        if word not in STOP_WORDS:
+            found.add(stem(word))
+    return found
+
+
+def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
+    """The claim negates something, and no negation of the evidence bears on it: Neutral.
+
+    A negation bears on the claim's negated phrase when the words it reaches
+    hold that phrase's first word or two of its words. Only a phrase whose
+    first word the evidence has counts (a negation said in other words,
+    "will not change" for "remain", is left alone). A negated negative word ("not uncommon") whose
+    positive the evidence states is a double negation: nothing to find.
+    """
+    stems = stemmed_words(evidence)[0]
+    scopes = [
+        (at, scope)
+        for at, scope in zip(said.negations, said.negated, strict=True)
+        if not _double_negation(scope, stems)
+    ]
+    if not scopes:
+        return None
+    # What each negation of the evidence bears on: the content words just after it.
+    reaches = [_reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(_lowered(evidence))]
+    for at, scope in scopes:
+        # The evidence speaks of what the claim negates (its first word, or two of its words), and never negates it.
+        spoken_of = scope[0] in stems or len(set(scope) & stems) >= min(2, len(scope))
+        negated = any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches)
+        if spoken_of and not negated:
+            phrase = " ".join(t.text for t in said.tokens[at : at + 1 + _SCOPE_REACH] if t.kind != "mark")
+            phrase = " ".join(phrase.split()[: _SCOPE_WORDS + 2])
+            return GuardFinding(
+                guard="polarity", label="Neutral", claim_value=phrase, source_value=None,
+                reason=f'the sources do not say "{phrase}"',
+            )  # fmt: skip
+    return None
+
+
+def _neighbours(tokens: Sequence[_Token], at: int) -> set[str]:
+    """The content words (stemmed) next to a token on either side, within its clause."""
+    found = set()
+    for step in (-1, 1):
+        i = at + step
+        while 0 <= i < len(tokens) and abs(i - at) <= 3:
+            token = tokens[i]
+            if token.kind == "mark" and token.text in _CLAUSE_END:
+                break
+            if _is_content(token) and token.low not in _OPPOSITE_WORDS:
+                found.add(stem(token.low))
+                break
+            i += step
+    return found
+
+
+def _closest(said: _Sentence, evidence: str, sentence: _Sentence) -> bool:
+    """Whether ``sentence`` shares with the claim as many words as the evidence sentence closest to it."""
+    best = _best_sentence(said, evidence)
+    return best is not None and best[1] > 0 and _coverage(said, sentence) >= best[1]
+
+
+def _word_places(tokens: Sequence[_Token]) -> dict[str, int]:
+    """Each word of the tokens (and each part of a hyphenated one), folded, with its token's index."""
+    places: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        if token.kind == "word":
+            places.setdefault(token.low, i)
+            if "-" in token.low:
+                for part in token.low.split("-"):
+                    places.setdefault(part, i)
+    return places
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_search(words: frozenset[str]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(sorted(words)) + r")\b", re.IGNORECASE)
+
+
+def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardFinding | None:
+    """No evidence sentence that states the claim puts the opposite of a claim's word (`ANTONYMS`) in its place.
+
+    In its place: next to one of the same content words, in a sentence that
+    holds ``coverage`` of the claim's content words and not the claim's own
+    word. A claim that uses both words of a pair ("more blood, fewer beats")
+    is left alone.
+
+    Example:
+        >>> antonym_guard("Sales increased in 2020.", "Sales decreased in 2020.").reason
+        'the sources say decreased, not increased'
+        >>> antonym_guard("It was built before the war.", "It was built before the war ended.") is None
+        True
+    """
+    said = _whole(claim)
+    # A word of the list, alone or as the last part of a hyphenated word ("fourth-strongest").
+    candidates = [(i, t.low.rsplit("-", 1)[-1]) for i, t in enumerate(said.tokens) if t.kind == "word"]
+    candidates = [(i, word) for i, word in candidates if word in _OPPOSITES]
+    if not candidates or not said.words:
+        return None
+    mine = set(_word_places(said.tokens))
+    for at, word in candidates:
+        opposites = _OPPOSITES[word] - mine
+        if not opposites:
+            continue
+        near = _neighbours(said.tokens, at)
+        # The claim's word nowhere in the evidence: its opposite next to one of the same words, or in a
+        # sentence that holds enough of the claim, is enough.
+        absent = _word_search(frozenset({word})).search(evidence) is None
+        for match in _word_search(opposites).finditer(evidence):
+            sentence = _around_offset(evidence, match.start())
+            theirs = _word_places(sentence.tokens)
+            where = theirs.get(match.group().lower())
+            if word in theirs or where is None:
+                continue
+            beside = bool(near & _neighbours(sentence.tokens, where))
+            covered = _coverage(said, sentence)
+            # Next to the same word, in a sentence that states the claim; or, the claim's word being
+            # nowhere in the evidence, next to the same word or in the sentence closest to the claim.
+            if absent:
+                if not (beside or covered >= coverage or _closest(said, evidence, sentence)):
+                    continue
+            elif not (beside and covered >= coverage):
+                continue
+            value, said_word = sentence.tokens[where].text, said.tokens[at].text
+            return GuardFinding(
+                guard="antonym", label="Contradiction", claim_value=said_word, source_value=value,
+                reason=f"the sources say {value}, not {said_word}", start=sentence.start, end=sentence.end,
+            )  # fmt: skip
+    return None
+
+
+_GUARDS: Final[dict[str, Callable[[str, str], GuardFinding | None]]] = {
+    "number": number_guard,
+    "name": name_guard,
+    "polarity": polarity_guard,
+    "antonym": antonym_guard,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeaningGuards:
+    """Which guards run, in order: a claim is not supported when one of them fires.
+
+    Every offline path takes one (``guards=``): `ScorerClaimChecker`,
+    `verify_citations` (and so ``manage_references(verifier=...)``) and
+    `ReferencePredictor`. ``MeaningGuards.off()`` turns them all off; each
+    switch turns one off.
+
+    Example:
+        >>> MeaningGuards().check("The Louvre is in London.", "The Louvre is in Paris.").guard
+        'name'
+        >>> MeaningGuards(name=False).check("The Louvre is in London.", "The Louvre is in Paris.") is None
+        True
+    """
+
+    number: bool = True
+    name: bool = True
+    polarity: bool = True
+    antonym: bool = True
+
+    @classmethod
+    def off(cls) -> MeaningGuards:
+        """Every guard off: the scorer's word alone.
+
+        Example:
+            >>> MeaningGuards.off().enabled
+            ()
+        """
+        return cls(number=False, name=False, polarity=False, antonym=False)
+
+    @property
+    def enabled(self) -> tuple[str, ...]:
+        """The names of the guards that run, in the order they run.
+
+        Example:
+            >>> MeaningGuards(polarity=False).enabled
+            ('number', 'name', 'antonym')
+        """
+        return tuple(name for name in _GUARDS if getattr(self, name))
+
+    @staticmethod
+    def clear_caches() -> None:
+        """Forget every text read so far (the caches are shared by all instances), for cold benchmarks.
+
+        Example:
+            >>> MeaningGuards.clear_caches()
+        """
+        for cached in (
+            _tokens,
+            _quantities_of,
+            _lexicon,
+            _digit_values,
+            _digit_strings,
+            _sentences_of,
+            _spans_of,
+            _whole,
+            _piece,
+        ):
+            cached.cache_clear()
+
+    def check(self, claim: str, evidence: str) -> GuardFinding | None:
+        """The first guard that fires on ``claim`` against ``evidence``, or None.
+
+        A claim or evidence with no words gives None (nothing to hold the claim to).
+
+        Example:
+            >>> MeaningGuards().check("It is 330 metres tall.", "It is 330 metres tall.") is None
+            True
+        """
+        if not claim.strip() or not evidence.strip():
+            return None
+        # Spelled out rather than looped over `enabled`: this runs once per citation.
+        found = None
+        if self.number:
+            found = number_guard(claim, evidence)
+        if found is None and self.name:
+            found = name_guard(claim, evidence)
+        if found is None and self.polarity:
+            found = polarity_guard(claim, evidence)
+        if found is None and self.antonym:
+            found = antonym_guard(claim, evidence)
+        return found
+
+
+DEFAULT_GUARDS: Final = MeaningGuards()
+"""Every guard on: what every offline path uses unless told otherwise."""

@@ -1,0 +1,319 @@
+"""Meaning guards: each fires on a changed or missing value and stays quiet on a restatement (issue 21)."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+
+from langchain_refs import (
+    AnswerReferences,
+    Citation,
+    LexicalScorer,
+    Reference,
+    ReferencePredictor,
+    ReferencesCollector,
+    TextReferenceStyle,
+    manage_references,
+    verify_citations,
+)
+from langchain_refs.grounding import (
+    Claim,
+    MeaningGuards,
+    ScorerClaimChecker,
+    antonym_guard,
+    citation_findings,
+    name_guard,
+    number_guard,
+    polarity_guard,
+)
+from tests.unit_tests.fakes import str_chunks
+
+TOWER = "The Eiffel Tower, completed in 1889, is 330 metres tall. It has 3 levels open to visitors."
+LOUVRE = "The Louvre museum is in Paris. Neil Alden Armstrong's visit to the United States was in 1969."
+
+# (claim, evidence, label, the source's value) for claims each guard must stop.
+NUMBER_FIRES = [
+    ("The Eiffel Tower is 450 metres tall.", TOWER, "Contradiction", "330 metres"),
+    ("The Eiffel Tower was completed in 1902.", TOWER, "Contradiction", "1889"),
+    ("The Eiffel Tower has 5 levels open to visitors.", TOWER, "Contradiction", "3 levels"),
+    ("The city has 12 bridges.", "The city has many bridges over the river.", "Neutral", None),
+    ("It cost twenty million euros.", "It cost five million euros.", "Contradiction", "five million euros"),
+    ("The tower is about 500 metres tall.", TOWER, "Contradiction", "330 metres"),
+]
+NUMBER_QUIET = [
+    ("The Eiffel Tower is three hundred and thirty metres tall.", TOWER),  # the number in words
+    ("The tower has three levels.", TOWER),
+    ("It cost 5,000,000 euros.", "It cost five million euros."),
+    ("It cost 2.5 million dollars.", "It cost 2,500,000 dollars."),
+    ("The Eiffel Tower is 330 m tall.", TOWER),
+    ("The tower is about 320 metres tall.", TOWER),  # "about" allows a nearby value
+    ("The tower is over 300 metres tall.", TOWER),
+    ("The tower was finished in the 1880s.", TOWER),
+    ("It is cited in the survey [3].", "It is cited in the survey."),  # a citation marker is no number
+    ("1. Visit the tower first.", "Visit the tower first."),  # a list item's number
+]
+NAME_FIRES = [
+    ("The Louvre museum is in London.", LOUVRE, "Contradiction", "Paris"),
+    ("The Prado museum is in Paris.", LOUVRE, "Neutral", None),
+    ("In 1969 Buzz Aldrin visited the United States.", LOUVRE, "Neutral", None),
+    ("The museum is run by UNESCO.", LOUVRE, "Neutral", None),
+    ("Paterson died on July 10, 2018.", "Paterson died on June 10, 2018.", "Contradiction", "June"),
+]
+NAME_QUIET = [
+    ("The Louvre museum is in PARIS.", LOUVRE),  # another case
+    ("It is the louvre's collection in paris.", LOUVRE),  # lower case, a possessive
+    ("It was Armstrong's visit to the United States.", LOUVRE),  # a part of a longer name, a possessive
+    ("In 1969 Neil Armstrong visited the U.S. for a week.", LOUVRE),  # an abbreviation
+    ("In 1969 Armstrong visited the US.", LOUVRE),
+    ("It is a Parisian museum, the Louvre.", LOUVRE),  # inflection
+    ("Louvre is a museum in Paris.", LOUVRE),  # a sentence's first word is left to the scorer
+    ("Paterson died on November 10, 2018.", "Paterson died in 2018, at 78."),  # a month the evidence leaves out
+    (
+        "It is read from the body mass index (BMI) of the patient.",
+        "It is read from the body mass index of the patient.",
+    ),
+]
+POLARITY_FIRES = [
+    ("The Eiffel Tower is not 330 metres tall.", TOWER),
+    ("The Eiffel Tower is never open to visitors.", "The Eiffel Tower is open to visitors every day."),
+    ("The Louvre museum is no longer in Paris.", LOUVRE),
+    ("The Louvre museum isn't in Paris.", LOUVRE),
+    ("The museum is in Paris.", "The museum is not in Paris, it moved to Lens."),
+]
+POLARITY_QUIET = [
+    ("The disease is not uncommon in children.", "The disease is common in children."),  # double negation
+    ("The plan is not only cheap but also fast.", "The plan is cheap and fast."),
+    (
+        "It is the rapid injection of fluid that causes the quakes.",
+        "It is not fracking; it is the rapid injection of fluid that causes the quakes.",
+    ),
+    ("The museum is not in London.", "The museum is not in London but in Paris."),  # negated on both sides
+    ("No doubt the museum is in Paris.", LOUVRE),
+]
+ANTONYM_FIRES = [
+    ("Sales increased in 2020.", "Sales decreased in 2020.", "decreased"),
+    ("The team won the final in 2019.", "The team lost the final in 2019.", "lost"),
+    ("It was built before the war.", "It was built after the war.", "after"),
+    ("All students passed the exam.", "Some students passed the exam.", "Some"),
+    ("She was the first woman to win the prize.", "She was the last woman to win the prize.", "last"),
+]
+ANTONYM_QUIET = [
+    ("It was built before the war.", "It was built before the war and restored after it."),
+    ("The heart pumps more blood with fewer beats.", "The heart pumps more blood with fewer beats."),
+    ("Sales increased in 2020.", "Sales increased in 2020, while costs decreased."),
+    ("Sales increased in 2020.", "The weather was worse in 2020 and costs decreased."),  # another slot
+]
+
+
+@pytest.mark.parametrize(("claim", "evidence", "label", "value"), NUMBER_FIRES)
+def test_number_guard_fires(claim: str, evidence: str, label: str, value: str | None) -> None:
+    """A changed number is a Contradiction naming the source's value; a missing one is Neutral."""
+    found = number_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("number", label, value)
+
+
+@pytest.mark.parametrize(("claim", "evidence"), NUMBER_QUIET)
+def test_number_guard_near_misses(claim: str, evidence: str) -> None:
+    """A number restated in words, with separators, units or a bound allowed for, passes."""
+    assert number_guard(claim, evidence) is None
+
+
+@pytest.mark.parametrize(("claim", "evidence", "label", "value"), NAME_FIRES)
+def test_name_guard_fires(claim: str, evidence: str, label: str, value: str | None) -> None:
+    """A name the evidence lacks is Neutral; another name in its slot is a Contradiction."""
+    found = name_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("name", label, value)
+
+
+@pytest.mark.parametrize(("claim", "evidence"), NAME_QUIET)
+def test_name_guard_near_misses(claim: str, evidence: str) -> None:
+    """Case, possessives, name parts, abbreviations and inflections find the name."""
+    assert name_guard(claim, evidence) is None
+
+
+@pytest.mark.parametrize(("claim", "evidence"), POLARITY_FIRES)
+def test_polarity_guard_fires(claim: str, evidence: str) -> None:
+    """A negation added or dropped ("not", "never", "no longer", "n't") is a Contradiction."""
+    found = polarity_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label) == ("polarity", "Contradiction")
+
+
+@pytest.mark.parametrize(("claim", "evidence"), POLARITY_QUIET)
+def test_polarity_guard_near_misses(claim: str, evidence: str) -> None:
+    """Double negation, "not only", a negation of another clause and "no doubt" change nothing."""
+    assert polarity_guard(claim, evidence) is None
+
+
+@pytest.mark.parametrize(("claim", "evidence", "value"), ANTONYM_FIRES)
+def test_antonym_guard_fires(claim: str, evidence: str, value: str) -> None:
+    """The opposite word in the claim word's place is a Contradiction naming it."""
+    found = antonym_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("antonym", "Contradiction", value)
+
+
+@pytest.mark.parametrize(("claim", "evidence"), ANTONYM_QUIET)
+def test_antonym_guard_near_misses(claim: str, evidence: str) -> None:
+    """The claim's own word present, both words in the claim, or the opposite in another slot: quiet."""
+    assert antonym_guard(claim, evidence) is None
+
+
+def test_reasons_say_what_the_source_says() -> None:
+    """The reason is one line naming the source's value."""
+    assert number_guard("The tower is 450 metres tall.", TOWER).reason == "the sources say 330 metres, not 450 metres"  # type: ignore[union-attr]
+    assert name_guard("The Louvre museum is in London.", LOUVRE).reason == "the sources say Paris, not London"  # type: ignore[union-attr]
+    assert number_guard("It has 12 bridges.", TOWER).reason == "the sources do not state 12 bridges"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("guard", ["number", "name", "polarity", "antonym"])
+def test_each_guard_has_a_switch(guard: str) -> None:
+    """Turning one guard off lets its claim through; the others still run."""
+    claims = {
+        "number": ("The Eiffel Tower is 450 metres tall.", TOWER),
+        "name": ("The Louvre museum is in London.", LOUVRE),
+        "polarity": ("The Eiffel Tower is not 330 metres tall.", TOWER),
+        "antonym": ("Sales increased in 2020.", "Sales decreased in 2020."),
+    }
+    claim, evidence = claims[guard]
+    assert MeaningGuards().check(claim, evidence).guard == guard  # type: ignore[union-attr]
+    assert MeaningGuards(**{guard: False}).check(claim, evidence) is None
+    assert MeaningGuards.off().check(claim, evidence) is None
+
+
+# ---- every offline path ----
+
+ISSUE_CASES = [
+    ("The Louvre museum is in London.", "Contradiction", "name"),
+    ("The Eiffel Tower is 450 metres tall.", "Contradiction", "number"),
+    ("The Eiffel Tower is not 330 metres tall.", "Contradiction", "polarity"),
+]
+ISSUE_SOURCES = ["The Eiffel Tower, in Paris, is 330 metres tall.", "The Louvre museum is in Paris."]
+
+
+@pytest.mark.parametrize(("claim", "label", "guard"), ISSUE_CASES)
+def test_checker_labels_and_explains(claim: str, label: str, guard: str) -> None:
+    """The issue's three claims are not Entailment for the check command's checker, and say why."""
+    check = ScorerClaimChecker().check(Claim(text=claim), ISSUE_SOURCES)
+    assert (check.label, check.guard.guard if check.guard else None) == (label, guard)
+    assert check.to_dict(guard=True)["guard"]["name"] == guard
+    assert "guard" not in check.to_dict()  # the check command's columns stay as they were
+    # The first evidence span is the source sentence the guard read: inside the right source.
+    span = check.evidence[0]
+    assert "Paris" in ISSUE_SOURCES[span.reference][span.start : span.end]
+
+
+def test_checker_keeps_supported_claims_and_can_turn_guards_off() -> None:
+    """Restated claims stay Entailment with no guard; guards=None gives the score alone."""
+    checker = ScorerClaimChecker()
+    supported = checker.check(Claim(text="The Louvre museum is in Paris."), ISSUE_SOURCES)
+    assert (supported.label, supported.guard) == ("Entailment", None)
+    assert supported.to_dict(guard=True)["guard"] is None
+    unguarded = ScorerClaimChecker(guards=None).check(Claim(text="The Louvre museum is in London."), ISSUE_SOURCES)
+    assert unguarded.label == "Entailment"
+
+
+def one_citation(text: str) -> AnswerReferences:
+    """An answer with one citation of ``text`` naming document 1."""
+    citation = Citation(
+        number=1, document_positions=(1,), start=0, end=3, text_start=0, text_end=0, text=text, marker="[1]"
+    )
+    return AnswerReferences(
+        references=(Reference(number=1, source="a", title=None, document_positions=(1,)),), citations=(citation,)
+    )
+
+
+@pytest.mark.parametrize(("claim", "label", "guard"), ISSUE_CASES)
+def test_verify_citations_withholds_support(claim: str, label: str, guard: str) -> None:
+    """verify_citations calls the edited claims unsupported; citation_findings says which guard and why."""
+    documents = [Document(" ".join(ISSUE_SOURCES))]
+    scorer = LexicalScorer()
+    unguarded = verify_citations(one_citation(claim), documents, scorer, guards=None).citations[0]
+    checked = verify_citations(one_citation(claim), documents, scorer).citations[0]
+    assert checked.supported is False
+    if guard != "number":  # the lexical score alone already discounts a missing number
+        assert unguarded.supported is True
+        assert checked.support == pytest.approx(unguarded.support * 0.95, abs=1e-6)  # type: ignore[operator]
+    found = citation_findings(one_citation(claim), documents)[0]
+    assert found is not None
+    assert (found.guard, found.label) == (guard, label)
+
+
+def test_verify_citations_keeps_restatements() -> None:
+    """A claim that restates its source (number in words, another case) stays supported."""
+    documents = [Document(" ".join(ISSUE_SOURCES))]
+    for claim in ["The Eiffel Tower is three hundred and thirty metres tall.", "The louvre museum is in PARIS."]:
+        assert verify_citations(one_citation(claim), documents, LexicalScorer()).citations[0].supported is True
+
+
+def test_manage_references_verifier_applies_the_guards() -> None:
+    """manage_references(verifier=LexicalScorer()) flags the swapped name; guards=None on the scorer does not."""
+    answer = "The Louvre museum is in London[1](id=1)."
+    documents = [Document(ISSUE_SOURCES[1], metadata={"source": "louvre.html"})]
+
+    def supported(scorer: LexicalScorer) -> bool | None:
+        collector = ReferencesCollector()
+        chain = manage_references(str_chunks([answer]), style=TextReferenceStyle(), verifier=scorer)
+        chain.invoke({"documents": documents}, {"callbacks": [collector]})
+        return collector.answers[0].citations[0].supported
+
+    unguarded = LexicalScorer()
+    unguarded.guards = None
+    assert supported(LexicalScorer()) is False
+    assert supported(unguarded) is True
+
+
+def test_predictor_labels_a_changed_value_not_grounded() -> None:
+    """The predictor's label drops to not_grounded with the guard and reason; restatements stay grounded."""
+    documents = [Document(" ".join(ISSUE_SOURCES), id="d1")]
+    predictor = ReferencePredictor()
+    wrong = predictor.predict("The Eiffel Tower is 450 metres tall.", documents)[0]
+    right = predictor.predict("The Eiffel Tower is 330 metres tall.", documents)[0]
+    assert (wrong.label, wrong.guard, wrong.reason) == (
+        "not_grounded",
+        "number",
+        "the sources say 330 metres, not 450 metres",
+    )
+    assert (right.label, right.guard) == ("grounded", None)
+    assert ReferencePredictor(guards=None).predict("The Eiffel Tower is 450 metres tall.", documents)[0].label != (
+        "not_grounded"
+    )
+
+
+def test_checker_span_stays_inside_its_source() -> None:
+    """The source sentence a guard read is located in its own reference, never running into the next one."""
+    references = ["The bridge opened in 1932.", "The bridge is 503 metres long. It carries eight lanes."]
+    check = ScorerClaimChecker().check(Claim(text="The bridge opened in 1951."), references)
+    span = check.evidence[0]
+    assert (check.label, span.reference, span.start, span.end) == ("Contradiction", 0, 0, 26)
+    carried = ScorerClaimChecker().check(Claim(text="The bridge carries twelve lanes."), references)
+    assert carried.guard is not None
+    assert carried.guard.reason == "the sources say eight lanes, not twelve lanes"
+    located = carried.evidence[0]
+    assert references[located.reference][located.start : located.end] == "It carries eight lanes."
+
+
+def test_checking_page_api_gives_each_claim_its_reason() -> None:
+    """POST /api/check gives each claim its guard (or null); the check command's item has no such key."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from langchain_refs.apps.check_page import check_routes
+    from langchain_refs.apps.checking import build_checkers, check_item
+
+    item = {"response": "The Louvre museum is in London. The Louvre museum is in Paris.", "reference": ISSUE_SOURCES}
+    answer = TestClient(Starlette(routes=check_routes())).post("/api/check", json=item).json()
+    assert answer["ys"] == ["Contradiction", "Entailment"]
+    assert answer["guards"] == [
+        {
+            "name": "name",
+            "reason": "the sources say Paris, not London",
+            "claim_value": "London",
+            "source_value": "Paris",
+        },
+        None,
+    ]
+    command = check_item(item, checkers=build_checkers())
+    assert all("guard" not in c for c in command["checks"])
