@@ -145,14 +145,21 @@ def verify_citations(
         scores = scorer.score([(citation.text, text) for text in evidence]) if evidence and citation.text else [0.0]
         support = round(max(scores), 6)
         supported = support >= threshold
-        if (
-            guards is not None
-            and support > 0
-            and support >= GUARD_FROM * threshold
-            and guards.check(citation.text, "\n\n".join(cited)) is not None
-        ):
+        finding = (
+            guards.check(citation.text, "\n\n".join(cited))
+            if guards is not None and support > 0 and support >= GUARD_FROM * threshold
+            else None
+        )
+        if finding is not None:
             support, supported = round(support * GUARD_PENALTY, 6), False
-        checked.append(replace(citation, support=support, supported=supported))
+        checked.append(
+            replace(
+                citation,
+                support=support,
+                supported=supported,
+                unsupported_reason=None if finding is None else finding.reason,
+            )
+        )
     return replace(references, citations=tuple(checked))
 
 

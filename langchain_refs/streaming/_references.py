@@ -117,7 +117,10 @@ class Citation:
     produced (``output[start:end]``); ``text_start``/``text_end`` delimit the
     words it backs (the clause before it), and ``text`` holds those words.
     ``marker`` is what the model wrote. ``support`` (a score in [0, 1]) and
-    ``supported`` are filled in when a verifier checked the citation.
+    ``supported`` are filled in when a verifier checked the citation;
+    ``unsupported_reason`` says why a verifier refused support although the
+    words score well (a meaning guard: "the sources say 330 metres, not 450
+    metres"), else None.
     ``passage`` is the span of the cited document that best supports the
     words (None when passages are off, until the answer is complete, and for
     native citations). ``native`` is set for a citation the model made
@@ -143,6 +146,7 @@ class Citation:
     marker: str
     support: float | None = None
     supported: bool | None = None
+    unsupported_reason: str | None = None
     passage: Passage | None = None
     native: Mapping[str, Any] | None = field(default=None, hash=False)
 
@@ -234,6 +238,7 @@ class AnswerReferences:
                     "marker": c.marker,
                     "support": c.support,
                     "supported": c.supported,
+                    "unsupported_reason": c.unsupported_reason,
                     "passage": None if c.passage is None else _passage_dict(c.passage),
                     "native": None if c.native is None else dict(c.native),
                 }

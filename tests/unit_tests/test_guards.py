@@ -317,3 +317,23 @@ def test_checking_page_api_gives_each_claim_its_reason() -> None:
     ]
     command = check_item(item, checkers=build_checkers())
     assert all("guard" not in c for c in command["checks"])
+
+
+def test_verified_citation_carries_the_guards_reason_in_its_data() -> None:
+    """verify_citations and manage_references(verifier=...) give an unsupported citation its reason as data."""
+    from langchain_core.messages import AIMessage
+    from langchain_core.runnables import RunnableLambda
+
+    from langchain_refs import TextReferenceStyle, manage_references
+    from langchain_refs.grounding import LexicalScorer
+
+    tower = [
+        Document("The Eiffel Tower in Paris is 330 metres tall and was finished in 1889.", metadata={"source": "t"})
+    ]
+    claim = "The Eiffel Tower in Paris is 450 metres tall and was finished in 1889"
+    answer = RunnableLambda(lambda _: AIMessage(f"{claim}[1](id=1)."))
+    chain = manage_references(answer, style=TextReferenceStyle(), verifier=LexicalScorer())
+    message = chain.invoke({"documents": tower})
+    (citation,) = message.response_metadata["references"]["citations"]
+    assert citation["supported"] is False
+    assert citation["unsupported_reason"] == "the sources say 330 metres, not 450 metres"

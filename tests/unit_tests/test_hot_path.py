@@ -111,6 +111,7 @@ def test_to_dict_writes_every_field_of_every_value() -> None:
                 "marker": "[1](id=4, 7)",
                 "support": 0.25,
                 "supported": False,
+                "unsupported_reason": None,
                 "passage": {
                     "document_position": 7,
                     "document_start": 3,
