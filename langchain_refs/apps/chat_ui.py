@@ -380,7 +380,13 @@ def _references(
         card = _card_source(r.title, r.source, number=r.number)
         card["excerpt"] = excerpts.get(r.number)
         supported = [c.supported for c in references.citations if c.number == r.number and c.supported is not None]
-        card.update(cited=True, documents=list(r.document_positions), supported=all(supported) if supported else None)
+        card.update(
+            cited=True,
+            documents=list(r.document_positions),
+            supported=all(supported) if supported else None,
+            # Cited once rightly and once wrongly: neither "supported" nor "not supported".
+            mixed=True in supported and False in supported,
+        )
         titles[r.number] = card["title"]
         sources.append(card)
     chips: list[dict[str, Any] | None] = [None] * len(answer.numbers)
@@ -394,6 +400,7 @@ def _references(
             "title": titles.get(citation.number, ""),
             "supported": citation.supported,
             "support": citation.support,
+            "reason": citation.unsupported_reason,
             "passage": _passage(citation.passage, documents),
         }
     return {

@@ -272,6 +272,33 @@ def test_unsupported_and_invalid_citations_are_shown(browser: Any) -> None:
         assert "no document 99 (4 given)" in warning
 
 
+def test_a_mixed_source_and_the_reason_a_citation_is_unsupported(browser: Any) -> None:
+    """A source cited rightly and wrongly reads "mixed", never a green "cited"; the wrong chip's card says why."""
+    from langchain_refs.streaming import AnswerReferences
+
+    class SecondWrong:
+        def verify_citations(self, references: AnswerReferences, documents: Any, *, threshold: float) -> Any:
+            citations = tuple(
+                replace(c, support=0.9, supported=True)
+                if i == 0
+                else replace(c, support=0.4, supported=False, unsupported_reason="the sources say 2, not 3")
+                for i, c in enumerate(references.citations)
+            )
+            return replace(references, citations=citations)
+
+    model = streaming_model(["Numbers are shared[1](id=1). There are 3 of them[2](id=1)."])
+    with serving(create(model=model, verifier=SecondWrong())) as url, new_page(browser) as page:
+        page.goto(url)
+        ask(page, "How are sources numbered?")
+        chips = page.locator(".answer-body .chip")
+        assert chips.count() == 2
+        chips.nth(1).hover()
+        assert "not supported by this source: the sources say 2, not 3" in page.locator(".passage-card").inner_text()
+        meta = page.locator(".source-card .source-meta").first
+        assert "mixed" in meta.inner_text()
+        assert meta.locator(".label-supported").count() == 0
+
+
 class SlowModel:
     """Streams 400 words, 20 ms apart, asynchronously; records how many it sent and whether the stream was closed."""
 

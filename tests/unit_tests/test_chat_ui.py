@@ -133,6 +133,7 @@ def test_sources_are_data_with_safe_urls_only() -> None:
             "cited": True,
             "documents": [1],
             "supported": None,
+            "mixed": False,
         },
         {
             "number": 2,
@@ -143,6 +144,7 @@ def test_sources_are_data_with_safe_urls_only() -> None:
             "cited": True,
             "documents": [2],
             "supported": None,
+            "mixed": False,
         },
     ]
     assert references["consulted"] == []
@@ -354,6 +356,32 @@ def test_unsupported_citations_are_marked() -> None:
     references = the(ask("Paris?", model=model, documents=DOCUMENTS, k=2, verifier=NothingSupported()), "references")
     assert [(c["supported"], c["support"]) for c in references["chips"]] == [(False, 0.1)]
     assert [s["supported"] for s in references["sources"]] == [False]
+
+
+class FirstSupportedOnly:
+    """A verifier that finds the first citation supported and the others not, with a reason."""
+
+    def verify_citations(self, references: AnswerReferences, documents: Any, *, threshold: float) -> AnswerReferences:
+        from dataclasses import replace
+
+        checked = [
+            replace(c, support=0.9, supported=True)
+            if i == 0
+            else replace(c, support=0.4, supported=False, unsupported_reason="the sources say 2, not 3")
+            for i, c in enumerate(references.citations)
+        ]
+        return replace(references, citations=tuple(checked))
+
+
+def test_a_source_cited_rightly_and_wrongly_is_mixed_and_the_reason_is_given() -> None:
+    """One source, one supported and one unsupported citation: the source reads mixed; the chip says why."""
+    model = streaming_model(["Paris is big[1](id=1). Paris has 3 towers[2](id=1)."])
+    references = the(ask("Paris?", model=model, documents=DOCUMENTS, k=2, verifier=FirstSupportedOnly()), "references")
+    assert [(c["supported"], c["reason"]) for c in references["chips"]] == [
+        (True, None),
+        (False, "the sources say 2, not 3"),
+    ]
+    assert [(s["supported"], s["mixed"]) for s in references["sources"]] == [(False, True)]
 
 
 class RecordingModel:

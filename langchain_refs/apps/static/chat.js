@@ -182,7 +182,10 @@
     card.setAttribute("aria-label", "Source " + Number(data.number) + ": " + String(data.title || "untitled"));
     const parts = [head];
     if (data.supported === true) parts.push(el("p", "label label-supported", "✓ supported by this passage"));
-    if (data.supported === false) parts.push(el("p", "label label-unsupported", "✗ not supported by this source"));
+    if (data.supported === false) {
+      const why = typeof data.reason === "string" && data.reason ? ": " + data.reason : "";
+      parts.push(el("p", "label label-unsupported", "✗ not supported by this source" + why));
+    }
     const passage = data.passage;
     if (passage && typeof passage.excerpt === "string") {
       const quote = el("blockquote", "passage-text");
@@ -247,8 +250,13 @@
     head.append(el("span", "source-number", Number(source.number)), sourceTitle(source));
     const meta = el("div", "source-meta");
     if (source.domain) meta.append(el("span", "source-domain", source.domain));
-    meta.append(el("span", "label label-supported", "cited"));
-    if (source.supported === false) meta.append(el("span", "label label-unsupported", "✗ not supported"));
+    if (source.mixed === true) {
+      meta.append(el("span", "label label-neutral", "◐ mixed: some citations supported, some not"));
+    } else if (source.supported === false) {
+      meta.append(el("span", "label label-unsupported", "✗ cited, not supported"));
+    } else {
+      meta.append(el("span", "label label-supported", "cited"));
+    }
     item.append(head);
     // One line of the cited passage itself (not the page's first words), cut with an ellipsis.
     if (typeof source.excerpt === "string" && source.excerpt) item.append(el("p", "source-snippet", source.excerpt));
