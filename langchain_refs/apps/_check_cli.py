@@ -22,10 +22,12 @@ redone. The saved progress belongs to one input (its bytes) and one set of
 options (mode, aggregator, model, claim format, threshold): a different
 input or option is reported on stderr and the work starts over.
 
-An input that cannot be read (missing, not UTF-8, not JSON, nested too
-deeply, an integer too long for Python) or an output that cannot be written
-stops the command with one line on stderr and exit status 2; Ctrl-C stops it
-with exit status 130, the progress kept.
+An input that cannot be read (missing, not UTF-8, not JSON nor JSON Lines,
+nested too deeply, an integer too long for Python), an input with no items
+(an empty file or an empty list) or an output that cannot be written stops
+the command with one line on stderr and exit status 2; Ctrl-C stops it with
+exit status 130, the progress kept. An item holding text that UTF-8 cannot
+write (a lone surrogate such as ``"\\ud800"``) is an error record.
 
 Example:
     >>> read_json_text('{"a": NaN, "b": 1e999, "c": 2.5}', count=[0])
@@ -312,7 +314,8 @@ def add_check_command(commands: Any) -> None:
     check = commands.add_parser(
         "check",
         help="extract claims from responses and check them against references (RefChecker-style JSON)",
-        description=__doc__.split("\n\nExample:")[0] if __doc__ else None,
+        # The module's docstring without its reStructuredText quoting: a terminal shows it as it is.
+        description=__doc__.split("\n\nExample:")[0].replace("``", "") if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("mode", choices=["extract", "check", "extract-check"])

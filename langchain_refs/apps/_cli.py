@@ -260,8 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=run_demo)
 
     serve = commands.add_parser("serve", help="start the chat UI on localhost")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument(
+        "--port", type=int, default=8000, help="the port to listen on (default 8000; 0: any free port, announced)"
+    )
     serve.add_argument("--model", help="a real chat model as provider:name")
     serve.add_argument(
         "--agent",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -381,3 +382,22 @@ def test_ray_options_need_the_ray_engine(
     assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json"), option, value) == 2
     assert one_line(capsys.readouterr().err) == f"langchain-refs: {option}: only with --engine ray"
     assert not (tmp_path / "o.json").exists()
+
+
+def test_check_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """`check --help` shows its description without reStructuredText's double backticks."""
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = capsys.readouterr().out
+    assert "Input: a JSON list, or JSON Lines, of objects in RefChecker's shape:" in out
+    assert "response (and optionally question) to extract from" in out
+    assert "``" not in out
+
+
+def test_serve_help_says_what_host_and_port_are(capsys: pytest.CaptureFixture[str]) -> None:
+    """`serve --help` gives a line of help for --host and for --port."""
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    out = capsys.readouterr().out
+    assert re.search(r"--host HOST +the address to listen on", out), out
+    assert re.search(r"--port PORT +the port to listen on", out), out
