@@ -201,8 +201,11 @@ def listening_socket(host: str, port: int) -> socket.socket:
         listener.listen(2048)
     except OSError as error:
         listener.close()
-        reason = "the port is in use" if error.errno == errno.EADDRINUSE else (error.strerror or first_line(error))
-        msg = f"cannot listen on {host}:{port}: {reason} (choose another with --port)"
+        if error.errno == errno.EADDRINUSE:
+            reason = "the port is in use (choose another with --port)"
+        else:
+            reason = f"{error.strerror or first_line(error)} (check --host and --port)"
+        msg = f"cannot listen on {host}:{port}: {reason}"
         raise CommandError(msg) from None
     listener.set_inheritable(True)
     return listener
