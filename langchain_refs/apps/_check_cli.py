@@ -22,10 +22,12 @@ redone. The saved progress belongs to one input (its bytes) and one set of
 options (mode, aggregator, model, claim format, threshold): a different
 input or option is reported on stderr and the work starts over.
 
-An input that cannot be read (missing, not UTF-8, not JSON, nested too
-deeply, an integer too long for Python) or an output that cannot be written
-stops the command with one line on stderr and exit status 2; Ctrl-C stops it
-with exit status 130, the progress kept.
+An input that cannot be read (missing, not UTF-8, not JSON nor JSON Lines,
+nested too deeply, an integer too long for Python), an input with no items
+(an empty file or an empty list) or an output that cannot be written stops
+the command with one line on stderr and exit status 2; Ctrl-C stops it with
+exit status 130, the progress kept. An item holding text that UTF-8 cannot
+write (a lone surrogate such as ``"\\ud800"``) is an error record.
 
 Example:
     >>> read_json_text('{"a": NaN, "b": 1e999, "c": 2.5}', count=[0])
@@ -43,7 +45,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_refs.apps._errors import CommandError, at_least_one
+from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem
 from langchain_refs.apps.checking import (
     Checkers,
     build_checkers,
@@ -98,6 +100,52 @@ def _read_input(source: Path) -> tuple[bytes, str]:
             "save it as UTF-8 and run again"
         )
         raise CommandError(msg) from None
+
+
+def _some_json_or_exit(source: Path, text: str) -> None:
+    """Stop with one line when the input holds no items, or no line of it is JSON (it is some other file).
+
+    A JSON Lines file some of whose lines are JSON goes on: its other lines
+    are error records, as the module's docstring says.
+    """
+    if not text.strip():
+        msg = f"{source}: the file is empty; give a JSON list or JSON Lines of items"
+        raise CommandError(msg)
+    if is_json_list(text):
+        if text.strip().removeprefix("[").strip() == "]":
+            msg = f"{source}: the JSON list is empty; there is nothing to check"
+            raise CommandError(msg)
+        return  # a list that cannot be read is reported by read_items
+    first_error: tuple[int, json.JSONDecodeError] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            json.loads(line)
+        except json.JSONDecodeError as problem:
+            first_error = first_error or (number, problem)
+            continue
+        except (ValueError, RecursionError):
+            return  # JSON that Python cannot read: the line's error record says why
+        return
+    if first_error is not None and _is_json(text):
+        msg = f"{source}: one JSON value, not a list of items; put the items in a JSON list or write one per line"
+        raise CommandError(msg)
+    if first_error is not None:
+        number, error = first_error
+        msg = (
+            f"{source}: not JSON, nor JSON Lines (line {number}: {error.msg} at column {error.colno}); "
+            "give a JSON list or JSON Lines of items"
+        )
+        raise CommandError(msg)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _check_output(target: Path) -> None:
@@ -177,6 +225,7 @@ def run_check(args: argparse.Namespace) -> int:
     source, target = Path(args.input), Path(args.output)
     data, text = _read_input(source)
     _check_output(target)
+    _some_json_or_exit(source, text)
     changed = [0]
     items = list(read_items(source, text, count=changed))
     where = "item" if is_json_list(text) else "line"
@@ -237,12 +286,15 @@ def _result(
         return {}, error or "not a JSON object"
     try:
         result = _process(item, args, extractor, checker)
-        dumps(result)  # fails here, on this item, rather than when the output is written
+        # Fails here, on this item, rather than when the output is written.
+        problem = utf8_problem(dumps(result))
     except RecursionError:
         return {}, "nested too deeply to process"
     except ValueError as problem:
         lines = str(problem).strip().splitlines()  # the reason is one line of the report
         return {}, lines[0] if lines else type(problem).__name__
+    if problem is not None:
+        return {}, problem
     return result, None
 
 
@@ -262,7 +314,8 @@ def add_check_command(commands: Any) -> None:
     check = commands.add_parser(
         "check",
         help="extract claims from responses and check them against references (RefChecker-style JSON)",
-        description=__doc__.split("\n\nExample:")[0] if __doc__ else None,
+        # The module's docstring without its reStructuredText quoting: a terminal shows it as it is.
+        description=__doc__.split("\n\nExample:")[0].replace("``", "") if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("mode", choices=["extract", "check", "extract-check"])

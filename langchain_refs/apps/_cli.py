@@ -14,9 +14,13 @@ Example:
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import signal
+import socket
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_refs.apps._check_cli import add_check_command
 from langchain_refs.apps._content import content_text
@@ -136,10 +140,88 @@ def run_serve(args: argparse.Namespace) -> int:
         verifier = LexicalScorer()
     model = load_model(args.model) if args.model else None
     app = create_app(model=model, agent=args.agent, verifier=verifier, check_model=model)
+    listener = listening_socket(args.host, args.port)
     mode = " (agent mode)" if args.agent else ""
-    print(f"langchain-refs chat UI{mode} on http://{args.host}:{args.port}", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    server = _announcing_server(
+        uvicorn, uvicorn.Config(app, log_level="warning"), f"langchain-refs chat UI{mode} on {address_url(listener)}"
+    )
+    server.run(sockets=[listener])
+    if server.interrupted:
+        raise KeyboardInterrupt  # uvicorn ends quietly on Ctrl-C; the command still says so, with 130
     return 0
+
+
+def _announcing_server(uvicorn: Any, config: Any, announcement: str) -> Any:
+    """The uvicorn server, printing ``announcement`` once it serves, and remembers a Ctrl-C in ``interrupted``."""
+
+    class AnnouncingServer(uvicorn.Server):  # type: ignore[misc]
+        interrupted = False
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if sig == signal.SIGINT:
+                self.interrupted = True
+            super().handle_exit(sig, frame)
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and not self.should_exit:
+                print(announcement, flush=True)
+
+    return AnnouncingServer(config)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` and listening, or a `CommandError` saying in one line why not.
+
+    Bound here rather than by uvicorn, which logs a traceback and exits with
+    its own status when it cannot bind.
+
+    Example:
+        >>> listener = listening_socket("127.0.0.1", 0)
+        >>> listener.getsockname()[1] > 0
+        True
+        >>> listener.close()
+        >>> listening_socket("127.0.0.1", 99999)
+        Traceback (most recent call last):
+        ...
+        langchain_refs.apps.CommandError: --port 99999: a port is a number from 0 to 65535
+    """
+    if not 0 <= port <= 65535:
+        msg = f"--port {port}: a port is a number from 0 to 65535"
+        raise CommandError(msg)
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (OSError, UnicodeError) as error:
+        msg = f"--host {host}: not a host name or address this machine can listen on ({first_line(error)})"
+        raise CommandError(msg) from None
+    listener = socket.socket(family, kind, proto)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        listener.bind(where)
+        listener.listen(2048)
+    except OSError as error:
+        listener.close()
+        if error.errno == errno.EADDRINUSE:
+            reason = "the port is in use (choose another with --port)"
+        else:
+            reason = f"{error.strerror or first_line(error)} (check --host and --port)"
+        msg = f"cannot listen on {host}:{port}: {reason}"
+        raise CommandError(msg) from None
+    listener.set_inheritable(True)
+    return listener
+
+
+def address_url(listener: socket.socket) -> str:
+    """The ``http://`` address of a listening socket (the real port when 0 was asked for).
+
+    Example:
+        >>> listener = listening_socket("::1" if socket.has_ipv6 else "127.0.0.1", 0)
+        >>> address_url(listener).startswith(("http://[::1]:", "http://127.0.0.1:"))
+        True
+        >>> listener.close()
+    """
+    host, port = listener.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _seconds(text: str) -> float:
@@ -181,8 +263,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=run_demo)
 
     serve = commands.add_parser("serve", help="start the chat UI on localhost")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument(
+        "--port", type=int, default=8000, help="the port to listen on (default 8000; 0: any free port, announced)"
+    )
     serve.add_argument("--model", help="a real chat model as provider:name")
     serve.add_argument(
         "--agent",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["CommandError", "first_line"]
+__all__ = ["CommandError", "first_line", "utf8_problem"]
 
 
 class CommandError(Exception):
@@ -27,6 +27,23 @@ def first_line(error: BaseException) -> str:
     """
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
+
+
+def utf8_problem(text: str) -> str | None:
+    """Why ``text`` cannot be written as UTF-8 (a lone surrogate, as JSON's ``"\\ud800"`` reads), else None.
+
+    The reason is one line that names the character by its escape, so that the
+    reason itself can be written.
+
+    Example:
+        >>> utf8_problem("caf\\u00e9"), utf8_problem('{"a": "x\\ud800"}')
+        (None, 'holds \\\\ud800, a lone surrogate that UTF-8 cannot write')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"holds \\u{ord(text[error.start]):04x}, a lone surrogate that UTF-8 cannot write"
+    return None
 
 
 # Shown as langchain_refs.apps.CommandError, where users import it from.

@@ -63,7 +63,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_refs.apps._errors import CommandError, first_line
+from langchain_refs.apps._errors import CommandError, first_line, utf8_problem
 from langchain_refs.apps.checking import MODES, Mode, build_checkers, checked_item, dumps, is_json_list, read_items
 
 __all__ = ["RayCheckSummary", "check_with_ray", "run_ray_check"]
@@ -267,8 +267,10 @@ def _read_file(location: str, kind: str) -> tuple[list[tuple[int, str, str]], in
         msg = f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})"
         raise ValueError(msg) from None
     try:
+        # ASCII JSON between the reader and the workers: an item holding a lone surrogate
+        # ("\\ud800") travels as its escape, and fails alone in its worker, not its whole file in Arrow.
         items = [
-            (number, "" if item is None else dumps(item), problem or "")
+            (number, "" if item is None else json.dumps(item, allow_nan=False), problem or "")
             for number, item, problem in read_items(location, text, count=count)
         ]
     except CommandError as error:  # a JSON list that cannot be read: the whole file is one bad row
@@ -401,6 +403,7 @@ class _ShardChecker:
                 result, problem = checked_item(
                     json.loads(text), mode=self.mode, aggregator=self.aggregator, checkers=self.checkers
                 )
+                problem = problem or utf8_problem(dumps(result))
             if problem:
                 record: dict[str, Any] = {"file": location}
                 if number:  # 0: the whole file could not be read
@@ -530,7 +533,9 @@ def _start_ray(address: str | None, num_cpus: int | None) -> tuple[Any, bool]:
         if address:
             ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=num_cpus or os.cpu_count() or 1, **quiet)
+            # "local": a new local Ray, never the cluster named in Ray's current-cluster file,
+            # which a Ray that crashed may have left behind with nothing listening.
+            ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as error:
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         msg = f"cannot start {where}: {first_line(error)}"
@@ -703,10 +708,6 @@ def _check_pending(
         # A pool of up to `workers` actors, all started at once; fewer stay when there are fewer shards.
         compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers, initial_size=workers),
         num_cpus=1,
-        # Ray Data would restart a dead worker and retry its shard without end (a job that never
-        # returns); a shard whose worker keeps dying fails the job after two more tries instead.
-        max_restarts=2,
-        max_task_retries=2,
     )
     for row in dataset.iter_rows():
         if row["failure"]:

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def default_sigint() -> None:
+    """In the child, before it runs: Ctrl-C does what it does in a terminal.
+
+    A background job of a non-interactive shell ignores SIGINT, and a child
+    inherits that; the tests that send SIGINT would then test nothing.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def console_script() -> str:
+    """The installed ``langchain-refs`` script, beside this Python or on PATH."""
+    beside = Path(sys.executable).parent / "langchain-refs"
+    script = str(beside) if beside.exists() else shutil.which("langchain-refs")
+    if script is None:
+        pytest.skip("the langchain-refs console script is not installed: pip install -e .")
+    return script
 
 
 @pytest.mark.slow
@@ -55,6 +76,7 @@ def test_demo_ctrl_c_mid_answer() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         bufsize=0,  # unbuffered: read(1) returns as soon as the first byte of the answer arrives
+        preexec_fn=default_sigint,
     )
     assert process.stdout is not None
     first = process.stdout.read(1)
@@ -74,3 +96,78 @@ def test_check_with_a_missing_input(tmp_path: Path) -> None:
     done = run_script("check", "extract", "--input", str(missing), "--output", str(tmp_path / "o.json"))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"langchain-refs: {missing}: no such file"]
+
+
+@pytest.mark.slow
+def test_serve_with_a_port_out_of_range() -> None:
+    """`serve --port 99999`: one line saying what a port is, exit 2, nothing announced, no traceback."""
+    done = run_script("serve", "--port", "99999")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == ["langchain-refs: --port 99999: a port is a number from 0 to 65535"]
+
+
+@pytest.mark.slow
+def test_serve_on_a_busy_port() -> None:
+    """`serve` on a port another program listens on: one line, exit 2, and no address announced."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_script("serve", "--port", str(port))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"langchain-refs: cannot listen on 127.0.0.1:{port}: the port is in use (choose another with --port)"
+    ]
+
+
+@pytest.mark.slow
+def test_serve_announces_its_address_once_serving_and_ctrl_c_exits_130() -> None:
+    """`serve --port 0`: the announced address answers at once; Ctrl-C then exits 130 with one line."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "langchain_refs", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    try:
+        assert process.stdout is not None
+        announced = process.stdout.readline()
+        found = re.fullmatch(r"langchain-refs chat UI on (http://127\.0\.0\.1:(\d+))\n", announced)
+        assert found, announced
+        assert found[2] != "0"  # the port the system chose, not the 0 asked for
+        with urllib.request.urlopen(found[1] + "/", timeout=30) as page:  # no retry: it serves already
+            assert page.status == 200
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130
+    assert out == ""
+    assert err.splitlines() == ["langchain-refs: interrupted"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["demo", "What is held back?"]])
+def test_ctrl_c_while_the_package_imports(command: list[str]) -> None:
+    """Ctrl-C while the console script still imports LangChain: exit 130, one line, no traceback."""
+    process = subprocess.Popen(
+        [console_script(), *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Python writes a line on stderr as each import ends: the signal comes mid-import.
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
+        preexec_fn=default_sigint,
+    )
+    assert process.stderr is not None
+    for line in process.stderr:
+        if re.search(r"\| +langchain_core\.\w", line):
+            break
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err[-2000:]
+    assert out == ""
+    assert [line for line in err.splitlines() if not line.startswith("import time:")] == ["langchain-refs: interrupted"]

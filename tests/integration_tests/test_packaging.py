@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import sysconfig
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def pyproject_version() -> str:
+    """The version as pyproject.toml states it: the one place it is written."""
+    found = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.MULTILINE)
+    assert found
+    return found[1]
+
+
+def build_wheel(folder: Path) -> Path:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = folder.glob("langchain_refs-*.whl")
+    return wheel
 
 
 def test_parser_and_registry_import_no_langchain_nor_jinja() -> None:
@@ -40,22 +58,7 @@ def test_parser_and_registry_import_no_langchain_nor_jinja() -> None:
 @pytest.mark.slow
 def test_wheel_carries_the_templates(tmp_path: Path) -> None:
     """A built wheel, installed in a fresh venv, renders every style from its own copy."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-            str(ROOT),
-        ],
-        check=True,
-    )
-    (wheel,) = tmp_path.glob("langchain_refs-*.whl")
+    wheel = build_wheel(tmp_path)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -91,4 +94,54 @@ def test_wheel_carries_the_templates(tmp_path: Path) -> None:
     assert lines[1].startswith("MarkdownReferenceStyle 'A<sup>[[1](b.pdf)]</sup>")
     assert lines[2].startswith('HTMLReferenceStyle \'A<sup class="citation">')
     assert lines[3] == "EmptyReferenceStyle 'A'"
-    assert lines[5] == "0.1.0"
+    assert lines[5] == pyproject_version()
+
+
+def test_version_is_written_in_one_place() -> None:
+    """pyproject.toml holds the version; the package reads it from its metadata and writes it nowhere else."""
+    import langchain_refs
+
+    version = pyproject_version()
+    assert langchain_refs.__version__ == version
+    for path in [*(ROOT / "langchain_refs").rglob("*.py"), ROOT / "langchain_refs_cli.py"]:
+        assert f'"{version}"' not in path.read_text(encoding="utf-8"), path
+
+
+def test_license_is_the_apache_2_text() -> None:
+    """LICENSE holds the Apache License 2.0, which pyproject.toml declares."""
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.lstrip().startswith("Apache License\n                           Version 2.0, January 2004")
+    assert "END OF TERMS AND CONDITIONS" in text
+    assert len(text.split()) > 1500  # the whole text, not a notice
+    assert 'license = "Apache-2.0"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+def test_changelog_keeps_a_changelog() -> None:
+    """CHANGELOG.md follows Keep a Changelog: an Unreleased section, then versions with their kinds of change."""
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    versions = re.findall(r"^## \[([^\]]+)\]", text, re.MULTILINE)
+    assert versions[0] == "Unreleased"
+    assert pyproject_version() in versions
+    kinds = set(re.findall(r"^### (\w+)$", text, re.MULTILINE))
+    assert kinds
+    assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
+
+@pytest.mark.slow
+def test_wheel_metadata_is_release_ready(tmp_path: Path) -> None:
+    """The wheel names its license (and carries its text), authors and classifiers, and its script's entry."""
+    with zipfile.ZipFile(build_wheel(tmp_path)) as wheel:
+        info = f"langchain_refs-{pyproject_version()}.dist-info"
+        headers = wheel.read(f"{info}/METADATA").decode().split("\n\n", 1)[0].splitlines()
+        license_text = wheel.read(f"{info}/licenses/LICENSE").decode()
+        entry_points = wheel.read(f"{info}/entry_points.txt").decode()
+        names = wheel.namelist()
+    assert "License-Expression: Apache-2.0" in headers
+    assert "License-File: LICENSE" in headers
+    assert license_text == (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert any(h.startswith("Author: ") for h in headers)
+    classifiers = [h.removeprefix("Classifier: ") for h in headers if h.startswith("Classifier: ")]
+    assert "Typing :: Typed" in classifiers
+    assert "Programming Language :: Python :: 3" in classifiers
+    assert "langchain-refs = langchain_refs_cli:main" in entry_points
+    assert "langchain_refs_cli.py" in names

@@ -9,7 +9,14 @@ oracle, the Ray engine must write the same items (``claims``, ``ys``, ``Y``,
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -154,6 +161,66 @@ def test_two_thousand_rows_match_the_local_engine_and_bad_rows_are_counted(tmp_p
     assert [(e["line"], e["error"]) for e in errors] == [(x["line"], x["error"]) for x in expected if "error" in x]
     assert (summary.rows, summary.written, summary.errors, summary.shards) == (2000, 1960, 40, 7)
     assert summary.exit_status == 1
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_lone_surrogate_is_an_error_record_for_its_row_alone(suffix: str, tmp_path: Path) -> None:
+    """A row holding a lone surrogate is an error record, as with the local engine; its shard's other rows are kept."""
+    rows = [json.loads(line) for line in generated_rows(6)]
+    rows[1]["response"] = "The tower \ud800 is tall."
+    rows[4]["note"] = "\udfff"  # in a field the check never reads
+    source = tmp_path / f"rows{suffix}"
+    # json.dumps writes each lone surrogate as its escape, as a JSON file holds it.
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows) if suffix == ".jsonl" else json.dumps(rows))
+    expected = local_engine(source, tmp_path)
+    summary = check_with_ray(str(source), str(tmp_path / "out"), batch_size=10, concurrency=1)
+    where = "line" if suffix == ".jsonl" else "item"
+    assert [e.get(where) for e in expected if "error" in e] == [2, 5]
+    assert ray_results(tmp_path / "out") == [e for e in expected if "error" not in e]
+    assert [r["id"] for r in ray_results(tmp_path / "out")] == [0, 2, 3, 5]
+    assert [(e[where], e["error"]) for e in ray_errors(tmp_path / "out")] == [
+        (2, "holds \\ud800, a lone surrogate that UTF-8 cannot write"),
+        (5, "holds \\udfff, a lone surrogate that UTF-8 cannot write"),
+    ]
+    assert (summary.rows, summary.written, summary.errors, summary.failed_shards) == (6, 4, 2, 0)
+
+
+def test_no_deprecated_ray_api_is_used(tmp_path: Path) -> None:
+    """A run gives no RayDeprecationWarning (Ray 2.60 deprecates ray_remote_args for removal in 2.64)."""
+    from ray.util.annotations import RayDeprecationWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_with_ray(str(EXAMPLE), str(tmp_path / "out"), batch_size=3, concurrency=1)
+    assert [str(w.message) for w in caught if issubclass(w.category, RayDeprecationWarning)] == []
+
+
+@pytest.mark.slow
+def test_a_local_ray_starts_whatever_a_crashed_ray_left_behind(tmp_path: Path) -> None:
+    """Without --address, a current-cluster file naming a Ray that is gone does not stop the command."""
+    # Ray keeps its files under $TMPDIR/ray: a short folder of this test's own (Ray's socket paths are short).
+    temporary = Path(tempfile.mkdtemp(prefix="lr-ray-", dir="/tmp"))
+    try:
+        (temporary / "ray").mkdir()
+        with socket.socket() as nothing:  # a port nothing listens on, as after a crash
+            nothing.bind(("127.0.0.1", 0))
+            gone = nothing.getsockname()[1]
+        (temporary / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{gone}")
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"TMPDIR": str(temporary)}
+        out = tmp_path / "out"
+        argv = ["check", "extract-check", "--engine", "ray", "--input", str(EXAMPLE), "--output", str(out)]
+        done = subprocess.run(
+            [sys.executable, "-m", "langchain_refs", *argv, "--concurrency", "1", "--no-progress"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert json.loads(done.stderr.strip().splitlines()[-1])["written"] == 4
+        assert ray_results(out) == local_engine(EXAMPLE, tmp_path)
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def test_rerun_skips_complete_shards_and_redoes_the_rest(tmp_path: Path) -> None:

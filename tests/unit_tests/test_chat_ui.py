@@ -515,18 +515,22 @@ def test_content_text(content: Any, text: str) -> None:
 def test_serve_command_starts_the_chat_app(
     monkeypatch: pytest.MonkeyPatch, argv: list[str], agent: bool, verified: bool
 ) -> None:
-    """`langchain-refs serve [--agent | --verify]` hands uvicorn the chat app, in the mode asked."""
+    """`langchain-refs serve [--agent | --verify]` hands uvicorn the chat app, in the mode asked, and its socket."""
     import uvicorn
 
     from langchain_refs.apps import main
 
     started: list[Any] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **options: started.append((app, options)))
-    assert main([*argv, "--port", "8123"]) == 0
-    ((app, options),) = started
+
+    def run(server: Any, sockets: list[Any]) -> None:
+        started.append((server.config.app, sockets))
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    assert main([*argv, "--port", "0"]) == 0
+    ((app, (listener,)),) = started
     assert app.state.agent is agent
-    assert options["port"] == 8123
-    assert options["host"] == "127.0.0.1"
+    assert listener.getsockname()[0] == "127.0.0.1"  # bound by serve, listening, before uvicorn starts
+    listener.close()
     if not agent:
         chips = the(chat(TestClient(app), "How are sources numbered?"), "references")["chips"]
         assert {chip["supported"] for chip in chips} == ({True} if verified else {None})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,66 @@ def test_json_lines_that_cannot_be_read_are_named_and_skipped(
     assert results[1] == {"error": "cannot read this JSON: nested too deeply to read", "line": 2}
 
 
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("hello\nthis is a note, not JSON\n", "not JSON, nor JSON Lines (line 1: Expecting value at column 1)"),
+        ("<html><body>a page</body></html>", "not JSON, nor JSON Lines (line 1: Expecting value at column 1)"),
+        ("", "the file is empty"),
+        ("  \n\n", "the file is empty"),
+        ("[ \n ]", "the JSON list is empty"),
+        ('{\n  "response": "Paris is in France."\n}\n', "one JSON value, not a list of items"),
+    ],
+)
+def test_input_that_is_not_json_or_holds_no_items(
+    content: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file that is not JSON nor JSON Lines, or holds no items: one line saying so, exit 2, nothing written."""
+    source = tmp_path / "in.txt"
+    source.write_text(content, encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert run("extract-check", "--input", str(source), "--output", str(out)) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith(f"langchain-refs: {source}: {expected}"), line
+    assert list(tmp_path.iterdir()) == [source]
+
+
+def test_json_lines_with_some_lines_that_are_not_json_go_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON Lines whose first line is not JSON but others are: that line is an error record, the rest is done."""
+    source = tmp_path / "in.jsonl"
+    source.write_text("a header line\n" + json.dumps(A[0]) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert run("extract", "--input", str(source), "--output", str(out)) == 1
+    results = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert results[0]["line"] == 1
+    assert results[1]["claims"] == ["Paris is in France."]
+    assert "1 items written" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_lone_surrogate_is_an_error_record_for_its_item_alone(
+    suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An item holding a lone surrogate (in a field checked or not) is an error record; the others are written."""
+    items = [A[0], {**A[1], "response": "Rome \ud800 is in Italy."}, {**A[2], "note": "\udfff"}, A[3]]
+    source = tmp_path / f"in{suffix}"
+    # json.dumps writes each lone surrogate as its escape, as a JSON file holds it.
+    source.write_text(
+        "".join(json.dumps(i) + "\n" for i in items) if suffix == ".jsonl" else json.dumps(items), encoding="utf-8"
+    )
+    out = tmp_path / "out.jsonl"
+    assert run("extract-check", "--input", str(source), "--output", str(out)) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    where = "line" if suffix == ".jsonl" else "item"
+    assert f"{source}: {where} 2: holds \\ud800, a lone surrogate that UTF-8 cannot write; skipped" in err
+    assert f"{source}: {where} 3: holds \\udfff, a lone surrogate that UTF-8 cannot write; skipped" in err
+    results = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r.get("response") for r in results] == ["Paris is in France.", None, None, "Madrid is in Spain."]
+    assert results[1] == {"error": "holds \\ud800, a lone surrogate that UTF-8 cannot write", where: 2}
+    assert [r.get("Y") for r in results] == ["Entailment", None, None, "Entailment"]
+
+
 def test_utf8_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     """A UTF-8 file that starts with a byte-order mark (as Windows tools write) reads like one without."""
     plain, marked = write_json(tmp_path / "plain.json", A), tmp_path / "marked.json"
@@ -321,3 +382,22 @@ def test_ray_options_need_the_ray_engine(
     assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json"), option, value) == 2
     assert one_line(capsys.readouterr().err) == f"langchain-refs: {option}: only with --engine ray"
     assert not (tmp_path / "o.json").exists()
+
+
+def test_check_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """`check --help` shows its description without reStructuredText's double backticks."""
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = capsys.readouterr().out
+    assert "Input: a JSON list, or JSON Lines, of objects in RefChecker's shape:" in out
+    assert "response (and optionally question) to extract from" in out
+    assert "``" not in out
+
+
+def test_serve_help_says_what_host_and_port_are(capsys: pytest.CaptureFixture[str]) -> None:
+    """`serve --help` gives a line of help for --host and for --port."""
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    out = capsys.readouterr().out
+    assert re.search(r"--host HOST +the address to listen on", out), out
+    assert re.search(r"--port PORT +the port to listen on", out), out

@@ -17,12 +17,31 @@ from langchain_refs.apps.demo import (
     load_corpus,
 )
 
+# The sample questions: the README's and the docs' among them, and one for each thing the library
+# does (styles, agents, checking, Ray, chat UIs and their protocols); each with the page that answers it.
+_DOCS = "https://langchain-refs.dev/docs/"
 QUESTIONS = {
-    "Which URLs become links?": "https://langchain-refs.dev/docs/security",
-    "How do I run the tests?": "https://langchain-refs.dev/docs/tests",
-    "What does the empty style do?": "https://langchain-refs.dev/docs/styles#empty",
-    "How much text is held back?": "https://langchain-refs.dev/docs/streaming",
-    "Can I migrate from langchain-references?": "https://langchain-refs.dev/docs/migration",
+    "Which URLs become links?": _DOCS + "security",
+    "How do I run the tests?": _DOCS + "tests",
+    "What does the empty style do?": _DOCS + "styles#empty",
+    "How much text is held back?": _DOCS + "streaming",
+    "Can I migrate from langchain-references?": _DOCS + "migration",
+    "How are sources numbered?": _DOCS + "numbering",
+    "How do I install it?": _DOCS + "install",
+    "Which output styles exist?": _DOCS + "styles",
+    "How do I use it in an agent?": _DOCS + "agents",
+    "How do tools hand their documents to the agent?": _DOCS + "agents#tools",
+    "What does an agent stream?": _DOCS + "agents#streaming",
+    "What does the agent demo do?": _DOCS + "demo#agent",
+    "How do I check claims in a file?": _DOCS + "checking",
+    "How are the claim labels aggregated?": _DOCS + "checking#verdicts",
+    "What can the offline checker not do?": _DOCS + "checking#offline",
+    "How do I check many files on Ray?": _DOCS + "ray",
+    "What happens to a bad row on Ray?": _DOCS + "ray#shards",
+    "How is citation support checked?": _DOCS + "grounding",
+    "How do I add references to an answer without markers?": _DOCS + "grounding#predicted",
+    "Which protocols does the chat UI speak?": _DOCS + "chat-uis",
+    "What does the checking page show?": _DOCS + "chat-uis#check",
 }
 
 
@@ -333,7 +352,7 @@ def test_cli_agent_streams_the_tool_call_then_a_cited_answer(capsys: pytest.Capt
     needs_agents()
     assert main(["demo", "--agent", "--delay", "0", "How do I run the tests?"]) == 0
     assert capsys.readouterr().out == (
-        "[search_docs: 3 documents]\n"
+        "[search_docs: 4 documents]\n"
         "The test suite runs offline with python -m pytest after installing the test extra[1].\n\n"
         "- [1] Running the tests (https://langchain-refs.dev/docs/tests)\n\n"
     )
