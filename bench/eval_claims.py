@@ -1,7 +1,7 @@
 """The offline ``langchain-refs check`` on the development splits: what users of the command get.
 
     python bench/eval_claims.py                 # prints the tables
-    python bench/eval_claims.py --write-readme  # ... and puts them in README.md
+    python bench/eval_claims.py --write-readme  # ... and puts them in docs/checking.md
     python bench/eval_claims.py --limit 200     # a quick look on fewer rows of each file
     python bench/eval_claims.py --sweep         # macro-F1 of both sets at --threshold 0.20, 0.25, ... 0.80
 

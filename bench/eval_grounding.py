@@ -2,7 +2,7 @@
 
     python bench/eval_grounding.py                      # prints the tables
     python bench/eval_grounding.py --scorers lexical    # only the default scorer (a few seconds)
-    python bench/eval_grounding.py --write-readme       # ... and puts them in README.md
+    python bench/eval_grounding.py --write-readme       # ... and puts them in docs/grounding.md
     python bench/eval_grounding.py --limit 200          # a quick look on a sample of each file
     python bench/eval_grounding.py --context-sweep      # how the predictor's context setting was chosen
 

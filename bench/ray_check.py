@@ -1,7 +1,7 @@
 """``langchain-refs check`` at scale: rows/s of the local engine and of the Ray engine with 1 and 2 CPUs.
 
     python bench/ray_check.py                  # prints the table (20,000 rows, about 2 minutes on 2 cores)
-    python bench/ray_check.py --write-readme   # ... and puts it in README.md (the ray section)
+    python bench/ray_check.py --write-readme   # ... and puts it in docs/ray.md (the ray section)
     python bench/ray_check.py --rows 2000      # a quick look
 
 All three runs check the same generated rows (``generated_rows`` of
@@ -182,10 +182,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=20_000, help="generated rows (default 20,000)")
     parser.add_argument("--batch-size", type=int, default=1000, help="rows per Ray batch and shard")
-    parser.add_argument("--write-readme", action="store_true", help="replace the ray section of README.md")
+    parser.add_argument("--write-readme", action="store_true", help="replace the ray section of docs/ray.md")
     args = parser.parse_args()
     if args.write_readme and args.rows != 20_000:
-        parser.error("the README shows 20,000 rows: drop --rows")
+        parser.error("the docs show 20,000 rows: drop --rows")
     results = run(args.rows, args.batch_size)
     # The machine's load when the run started: other work on the 2 cores bends the Ray figures most.
     results["load"] = os.getloadavg()[0]

@@ -1,7 +1,7 @@
-"""Benchmarks of langchain-refs: one command prints the table (and can put it in the README).
+"""Benchmarks of langchain-refs: one command prints the table (and can put it in docs/cost.md).
 
     python bench/run.py                      # full run, prints Markdown tables
-    python bench/run.py --write-readme       # ... and replaces the bench section of README.md
+    python bench/run.py --write-readme       # ... and replaces the bench section of docs/cost.md
     python bench/run.py --quick              # fewer repetitions, shorter streams (under 3 minutes)
     python bench/run.py --quick --compare HEAD~1   # ... with the package at HEAD~1 as one more contender
 
@@ -1027,14 +1027,14 @@ def table(results: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and shorter side tables")
-    parser.add_argument("--write-readme", action="store_true", help="replace the bench section of README.md")
+    parser.add_argument("--write-readme", action="store_true", help="replace the bench section of docs/cost.md")
     parser.add_argument(
         "--compare", action="append", default=[], metavar="REV", help="also run the package as it was at REV"
     )
     parser.add_argument("--repeats", type=int, help="interleaved runs per figure (default 7, 3 with --quick)")
     args = parser.parse_args()
     if args.quick and args.write_readme:
-        parser.error("the README shows a full run: drop --quick")
+        parser.error("the docs show a full run: drop --quick")
     import langchain_core
 
     started = time.perf_counter()

@@ -1,7 +1,7 @@
 """How the cost grows with the length of the input: 10k, 100k and 1M characters.
 
     python bench/scaling.py                 # prints the table
-    python bench/scaling.py --write-readme  # ... and puts it in README.md (the scaling section)
+    python bench/scaling.py --write-readme  # ... and puts it in docs/cost.md (the scaling section)
 
 Three inputs that were once quadratic: the parser on one long line inside an
 unclosed code span, full of single backticks (fed whole, where each search for
@@ -168,7 +168,7 @@ def code_state() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--write-readme", action="store_true", help="replace the scaling section of README.md")
+    parser.add_argument("--write-readme", action="store_true", help="replace the scaling section of docs/cost.md")
     parser.add_argument("--repeats", type=int, default=3, help="runs per size; the best counts (default 3)")
     parser.add_argument(
         "--budget", type=float, default=30.0, help="skip a size when the one before took longer (seconds, default 30)"

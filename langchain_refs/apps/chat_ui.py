@@ -425,8 +425,14 @@ def _passage(passage: Any, documents: Sequence[Document]) -> dict[str, str] | No
         text = documents[position - 1].page_content
         if text[passage.document_start : passage.document_end] == passage.excerpt:
             start = max(0, passage.document_start - _CONTEXT)
+            if start:  # the context starts at a word, never mid-word
+                space = text.find(" ", start, passage.document_start)
+                start = space + 1 if space >= 0 else passage.document_start
             before = ("…" if start else "") + text[start : passage.document_start]
             end = passage.document_end + _CONTEXT
+            if end < len(text):  # and ends at one
+                space = text.rfind(" ", passage.document_end, end)
+                end = space if space >= 0 else passage.document_end
             after = text[passage.document_end : end] + ("…" if end < len(text) else "")
     return {"before": before, "excerpt": passage.excerpt, "after": after}
 

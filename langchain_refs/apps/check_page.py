@@ -90,6 +90,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from langchain_refs.apps._errors import utf8_problem
 from langchain_refs.apps.checking import (
     MODES,
     Checkers,
@@ -237,6 +238,10 @@ async def _body(request: Request, limits: CheckLimits) -> dict[str, Any]:
         raise _BadRequest(msg) from None
     if not isinstance(body, dict):
         msg = "the body must be a JSON object: one item of the check command's input, with options"
+        raise _BadRequest(msg)
+    problem = utf8_problem(json.dumps(body, ensure_ascii=False))
+    if problem is not None:  # a "\ud800" escape, in any key: nothing downstream could write it
+        msg = f"the body {problem}"
         raise _BadRequest(msg)
     return body
 

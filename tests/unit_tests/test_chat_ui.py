@@ -358,6 +358,25 @@ def test_unsupported_citations_are_marked() -> None:
     assert [s["supported"] for s in references["sources"]] == [False]
 
 
+def test_a_passage_card_starts_and_ends_at_a_word() -> None:
+    """The context around a passage is cut at spaces: never "…ibrary" or "retrie…"."""
+    from langchain_refs.apps.chat_ui import _passage
+    from langchain_refs.streaming import Passage
+
+    words = " ".join(f"word{i:03d}" for i in range(120))
+    text = words + " The passage itself. " + words
+    start = text.index("The passage")
+    end = start + len("The passage itself.")
+    passage = Passage(document_position=1, document_start=start, document_end=end, excerpt=text[start:end], score=1.0)
+    shown = _passage(passage, [Document(text)])
+    assert shown is not None
+    assert shown["before"].startswith("…word")
+    assert shown["before"][1:] == text[text.index(shown["before"][1:]) : start]
+    assert shown["after"].endswith("…")
+    assert shown["after"][:-1].rstrip().split(" ")[-1].startswith("word")
+    assert len(shown["after"][:-1].rstrip().split(" ")[-1]) == 7
+
+
 class FirstSupportedOnly:
     """A verifier that finds the first citation supported and the others not, with a reason."""
 

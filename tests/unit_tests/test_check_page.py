@@ -292,6 +292,16 @@ def test_unreadable_body_is_a_400(raw: bytes, start: str) -> None:
     assert answer.json() == {"error": start}
 
 
+@pytest.mark.parametrize("key", ["response", "unused"])
+def test_a_lone_surrogate_anywhere_in_the_body_is_a_400(key: str) -> None:
+    """A "\\ud800" escape, in a key the check reads or in one it ignores: 400 and one line, never a 500."""
+    body = {"response": "Paris is the capital of France.", "reference": "Paris is the capital of France."}
+    raw = json.dumps(body)[:-1] + f', "{key}x": "a\\ud800b"}}'
+    answer = client().post("/api/check", content=raw, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400
+    assert answer.json() == {"error": "the body holds \\ud800, a lone surrogate that UTF-8 cannot write"}
+
+
 def test_body_not_sent_as_json_is_a_415() -> None:
     """A form post (what a curl -d sends) gets 415 saying to send JSON."""
     answer = client().post("/api/check", content=json.dumps(PARIS), headers={"Content-Type": "text/plain"})

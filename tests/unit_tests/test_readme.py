@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 ONE_SESSION = "The examples on this page continue one Python session"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
 # Pages other engineers write; the lead adds them to the nav when they merge.
 def blocks(page: Path = ROOT / "README.md") -> list[tuple[str, str]]:
     return [(m[1], m[2]) for m in BLOCK.finditer(page.read_text(encoding="utf-8"))]
