@@ -846,7 +846,7 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
         out.append(
             (
                 f"an agent with `ReferencesMiddleware` ≤ {TARGET_AGENT_RATIO}x the same agent without it "
-                "(messages stream, 20,000 characters in 4-char chunks, one tool round)",
+                "(messages stream, 20,000 characters in 4-char chunks, one tool round; CPU of the whole process)",
                 f"{_ratio(on['ratio'])} ({_ratio(off['ratio'])} with passages off)",
                 on["ratio"] <= TARGET_AGENT_RATIO,
                 "agent_stream",
