@@ -327,7 +327,10 @@ def _arrow_types(mode: str, aggregator: str, claims_are_triplets: bool) -> dict[
     import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]
 
     span = pa.struct([("reference", pa.int64()), ("start", pa.int64()), ("end", pa.int64()), ("score", pa.float64())])
-    check = pa.struct([("label", pa.string()), ("score", pa.float64()), ("evidence", pa.list_(span))])
+    guard = pa.struct(
+        [("name", pa.string()), ("reason", pa.string()), ("claim_value", pa.string()), ("source_value", pa.string())]
+    )
+    check = pa.struct([("label", pa.string()), ("score", pa.float64()), ("evidence", pa.list_(span)), ("guard", guard)])
     types: dict[str, Any] = {}
     if mode != "check":
         claim = pa.list_(pa.string()) if claims_are_triplets else pa.string()

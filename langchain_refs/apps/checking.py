@@ -196,7 +196,7 @@ def check_item(
         checks = checkers.checker.check_batch(claims, references, question)
         out["ys"] = [c.label for c in checks]
         out["Y"] = _finite(aggregate(out["ys"], aggregator))  # type: ignore[arg-type]
-        out["checks"] = _finite([c.to_dict() for c in checks])
+        out["checks"] = _finite([c.to_dict(guard=True) for c in checks])
     return out
 
 
