@@ -166,3 +166,22 @@ def browser() -> Iterator[Any]:
     """One headless Chromium for the whole test module."""
     with chromium() as launched:
         yield launched
+
+
+def check(page: Any, url: str, response: str, sources: list[str], question: str = "", aggregator: str = "") -> None:
+    """Fill the form as a user does (one source box per source) and wait for the result."""
+    from playwright.sync_api import expect
+
+    page.goto(url + "check")
+    page.fill("#response", response)
+    for index, text in enumerate(sources):
+        if index:
+            page.click("#add-source")
+        page.fill(f"#source-{index + 1}", text)
+    if question:
+        page.fill("#question", question)
+    if aggregator:
+        page.select_option("#aggregator", aggregator)
+    page.click("#check")
+    # A locator wait, not wait_for_function: the page's CSP forbids the eval that one needs.
+    expect(page.locator("#status")).to_have_text("done", timeout=20_000)

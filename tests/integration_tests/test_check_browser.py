@@ -21,7 +21,14 @@ from starlette.applications import Starlette
 
 from langchain_refs.apps.check_page import check_routes
 from tests.integration_tests import browser_fixtures
-from tests.integration_tests.browser_fixtures import axe_missing, browser_missing, new_page, run_axe, serving
+from tests.integration_tests.browser_fixtures import (
+    axe_missing,
+    browser_missing,
+    check,
+    new_page,
+    run_axe,
+    serving,
+)
 
 pytestmark = browser_fixtures.skip_without_browser
 browser = browser_fixtures.browser  # one Chromium for the module
@@ -56,25 +63,6 @@ EVIDENCE: list[tuple[str, str] | None] = [
 
 def app() -> Starlette:
     return Starlette(routes=check_routes())
-
-
-def check(page: Any, url: str, response: str, sources: list[str], question: str = "", aggregator: str = "") -> None:
-    """Fill the form as a user does (one source box per source) and wait for the result."""
-    from playwright.sync_api import expect
-
-    page.goto(url + "check")
-    page.fill("#response", response)
-    for index, text in enumerate(sources):
-        if index:
-            page.click("#add-source")
-        page.fill(f"#source-{index + 1}", text)
-    if question:
-        page.fill("#question", question)
-    if aggregator:
-        page.select_option("#aggregator", aggregator)
-    page.click("#check")
-    # A locator wait, not wait_for_function: the page's CSP forbids the eval that one needs.
-    expect(page.locator("#status")).to_have_text("done", timeout=20_000)
 
 
 @pytest.fixture(scope="module")

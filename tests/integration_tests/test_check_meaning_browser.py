@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 
 from langchain_refs.apps.check_page import check_routes
 from tests.integration_tests import browser_fixtures
-from tests.integration_tests.browser_fixtures import new_page, serving
+from tests.integration_tests.browser_fixtures import check, new_page, serving
 
 pytestmark = browser_fixtures.skip_without_browser
 browser = browser_fixtures.browser  # one Chromium for the module
@@ -39,20 +39,6 @@ EXPECTED = [
 def url() -> Any:
     with serving(Starlette(routes=check_routes())) as base:
         yield base
-
-
-def check(page: Any, url: str, response: str, sources: list[str]) -> None:
-    """Fill the form as a user does and wait for the result."""
-    from playwright.sync_api import expect
-
-    page.goto(url + "check")
-    page.fill("#response", response)
-    for index, text in enumerate(sources):
-        if index:
-            page.click("#add-source")
-        page.fill(f"#source-{index + 1}", text)
-    page.click("#check")
-    expect(page.locator("#status")).to_have_text("done", timeout=20_000)
 
 
 def best_mark(page: Any) -> Any:
