@@ -219,16 +219,28 @@ class ThreadDocuments:
             >>> [d.page_content for d in later.documents]
             ['x', 'y']
         """
+        return self.with_documents(
+            document
+            for message in messages
+            if isinstance(message, ToolMessage)
+            for document in read_tool_documents(message, documents_from)
+        )
+
+    def with_documents(self, found: Iterable[Document]) -> ThreadDocuments:
+        """The thread with those of ``found`` it does not know yet, each under a new id, in order.
+
+        Example:
+            >>> from langchain_core.documents import Document
+            >>> [d.page_content for d in ThreadDocuments().with_documents([Document("x"), Document("x")]).documents]
+            ['x']
+        """
         documents = list(self.documents)
         keys = dict(self.keys)
-        for message in messages:
-            if not isinstance(message, ToolMessage):
-                continue
-            for document in read_tool_documents(message, documents_from):
-                key = document_key(document)
-                if key not in keys:
-                    documents.append(document)
-                    keys[key] = len(documents)
+        for document in found:
+            key = document_key(document)
+            if key not in keys:
+                documents.append(document)
+                keys[key] = len(documents)
         if len(documents) == len(self.documents):
             return self
         return ThreadDocuments(documents=tuple(documents), keys=keys)

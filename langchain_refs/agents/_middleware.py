@@ -208,18 +208,19 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             )
             return request, None
         known = _kept_documents(request.state)
-        kept = ThreadDocuments.from_entries(known)
-        thread = kept.with_messages(request.messages, self.documents_from)
+        # Each tool result's documents, read once for the ids and for what the model is shown.
+        found = [
+            read_tool_documents(m, self.documents_from) if isinstance(m, ToolMessage) else [] for m in request.messages
+        ]
+        thread = ThreadDocuments.from_entries(known).with_documents(d for documents in found for d in documents)
         read: dict[int, Document] = {}
         messages: list[Any] = []
-        for message in request.messages:
-            if isinstance(message, ToolMessage):
-                documents = read_tool_documents(message, self.documents_from)
-                if documents:
-                    ids = [thread.id_of(d) for d in documents]
-                    shown = show_tool_result(message.content, documents, ids)
-                    read.update({k: d for k, d in shown.documents.items() if k not in read})
-                    message = message.model_copy(update={"content": shown.content})
+        for message, documents in zip(request.messages, found, strict=True):
+            if documents:
+                ids = [thread.id_of(d) for d in documents]
+                shown = show_tool_result(message.content, documents, ids)
+                read.update({k: d for k, d in shown.documents.items() if k not in read})
+                message = message.model_copy(update={"content": shown.content})
             messages.append(message)
         # What the model reads of each document this call is what a citation of it shows.
         thread = thread.replaced(read)
