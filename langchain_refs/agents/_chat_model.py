@@ -59,6 +59,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.content import KNOWN_BLOCK_TYPES
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langchain_core.tracers.base import BaseTracer
@@ -521,33 +522,13 @@ def standard_blocks(message: AIMessage) -> AIMessage:
     content: list[Any] = []
     changed = False
     for block in message.content:
-        if isinstance(block, dict) and block.get("type") not in ("text", *_STANDARD_TYPES):
+        if isinstance(block, dict) and block.get("type") not in KNOWN_BLOCK_TYPES:
             translated = AIMessage(content=[block], response_metadata=provider).content_blocks
             content.extend(translated)
             changed = True
         else:
             content.append(block)
     return message.model_copy(update={"content": content}) if changed else message
-
-
-# The standard content block types (langchain-core's ``ContentBlock``), left as they are.
-_STANDARD_TYPES: Final = frozenset(
-    {
-        "reasoning",
-        "tool_call",
-        "tool_call_chunk",
-        "invalid_tool_call",
-        "server_tool_call",
-        "server_tool_call_chunk",
-        "server_tool_result",
-        "image",
-        "audio",
-        "video",
-        "file",
-        "text-plain",
-        "non_standard",
-    }
-)
 
 
 def rewrite_message(message: AIMessage, model: ReferencesChatModel) -> AIMessage:
