@@ -194,11 +194,17 @@ def test_the_agent_shows_searching_while_its_tool_runs(browser: Any) -> None:
     pytest.importorskip("langgraph", reason="AGENT MODE NOT TESTED: the agents extra is not installed")
     from langchain_refs.apps.demo.agent import AgentDemoChatModel
 
-    record = """new MutationObserver(() => {
-        for (const step of document.querySelectorAll('.tool-step')) {
-          const seen = (window.__steps = window.__steps || []);
-          if (seen[seen.length - 1] !== step.textContent) seen.push(step.textContent);
+    # Both events may arrive in one read and change the step within one task: the text a step
+    # held before is taken from the removed text node, so a state that lasted no frame still counts.
+    record = """new MutationObserver((records) => {
+        const seen = (window.__steps = window.__steps || []);
+        const push = (text) => { if (seen[seen.length - 1] !== text) seen.push(text); };
+        for (const r of records) {
+          if (r.target.classList && r.target.classList.contains('tool-step')) {
+            for (const node of r.removedNodes) push(node.textContent);
+          }
         }
+        for (const step of document.querySelectorAll('.tool-step')) push(step.textContent);
       }).observe(document, {subtree: true, childList: true, characterData: true});"""
     app = create(agent=True, model=AgentDemoChatModel(delay=0.003))
     with serving(app) as url, new_page(browser, bypass_csp=True, **PHONE) as page:
