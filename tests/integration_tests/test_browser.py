@@ -294,7 +294,9 @@ def test_a_mixed_source_and_the_reason_a_citation_is_unsupported(browser: Any) -
         chips = page.locator(".answer-body .chip")
         assert chips.count() == 2
         chips.nth(1).hover()
-        assert "not supported by this source: the sources say 2, not 3" in page.locator(".passage-card").inner_text()
+        card = page.locator(".passage-card")
+        assert card.locator(".label-unsupported").inner_text() == "✗ not supported by this source"
+        assert card.locator(".passage-reason").inner_text() == "the sources say 2, not 3"
         meta = page.locator(".source-card .source-meta").first
         assert "mixed" in meta.inner_text()
         assert meta.locator(".label-supported").count() == 0

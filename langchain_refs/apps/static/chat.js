@@ -183,8 +183,9 @@
     const parts = [head];
     if (data.supported === true) parts.push(el("p", "label label-supported", "✓ supported by this passage"));
     if (data.supported === false) {
-      const why = typeof data.reason === "string" && data.reason ? ": " + data.reason : "";
-      parts.push(el("p", "label label-unsupported", "✗ not supported by this source" + why));
+      parts.push(el("p", "label label-unsupported", "✗ not supported by this source"));
+      // Its own line: a label does not wrap, and a reason is a sentence.
+      if (typeof data.reason === "string" && data.reason) parts.push(el("p", "passage-reason", data.reason));
     }
     const passage = data.passage;
     if (passage && typeof passage.excerpt === "string") {
