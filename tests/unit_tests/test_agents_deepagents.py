@@ -1,0 +1,94 @@
+"""ReferencesMiddleware in a deep agent (``deepagents.create_deep_agent``), with its own middleware stack.
+
+A deep agent adds planning, a filesystem, subagents, summarization and its own
+system prompt around the user's middleware; the references must come through
+all of it. Expected values are written by hand.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import pytest
+
+if sys.version_info < (3, 11):  # deepagents itself needs Python 3.11
+    pytest.skip("deepagents needs Python >= 3.11", allow_module_level=True)
+pytest.importorskip("deepagents", reason="the deep agent tests need deepagents: pip install -e '.[test]'")
+
+from deepagents import create_deep_agent
+from langchain_core.messages import AIMessageChunk, SystemMessage, ToolMessage
+
+from langchain_refs import ReferencesMiddleware, TextReferenceStyle
+from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, retriever_tool, say, search
+
+PARIS, LYON, ROME = CITY_DOCUMENTS
+RAW_MARKER = re.compile(r"\]\(\s*id\s*=")
+ANSWER = "Paris is the capital[1](id=1). Rome is old[2](id=2)."
+SYSTEM = "You answer questions about cities from the search results."
+REWRITTEN = (
+    "Paris is the capital[1]. Rome is old[2].\n\n"
+    "- [1] Paris (https://example.org/paris)\n"
+    "- [2] Rome (https://example.org/rome)\n"
+)
+
+
+def deep_agent(model: ScriptedToolModel) -> Any:
+    return create_deep_agent(
+        model=model,
+        tools=[retriever_tool([PARIS, ROME])],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle())],
+        system_prompt=SYSTEM,
+    )
+
+
+def question() -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": "Which of these cities are capitals?"}]}
+
+
+def test_a_deep_agent_reads_tagged_documents_and_answers_with_numbers() -> None:
+    """The deep agent's model reads each document with its id; the final answer is numbered and annotated."""
+    model = ScriptedToolModel(script=[search("*"), say(ANSWER)])
+    state = deep_agent(model).invoke(question())
+    last_call = model.seen[-1]
+    shown = [m.text for m in last_call if isinstance(m, ToolMessage)]
+    assert shown == [
+        f"<document id=1>\n{PARIS.page_content}\n</document>\n<document id=2>\n{ROME.page_content}\n</document>"
+    ]
+    # The agent's own system prompt is kept, and the citation instructions are added to it.
+    (system,) = [m for m in last_call if isinstance(m, SystemMessage)]
+    assert system.text.startswith(SYSTEM)
+    assert "[NUMBER](id=ID_NUMBER)" in system.text
+    answer = state["messages"][-1]
+    assert answer.text == REWRITTEN
+    annotations = [a for b in answer.content_blocks if b["type"] == "text" for a in b.get("annotations", [])]
+    assert [(a["url"], a["cited_text"]) for a in annotations] == [
+        ("https://example.org/paris", "Paris is the capital of France."),
+        ("https://example.org/rome", "Rome is the capital of Italy."),
+    ]
+
+
+def test_a_deep_agent_streams_rewritten_text_in_messages_mode() -> None:
+    """stream_mode='messages' through the deep agent's stack: no raw marker, the same text as the final answer."""
+    model = ScriptedToolModel(script=[search("*"), say(ANSWER)])
+    streamed = ""
+    for message, _metadata in deep_agent(model).stream(question(), stream_mode="messages"):
+        if isinstance(message, AIMessageChunk):
+            streamed += message.text
+    assert not RAW_MARKER.search(streamed)
+    assert streamed == REWRITTEN
+
+
+async def test_a_deep_agent_streams_rewritten_text_async() -> None:
+    """The same through astream, with the final state in values mode."""
+    model = ScriptedToolModel(script=[search("*"), say(ANSWER)])
+    streamed = ""
+    final: dict[str, Any] = {}
+    async for mode, payload in deep_agent(model).astream(question(), stream_mode=["messages", "values"]):
+        if mode == "messages" and isinstance(payload[0], AIMessageChunk):
+            streamed += payload[0].text
+        elif mode == "values":
+            final = payload
+    assert streamed == REWRITTEN
+    assert final["messages"][-1].text == REWRITTEN
