@@ -26,12 +26,19 @@ the wrapper (a middleware listed after this one replaced the model) but
 holds markers is rewritten in the state, with a `CitationLeakWarning`, since
 its raw tokens have already streamed.
 
+An answer another middleware edits after it was rewritten (PII redaction of
+the output) keeps the edit: ``after_model`` (the edit came first) or
+``after_agent`` (it came after) moves the citations' offsets onto the edited
+text and drops the model's own copy of its text, and the next call shows the
+model its answer as edited (`realigned`).
+
 Put it last in ``middleware=[...]``: a middleware inside it that swaps the
 model (fallback, router) would drop the wrapper.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
@@ -56,6 +63,7 @@ from langchain_refs.agents._documents import (
     read_tool_documents,
     show_tool_result,
 )
+from langchain_refs.agents._edited import TEXT_CHECK_KEY, realigned, text_check, was_edited
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
     FORMAT_REFERENCES,
@@ -236,7 +244,13 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         return request, changed
 
     def _history(self, message: BaseMessage, documents: Sequence[Document]) -> BaseMessage:
-        """An earlier answer of the model as it reads it this call (``history``)."""
+        """An earlier answer of the model as it reads it this call (``history``).
+
+        An answer edited after it was rewritten is read as edited: its raw
+        text holds what the edit took out.
+        """
+        if isinstance(message, AIMessage) and was_edited(message):
+            return realigned(message, None)
         if isinstance(message, AIMessage) and self.history != "rendered":
             raw = message.response_metadata.get(MODEL_TEXT_KEY)
             if isinstance(raw, str):
@@ -281,7 +295,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         prepared, documents = self._prepared(request)
-        return _with_documents(handler(prepared), documents)
+        return _with_documents(_stamped(handler(prepared)), documents)
 
     @override
     async def awrap_model_call(
@@ -290,7 +304,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         prepared, documents = self._prepared(request)
-        return _with_documents(await handler(prepared), documents)
+        return _with_documents(_stamped(await handler(prepared)), documents)
 
     # -- after the model -----------------------------------------------------
 
@@ -301,6 +315,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             return None
         answer = messages[-1]
         update: dict[str, Any] = {}
+        if was_edited(answer):  # a middleware listed after this one edited the answer (its after_model ran first)
+            answer = self._realigned(answer, state)
+            update["messages"] = [answer]
         if MODEL_TEXT_KEY not in answer.response_metadata and self._has_markers(answer.text):
             warnings.warn(
                 "an answer with citation markers reached the agent without ReferencesMiddleware's rewriting "
@@ -327,6 +344,36 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     async def aafter_model(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
         return self.after_model(state, runtime)
 
+    @override
+    def after_agent(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
+        """Answers edited after this middleware's ``after_model`` ran (by a middleware listed before it)."""
+        fixed = [
+            self._realigned(m, state) for m in state.get("messages") or [] if isinstance(m, AIMessage) and was_edited(m)
+        ]
+        if not fixed:
+            return None
+        by_id = {m.id: m for m in fixed}
+        entries = []
+        for entry in state.get("references") or []:
+            message = by_id.get(entry.get("message_id"))
+            references = message.response_metadata.get("references") if message is not None else None
+            entries.append({"message_id": entry["message_id"], **references} if isinstance(references, dict) else entry)
+        return {"messages": fixed, "references": entries}
+
+    @override
+    async def aafter_agent(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
+
+    def _realigned(self, answer: AIMessage, state: Mapping[str, Any]) -> AIMessage:
+        """``answer`` (edited after it was rewritten) with our offsets on its text and no raw copy."""
+        raw = answer.response_metadata.get(MODEL_TEXT_KEY)
+        rendered = None
+        if isinstance(raw, str):
+            kept = ThreadDocuments.from_entries(_kept_documents(state))
+            model = self._wrapper(None, kept.with_messages(state.get("messages") or [], self.documents_from).documents)
+            rendered = rewrite_message(AIMessage(raw, id=answer.id), model)
+        return realigned(answer, rendered)
+
     def _has_markers(self, text: str) -> bool:
         parser = CitationParser(self.syntaxes, max_holdback=self.max_holdback)
         return any(isinstance(event, Marker) for event in [*parser.feed(text), *parser.close()])
@@ -336,6 +383,24 @@ def _kept_documents(state: Any) -> list[dict[str, Any]] | None:
     """The thread's documents as the agent state keeps them (None: none yet)."""
     kept = state.get(DOCUMENTS_KEY) if isinstance(state, Mapping) else None
     return kept if isinstance(kept, list) else None
+
+
+def _stamped(response: Any) -> Any:
+    """The rewritten answers of ``response`` stamped with `text_check`, to tell a later edit of them."""
+    if isinstance(response, AIMessage):
+        return _stamp(response)
+    if isinstance(response, ModelResponse):
+        return dataclasses.replace(response, result=[_stamp(m) for m in response.result])
+    if isinstance(response, ExtendedModelResponse):  # an inner middleware's response with its state update
+        return dataclasses.replace(response, model_response=_stamped(response.model_response))
+    return response
+
+
+def _stamp(message: Any) -> Any:
+    if not isinstance(message, AIMessage) or MODEL_TEXT_KEY not in message.response_metadata:
+        return message
+    metadata = {**message.response_metadata, TEXT_CHECK_KEY: text_check(message)}
+    return message.model_copy(update={"response_metadata": metadata})
 
 
 def _with_documents(

@@ -192,6 +192,58 @@ def test_history_maps_the_users_numbers_to_the_ids() -> None:
     assert earlier == ["Lyon has silk[1](id=2). Paris is big[2](id=1)."]
 
 
+@pytest.mark.parametrize("order", ["pii first", "references first"])
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_pii_redaction_of_the_answer_is_kept_with_its_citations(order: str, mode: str) -> None:
+    """PIIMiddleware on the output, either order: the state never holds the address; claims point at the edit."""
+    answer = f"Mail {EMAIL}: Paris is the capital[1](id=1)."
+    model = ScriptedToolModel(script=[search("paris"), say(answer), say("Noted.")])
+    pii = PIIMiddleware("email", strategy="redact", apply_to_output=True)
+    stack = [pii, references()] if order == "pii first" else [references(), pii]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": f"pii-{order}-{mode}"}}
+    question = {"messages": [{"role": "user", "content": "Who do I write to?"}]}
+    state = agent.invoke(question, config) if mode == "invoke" else await agent.ainvoke(question, config)
+    message = state["messages"][-1]
+    claim = "Mail [REDACTED_EMAIL]: Paris is the capital"
+    assert message.text == f"{claim}[1].\n\n- [1] Paris (https://example.org/paris)\n"
+    # Nothing of ours keeps the address: not the model's own text, not the claims, not the state's references.
+    assert EMAIL not in repr(message.model_dump())
+    assert EMAIL not in repr(state["references"])
+    (citation,) = state["references"][-1]["citations"]
+    assert citation["text"] == claim
+    assert message.text[citation["start"] : citation["end"]] == "[1]"
+    (block,) = [b for b in message.content_blocks if b["type"] == "text"]
+    (annotation,) = block["annotations"]
+    assert block["text"][annotation["start_index"] : annotation["end_index"]] == claim
+    # The next turn: the model reads its earlier answer as the reader got it, never the address.
+    agent.invoke({"messages": [{"role": "user", "content": "Thanks."}]}, config)
+    assert EMAIL not in read_by_model(model)
+    earlier = [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text]
+    assert earlier == [message.text]
+
+
+def test_an_answer_not_rendered_again_the_same_loses_its_offsets_not_its_edit() -> None:
+    """Where the answer cannot be rendered again as it was, the edit still wins: claims' offsets are cleared."""
+    model = ScriptedToolModel(script=[search("paris"), say(f"Mail {EMAIL}: Paris is the capital[1](id=1).")])
+    pii = PIIMiddleware("email", strategy="redact", apply_to_output=True)
+    # A source key the state cannot render the same: its answer's sources are numbered by call count.
+    calls = iter(range(1, 1000))
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[pii, references(source_key=lambda d: f"{d.metadata['source']}#{next(calls)}")],
+    )
+    state = agent.invoke({"messages": [{"role": "user", "content": "?"}]})
+    message = state["messages"][-1]
+    assert message.text.startswith("Mail [REDACTED_EMAIL]: Paris is the capital[1].")
+    assert EMAIL not in repr(message.model_dump())
+    (citation,) = state["references"][-1]["citations"]
+    assert (citation["text"], citation["text_start"], citation["start"]) == (None, None, None)
+    (block,) = [b for b in message.content_blocks if b["type"] == "text"]
+    assert "annotations" not in block
+
+
 @pytest.mark.parametrize("order", ["limit first", "references first"])
 def test_model_call_limit_in_either_order(order: str) -> None:
     """ModelCallLimitMiddleware beside it: the limit holds and the answer before it is rewritten."""

@@ -1,0 +1,94 @@
+"""Offsets of a rewritten answer moved onto the text another middleware edited (hand-written cases)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
+
+from langchain_core.messages import AIMessage
+
+from langchain_refs.agents import MODEL_TEXT_KEY
+from langchain_refs.agents._edited import TEXT_CHECK_KEY, OffsetMap, realigned, text_check, was_edited
+
+OLD = "Mail a@b.org: Paris is big."
+NEW = "Mail [REDACTED]: Paris is big."
+
+# (old text, new text, span in the old text, the same span in the new text), worked out by hand.
+SPANS = [
+    (OLD, NEW, (14, 26), (17, 29)),  # after the edit: shifted by the length change
+    (OLD, NEW, (0, 4), (0, 4)),  # before the edit: unchanged
+    (OLD, NEW, (0, 26), (0, 29)),  # over the edit: holds the replacement
+    (OLD, NEW, (5, 12), (5, 15)),  # exactly the edited run: its replacement
+    ("Paris is big.", "Paris is big.", (0, 13), (0, 13)),  # no edit
+    ("Paris is very big.", "Paris is big.", (9, 17), (9, 12)),  # a span losing a word keeps the rest
+    ("Paris is big.", "Today Paris is big.", (0, 5), (6, 11)),  # text put before the span
+    ("ab", "", (0, 2), (0, 0)),  # all text removed
+]
+
+
+@pytest.mark.parametrize(("old", "new", "span", "expected"), SPANS)
+def test_a_span_moves_onto_the_edited_text(
+    old: str, new: str, span: tuple[int, int], expected: tuple[int, int]
+) -> None:
+    """A span's start and end in the edited text, for each kind of edit."""
+    offsets = OffsetMap.between(old, new)
+    assert (offsets.start(span[0]), offsets.end(span[1])) == expected
+
+
+def stamped(message: AIMessage) -> AIMessage:
+    metadata = {**message.response_metadata, TEXT_CHECK_KEY: text_check(message), MODEL_TEXT_KEY: "raw"}
+    return message.model_copy(update={"response_metadata": metadata})
+
+
+def test_the_stamp_holds_no_text_and_tells_an_edit() -> None:
+    """The stamp is a digest and block lengths; an edited text, or a changed block split, no longer matches it."""
+    message = stamped(AIMessage([{"type": "text", "text": "Ab"}, {"type": "text", "text": "c."}]))
+    assert message.response_metadata[TEXT_CHECK_KEY]["blocks"] == [2, 2]
+    assert "Ab" not in repr(message.response_metadata[TEXT_CHECK_KEY])
+    assert not was_edited(message)
+    assert was_edited(message.model_copy(update={"content": [{"type": "text", "text": "Ab c."}]}))
+    assert was_edited(
+        message.model_copy(update={"content": [{"type": "text", "text": "A"}, {"type": "text", "text": "bc."}]})
+    )
+
+
+def test_annotations_of_each_block_move_with_their_block() -> None:
+    """List content: each text block's annotations move within it; other blocks pass through."""
+    annotation = {"type": "citation", "url": "u", "start_index": 14, "end_index": 26}
+    rendered = AIMessage(
+        [{"type": "reasoning", "reasoning": "..."}, {"type": "text", "text": OLD, "annotations": [annotation]}]
+    )
+    edited = stamped(rendered).model_copy(
+        update={
+            "content": [
+                {"type": "reasoning", "reasoning": "..."},
+                {"type": "text", "text": NEW, "annotations": [annotation]},
+            ]
+        }
+    )
+    fixed = realigned(edited, rendered)
+    assert fixed.content[0] == {"type": "reasoning", "reasoning": "..."}
+    (moved,) = fixed.content[1]["annotations"]  # type: ignore[index]
+    assert NEW[moved["start_index"] : moved["end_index"]] == "Paris is big"
+    assert MODEL_TEXT_KEY not in fixed.response_metadata
+    assert TEXT_CHECK_KEY not in fixed.response_metadata
+
+
+def test_without_the_rendered_answer_offsets_are_cleared_not_guessed() -> None:
+    """No rendering to align with: annotations dropped, claims and offsets None, the edited text kept."""
+    data = {"citations": [{"start": 26, "end": 29, "text_start": 14, "text_end": 26, "text": "Paris is big"}]}
+    rendered = AIMessage(
+        [{"type": "text", "text": OLD, "annotations": [{"type": "citation", "start_index": 14, "end_index": 26}]}],
+        response_metadata={"references": data},
+    )
+    edited = stamped(rendered).model_copy(
+        update={"content": [{"type": "text", "text": NEW, "annotations": rendered.content[0]["annotations"]}]}  # type: ignore[index]
+    )
+    fixed = realigned(edited, None)
+    assert fixed.content == [{"type": "text", "text": NEW}]
+    assert fixed.response_metadata["references"]["citations"] == [
+        {"start": None, "end": None, "text_start": None, "text_end": None, "text": None}
+    ]
+    # The input message is left as it was.
+    assert rendered.response_metadata["references"]["citations"][0]["text"] == "Paris is big"
