@@ -36,7 +36,7 @@ the last such block (the one the final chunk writes); the others' are in
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal
 
 from langchain_core.documents import Document
@@ -45,7 +45,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_refs.streaming._native import native_citations, native_source_key, without_native
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 
-__all__ = ["ChunkRewriter", "OutputVersion"]
+__all__ = ["ChunkRewriter", "OutputVersion", "merge_chunks"]
 
 OutputVersion = Literal["v0", "v1"]
 
@@ -62,6 +62,30 @@ def _as_chunk(message: Any) -> AIMessageChunk:
         return AIMessageChunk(**message.model_dump(exclude={"type"}))
     msg = f"manage_references() wraps runnables that produce str or AI messages; got {type(message).__name__}"
     raise TypeError(msg)
+
+
+def merge_chunks(chunks: Iterable[Any]) -> Any:
+    """Streamed chunks added up into the value ``invoke`` returns: an ``AIMessage``, or the ``str``.
+
+    Message chunks are added as LangChain adds them; the streaming-only
+    fields (``tool_call_chunks``, ``chunk_position``) do not reach the message.
+
+    Example:
+        >>> merge_chunks(["Par", "is"])
+        'Paris'
+        >>> merge_chunks([AIMessageChunk(content="Par", id="a"), AIMessageChunk(content="is")]).content
+        'Paris'
+    """
+    texts: list[str] = []
+    message: AIMessageChunk | None = None
+    for chunk in chunks:
+        if isinstance(chunk, str):
+            texts.append(chunk)
+        else:
+            message = chunk if message is None else message + chunk
+    if message is not None:
+        return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+    return "".join(texts)
 
 
 class _Segments:

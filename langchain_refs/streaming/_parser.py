@@ -101,6 +101,7 @@ __all__ = [
     "Marker",
     "MarkerSyntax",
     "Text",
+    "checked_max_holdback",
     "marker_syntaxes",
 ]
 
@@ -186,8 +187,8 @@ ID_SYNTAX: Final = MarkerSyntax(
 """``[n](id=k)``: the default, as asked for by `FORMAT_REFERENCES`."""
 
 # Whether held text may still become an ``[n](id=k)`` marker, asked of the
-# stdlib engine (about twice as fast as a `regex` partial match, and asked for
-# every chunk while a marker is held): the proper prefixes of ID_SYNTAX's
+# stdlib engine (faster than a `regex` partial match, and asked for every
+# chunk while a marker is held; bench/ measures it): the proper prefixes of ID_SYNTAX's
 # pattern, written out. tests/unit_tests/test_hot_path.py checks it against the
 # `regex` partial match.
 _ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*)?)?)?)?)?)?)?"
@@ -274,6 +275,25 @@ _MODE_NAMES: Final = {
     _Mode.CODE_SPAN: "inline code",
     _Mode.FENCE: "fence",
 }
+
+
+def checked_max_holdback(max_holdback: int) -> int:
+    """``max_holdback`` itself, or a ValueError when it is not a positive number of characters.
+
+    Every option that takes it checks it here, when it is given.
+
+    Example:
+        >>> checked_max_holdback(64)
+        64
+        >>> checked_max_holdback(0)
+        Traceback (most recent call last):
+        ...
+        ValueError: max_holdback must be a positive number of characters, got 0
+    """
+    if max_holdback < 1:
+        msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
+        raise ValueError(msg)
+    return max_holdback
 
 
 def _partial_match(pattern: regex.Pattern[str], buf: str, start: int) -> regex.Match[str] | None:
@@ -382,9 +402,7 @@ class CitationParser:
         if not syntaxes:
             msg = "syntaxes must name at least one MarkerSyntax"
             raise ValueError(msg)
-        if max_holdback < 1:
-            msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
-            raise ValueError(msg)
+        checked_max_holdback(max_holdback)
         # Per syntax: the stdlib engine settles full matches fastest; whether a
         # tail at the end of the text may still complete is asked of the
         # `regex` engine's partial match (of a stdlib pattern for ``[n](id=k)``).

@@ -37,8 +37,10 @@ __all__ = [
     "HTMLReferenceStyle",
     "MarkdownReferenceStyle",
     "ReferenceStyle",
+    "StyleChoice",
     "TemplateReferenceStyle",
     "TextReferenceStyle",
+    "choose_style",
     "safe_url",
     "source_key_function",
     "styles_directory",
@@ -627,3 +629,37 @@ class HTMLReferenceStyle(TemplateReferenceStyle):
 
     template_name = "html"
     autoescape = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StyleChoice:
+    """A style with its defaults applied, and the function that gives a document's source key.
+
+    Made by `choose_style`; every entry point (``manage_references``,
+    ``ReferencesMiddleware``, ``ReferencesChatModel``) takes its style and
+    numbering from here, so that they all resolve the options the same way.
+
+    Example:
+        >>> type(choose_style().style).__name__
+        'MarkdownReferenceStyle'
+    """
+
+    style: ReferenceStyle
+    source_of: Callable[[BaseMedia], Any]
+
+
+def choose_style(style: ReferenceStyle | None = None, source_key: SourceKey | None = None) -> StyleChoice:
+    """The style (default: `MarkdownReferenceStyle`) and the source key function of the options given.
+
+    ``source_key`` (a metadata key or a callable) wins over the style's own
+    ``source_id_key``; a wrong type fails here, when the option is given.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> document = Document("x", metadata={"source": "a.pdf", "url": "https://a.org"})
+        >>> choose_style().source_of(document), choose_style(source_key="url").source_of(document)
+        ('a.pdf', 'https://a.org')
+    """
+    chosen = style if style is not None else MarkdownReferenceStyle()
+    source_of = chosen.source_of if source_key is None else source_key_function(source_key)
+    return StyleChoice(style=chosen, source_of=source_of)
