@@ -421,3 +421,21 @@ def test_the_state_changes_only_through_the_table() -> None:
                 events_used.add(node.args[0].attr)
     assert assigning == {"__init__", "_take"}
     assert events_used == {event.name for _, event in _parser._TRANSITIONS}
+
+
+def test_a_code_span_closes_only_on_a_run_of_its_own_length() -> None:
+    """A longer backtick run inside a span is code, not its end: only a run as long as the opener closes it."""
+    text = "x `a``[1](id=1)` y[1](id=2)"
+    for chunks in every_chunking(text):
+        assert run(chunks) == [Text(text="x `a``[1](id=1)` y"), Marker(raw="[1](id=2)", ids=(2,))]
+
+
+def test_a_settled_code_span_closes_only_on_a_run_of_its_own_length() -> None:
+    """Past the bound (the span settled as code) a longer run still does not end it; its own length does."""
+    code = "`" + "a" * 20 + "``[1](id=1)`"
+    text = f"x {code} y[1](id=2)"
+    for chunks in every_chunking(text):
+        assert run(chunks, CitationParser(max_holdback=16)) == [
+            Text(text=f"x {code} y"),
+            Marker(raw="[1](id=2)", ids=(2,)),
+        ]
