@@ -39,10 +39,16 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal
 
-from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AIMessageChunk
 
-from langchain_refs.streaming._native import native_citations, native_source_key, without_native
+from langchain_refs.streaming._provider_content import (
+    has_native_citations,
+    native_citations,
+    native_media,
+    native_source_key,
+    provider_end_index,
+    without_native,
+)
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 
 __all__ = ["ChunkRewriter", "OutputVersion", "merge_chunks"]
@@ -139,22 +145,6 @@ class _OwnBlock:
 def _shifted(chunk: Any) -> Any:
     index = chunk.get("index")
     return {**chunk, "index": index + 1} if isinstance(index, int) else chunk
-
-
-def native_media(citation: dict[str, Any]) -> Document:
-    """What a style renders for a source cited natively: a document with its URL and title.
-
-    Example:
-        >>> native_media({"type": "citation", "url": "https://a.org", "title": "A"}).metadata
-        {'source': 'https://a.org', 'url': 'https://a.org', 'title': 'A'}
-    """
-    metadata: dict[str, Any] = {}
-    url = citation.get("url")
-    if url:
-        metadata["source"] = metadata["url"] = url
-    if citation.get("title"):
-        metadata["title"] = citation["title"]
-    return Document(page_content=citation.get("cited_text") or "", metadata=metadata)
 
 
 class ChunkRewriter:
@@ -330,7 +320,7 @@ class ChunkRewriter:
                     self._flush(rewritten)
                 text = block["text"]
                 self._tail_block = {"type": "text"} if index is None else {"type": "text", "index": index}
-                if "annotations" in block or "citations" in block:
+                if has_native_citations(block):
                     found = native_citations(block)
                     block = without_native(block)
                     out = self._placed(key, text, found)
@@ -360,8 +350,8 @@ class ChunkRewriter:
         start = self._block_lengths.get(key, 0) if not isinstance(key, _OwnBlock) else 0
         here: list[tuple[int, dict[str, Any]]] = []
         for citation in found:
-            end = citation.get("extras", {}).get("provider_end_index")
-            if isinstance(end, int) and 0 < end - start <= len(text):
+            end = provider_end_index(citation)
+            if end is not None and 0 < end - start <= len(text):
                 here.append((end - start, citation))
             else:
                 self._pending.append(citation)

@@ -439,3 +439,39 @@ def test_a_settled_code_span_closes_only_on_a_run_of_its_own_length() -> None:
             Text(text=f"x {code} y"),
             Marker(raw="[1](id=2)", ids=(2,)),
         ]
+
+
+def test_a_marker_exactly_as_long_as_the_bound_is_a_marker() -> None:
+    """A marker of exactly max_holdback characters is found in every chunking; with a bound one less it is text."""
+    text = "A[1](id=3)."
+    for chunks in every_chunking(text):
+        assert run(chunks, CitationParser(max_holdback=9)) == [
+            Text(text="A"),
+            Marker(raw="[1](id=3)", ids=(3,)),
+            Text(text="."),
+        ]
+        assert run(chunks, CitationParser(max_holdback=8)) == [Text(text=text)]
+
+
+def test_a_bare_marker_exactly_as_long_as_the_bound_waits_for_the_next_character() -> None:
+    """A bare [k] of exactly max_holdback characters at a chunk's end is held for the next character, then taken."""
+    for chunks in every_chunking("x [3]."):
+        assert run(chunks, CitationParser((BRACKET_SYNTAX,), max_holdback=3)) == [
+            Text(text="x "),
+            Marker(raw="[3]", ids=(3,), syntax="bracket"),
+            Text(text="."),
+        ]
+
+
+@pytest.mark.parametrize("id_list", [",x", "x,", " , 1 2", "-"])
+def test_an_id_list_of_only_malformed_items_is_text(id_list: str) -> None:
+    """No id and a malformed item that is not empty: not a marker, the words stay."""
+    text = f"see [1](id={id_list}) ok"
+    for chunks in every_chunking(text):
+        assert run(chunks) == [Text(text=text)]
+
+
+def test_an_empty_id_list_is_a_marker_with_no_id() -> None:
+    """``id=`` and ``id=,`` are markers that name nothing (the session drops and reports them)."""
+    assert run(["a[1](id=)"]) == [Text(text="a"), Marker(raw="[1](id=)", ids=(), malformed=("",))]
+    assert run(["a[1](id=,)"]) == [Text(text="a"), Marker(raw="[1](id=,)", ids=(), malformed=("", ""))]
