@@ -99,11 +99,14 @@ def load_revision(rev: str) -> tuple[str, Any]:
     ).stdout.strip()
     name = f"langchain_refs_at_{sha}"
     where = Path(tempfile.mkdtemp(prefix="bench-rev-"))
-    archive = subprocess.run(
-        ["git", "archive", sha, "langchain_refs", "styles"], cwd=ROOT, check=True, capture_output=True
+    # Before the templates moved into the package they stood in styles/ beside it.
+    paths = ["langchain_refs"] + (
+        ["styles"]
+        if subprocess.run(["git", "cat-file", "-e", f"{sha}:styles"], cwd=ROOT, check=False).returncode == 0
+        else []
     )
+    archive = subprocess.run(["git", "archive", sha, *paths], cwd=ROOT, check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
-    # The templates stay in styles/ beside the package, where a source checkout keeps them.
     (where / "langchain_refs").rename(where / name)
     for path in (where / name).rglob("*.py"):
         text = path.read_text(encoding="utf-8")

@@ -29,39 +29,39 @@ def input_value(input: Any, key: str, owner: str, what: str) -> Any:
     return input[key]
 
 
-def documents_from(input: Any, documents_key: str) -> Sequence[BaseMedia]:
+def documents_from(input: Any, documents_key: str, caller: str = "manage_references()") -> Sequence[BaseMedia]:
     """``input[documents_key]`` checked to be a list of documents, or a ValueError saying what is wrong.
+
+    ``caller`` names who needs the documents in the message (the predictor
+    and the filters say so).
 
     Example:
         >>> from langchain_core.documents import Document
         >>> documents_from({"documents": [Document("x")]}, "documents")[0].page_content
         'x'
-        >>> documents_from({"docs": []}, "documents")  # doctest: +ELLIPSIS
+        >>> documents_from({"docs": []}, "documents", "ReferencePredictor")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: the input has no 'documents' key: ...
+        ValueError: the input has no 'documents' key: ReferencePredictor needs the list ...
     """
     if not isinstance(input, Mapping):
-        msg = (
-            f"manage_references() expects a dict holding the documents under "
-            f"{documents_key!r}; got {type(input).__name__}"
-        )
+        msg = f"{caller} expects a dict holding the documents under {documents_key!r}; got {type(input).__name__}"
         raise ValueError(msg)
     if documents_key not in input:
         msg = (
-            f"the input has no {documents_key!r} key: manage_references() needs the list "
+            f"the input has no {documents_key!r} key: {caller} needs the list "
             f"of documents (Document/BaseMedia) the model was shown under it; "
             f"keys present: {sorted(map(str, input))}"
         )
         raise ValueError(msg)
     documents = input[documents_key]
     if not isinstance(documents, Sequence) or isinstance(documents, str):
-        msg = f"input[{documents_key!r}] must be a list of Document/BaseMedia, got {type(documents).__name__}"
+        msg = f"{caller}: input[{documents_key!r}] must be a list of Document/BaseMedia, got {type(documents).__name__}"
         raise ValueError(msg)
     for position, document in enumerate(documents):
         if not isinstance(document, BaseMedia):
             msg = (
-                f"input[{documents_key!r}][{position}] is a {type(document).__name__}, "
+                f"{caller}: input[{documents_key!r}][{position}] is a {type(document).__name__}, "
                 f"expected a Document (langchain_core.documents.base.BaseMedia)"
             )
             raise ValueError(msg)

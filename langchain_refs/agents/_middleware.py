@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, OmitFromInput, PrivateStateAttr
@@ -69,21 +69,27 @@ from langchain_refs.streaming import (
     FORMAT_REFERENCES,
     CitationParser,
     EmptyReferenceStyle,
-    MarkdownReferenceStyle,
     Marker,
     MarkerSyntax,
     ReferenceSession,
     ReferenceStyle,
+    checked_max_holdback,
+    choose_style,
     marker_syntaxes,
-    source_key_function,
 )
 
 # The agent state key of the thread's documents (`ThreadDocuments.entries`).
 DOCUMENTS_KEY = "reference_documents"
 
-__all__ = ["CitationLeakWarning", "ReferencesMiddleware", "ReferencesState"]
+__all__ = ["CITED_TEXT_RENAMED", "CitationLeakWarning", "ReferencesMiddleware", "ReferencesState"]
 
 History = Literal["raw", "plain", "rendered"]
+
+CITED_TEXT_RENAMED: Final = (
+    "ReferencesMiddleware(cited_text=...) is now ReferencesMiddleware(passages=...), "
+    "the name manage_references uses; the old name will be removed"
+)
+"""The warning the old option name ``cited_text`` gives."""
 
 
 class CitationLeakWarning(UserWarning):
@@ -129,8 +135,10 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             numbers).
         documents_from: reads the documents of tool results that do not carry
             them as their artifact (return None to fall back to the artifact).
-        cited_text: find, for each citation, the sentence of the cited
-            document that best supports it.
+        passages: find, for each citation, the passage of the cited
+            document that best supports it (the ``cited_text`` of its
+            annotation), as ``manage_references(passages=...)`` does. Its old
+            name ``cited_text`` still works, with a ``DeprecationWarning``.
         max_document_texts: how many documents of a thread keep their text in
             the agent state (the newest; older ones keep their id, source
             and metadata: a citation of them is still numbered and listed).
@@ -153,24 +161,26 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         instructions: str | None = FORMAT_REFERENCES,
         history: History = "raw",
         documents_from: DocumentsFromTool | None = None,
-        cited_text: bool = True,
+        passages: bool = True,
         max_document_texts: int = DEFAULT_MAX_DOCUMENT_TEXTS,
+        cited_text: bool | None = None,
     ) -> None:
         super().__init__()
+        if cited_text is not None:
+            warnings.warn(CITED_TEXT_RENAMED, DeprecationWarning, stacklevel=2)
+            passages = cited_text
         if history not in ("raw", "plain", "rendered"):
             msg = f"history must be 'raw', 'plain' or 'rendered', got {history!r}"
             raise ValueError(msg)
-        if max_holdback < 1:
-            msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
-            raise ValueError(msg)
-        self.style = style if style is not None else MarkdownReferenceStyle()
+        self._style_choice = choose_style(style, source_key)
+        self.style = self._style_choice.style
         self.source_key = source_key
         self.syntaxes = marker_syntaxes(syntaxes)
-        self.max_holdback = max_holdback
+        self.max_holdback = checked_max_holdback(max_holdback)
         self.instructions = instructions
         self.history = history
         self.documents_from = documents_from
-        self.cited_text = cited_text
+        self.passages = passages
         if max_document_texts < 0:
             msg = f"max_document_texts must be 0 or more documents, got {max_document_texts!r}"
             raise ValueError(msg)
@@ -188,7 +198,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             source_key=self.source_key,
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,
-            cited_text=self.cited_text,
+            cited_text=self.passages,
             profile=getattr(inner, "profile", None),
             model_name=_model_name(inner),
         )
@@ -261,7 +271,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     def _session(self, documents: Sequence[Document]) -> ReferenceSession:
         return ReferenceSession(
             documents,
-            source_key=self.style.source_of if self.source_key is None else source_key_function(self.source_key),
+            source_key=self._style_choice.source_of,
             style=EmptyReferenceStyle(),
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,

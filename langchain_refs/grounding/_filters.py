@@ -77,7 +77,7 @@ class _ReferenceFilter(Runnable[dict[str, Any], Any]):
         text = response if isinstance(response, str) else getattr(response, "text", None)
         if not isinstance(text, str):
             text = str(getattr(response, "content", response))
-        kept = self.select(text, documents_from(input, self.documents_key))
+        kept = self.select(text, documents_from(input, self.documents_key, type(self).__name__))
         return self.format_documents(kept) if self.as_string else kept
 
 

@@ -336,7 +336,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
 
     def _run(self, input: dict[str, Any]) -> Any:
         answers = input_value(input, self.answer_key, "ReferencePredictor", "the answer")
-        documents = documents_from(input, self.documents_key)
+        documents = documents_from(input, self.documents_key, "ReferencePredictor")
         if isinstance(answers, list):
             return [self._annotate(answer, documents) for answer in answers]
         return self._annotate(answers, documents)

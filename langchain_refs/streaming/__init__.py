@@ -16,7 +16,7 @@ Example:
 import warnings
 from typing import Any
 
-from langchain_refs.streaming._chunks import ChunkRewriter
+from langchain_refs.streaming._chunks import ChunkRewriter, merge_chunks
 from langchain_refs.streaming._parser import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
@@ -27,6 +27,7 @@ from langchain_refs.streaming._parser import (
     Marker,
     MarkerSyntax,
     Text,
+    checked_max_holdback,
     marker_syntaxes,
 )
 from langchain_refs.streaming._passages import attach_passages
@@ -54,8 +55,10 @@ from langchain_refs.streaming._styles import (
     HTMLReferenceStyle,
     MarkdownReferenceStyle,
     ReferenceStyle,
+    StyleChoice,
     TemplateReferenceStyle,
     TextReferenceStyle,
+    choose_style,
     safe_url,
     source_key_function,
     styles_directory,
@@ -89,13 +92,17 @@ __all__ = [
     "ReferencesCollector",
     "ReferencesRunnable",
     "SourceRegistry",
+    "StyleChoice",
     "TemplateReferenceStyle",
     "Text",
     "TextReferenceStyle",
     "attach_passages",
+    "checked_max_holdback",
+    "choose_style",
     "format_documents",
     "manage_references",
     "marker_syntaxes",
+    "merge_chunks",
     "safe_url",
     "source_key_function",
     "styles_directory",

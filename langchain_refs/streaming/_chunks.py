@@ -36,16 +36,22 @@ the last such block (the one the final chunk writes); the others' are in
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal
 
-from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AIMessageChunk
 
-from langchain_refs.streaming._native import native_citations, native_source_key, without_native
+from langchain_refs.streaming._provider_content import (
+    has_native_citations,
+    native_citations,
+    native_media,
+    native_source_key,
+    provider_end_index,
+    without_native,
+)
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 
-__all__ = ["ChunkRewriter", "OutputVersion"]
+__all__ = ["ChunkRewriter", "OutputVersion", "merge_chunks"]
 
 OutputVersion = Literal["v0", "v1"]
 
@@ -62,6 +68,30 @@ def _as_chunk(message: Any) -> AIMessageChunk:
         return AIMessageChunk(**message.model_dump(exclude={"type"}))
     msg = f"manage_references() wraps runnables that produce str or AI messages; got {type(message).__name__}"
     raise TypeError(msg)
+
+
+def merge_chunks(chunks: Iterable[Any]) -> Any:
+    """Streamed chunks added up into the value ``invoke`` returns: an ``AIMessage``, or the ``str``.
+
+    Message chunks are added as LangChain adds them; the streaming-only
+    fields (``tool_call_chunks``, ``chunk_position``) do not reach the message.
+
+    Example:
+        >>> merge_chunks(["Par", "is"])
+        'Paris'
+        >>> merge_chunks([AIMessageChunk(content="Par", id="a"), AIMessageChunk(content="is")]).content
+        'Paris'
+    """
+    texts: list[str] = []
+    message: AIMessageChunk | None = None
+    for chunk in chunks:
+        if isinstance(chunk, str):
+            texts.append(chunk)
+        else:
+            message = chunk if message is None else message + chunk
+    if message is not None:
+        return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+    return "".join(texts)
 
 
 class _Segments:
@@ -115,22 +145,6 @@ class _OwnBlock:
 def _shifted(chunk: Any) -> Any:
     index = chunk.get("index")
     return {**chunk, "index": index + 1} if isinstance(index, int) else chunk
-
-
-def native_media(citation: dict[str, Any]) -> Document:
-    """What a style renders for a source cited natively: a document with its URL and title.
-
-    Example:
-        >>> native_media({"type": "citation", "url": "https://a.org", "title": "A"}).metadata
-        {'source': 'https://a.org', 'url': 'https://a.org', 'title': 'A'}
-    """
-    metadata: dict[str, Any] = {}
-    url = citation.get("url")
-    if url:
-        metadata["source"] = metadata["url"] = url
-    if citation.get("title"):
-        metadata["title"] = citation["title"]
-    return Document(page_content=citation.get("cited_text") or "", metadata=metadata)
 
 
 class ChunkRewriter:
@@ -306,7 +320,7 @@ class ChunkRewriter:
                     self._flush(rewritten)
                 text = block["text"]
                 self._tail_block = {"type": "text"} if index is None else {"type": "text", "index": index}
-                if "annotations" in block or "citations" in block:
+                if has_native_citations(block):
                     found = native_citations(block)
                     block = without_native(block)
                     out = self._placed(key, text, found)
@@ -336,8 +350,8 @@ class ChunkRewriter:
         start = self._block_lengths.get(key, 0) if not isinstance(key, _OwnBlock) else 0
         here: list[tuple[int, dict[str, Any]]] = []
         for citation in found:
-            end = citation.get("extras", {}).get("provider_end_index")
-            if isinstance(end, int) and 0 < end - start <= len(text):
+            end = provider_end_index(citation)
+            if end is not None and 0 < end - start <= len(text):
                 here.append((end - start, citation))
             else:
                 self._pending.append(citation)

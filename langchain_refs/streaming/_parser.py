@@ -14,10 +14,49 @@ holds text back only where a rule needs to see characters that have not
 arrived yet, and never more than ``max_holdback`` characters (*L* below,
 default 64). A line ends at ``\\n``, ``\\r\\n`` or ``\\r``.
 
-Modes
-    ``prose``: ordinary text. Markers are found here and only here.
-    ``fence``: a fenced code block. ``inline code``: a code span, or a run of
-    backticks whose meaning is not settled yet. Nothing in code is rewritten.
+States
+    The parser is in one of four states (``_Mode``): ``prose``, ordinary
+    text, where markers are found, and only there; ``open span``, after a
+    run of backticks whose meaning is not settled yet; ``code span``, a span
+    settled as code; ``fence``, a fenced code block. Nothing in code is
+    rewritten. (`CitationParser.mode` names three: both span states are
+    ``inline code``.) The state changes only through ``_TRANSITIONS``, this
+    table, by `_take`; the rules below say when each event happens
+    (tests/unit_tests/test_parser.py checks that the case table takes every
+    row and no other)::
+
+        state       event          next state   the event
+        ----------  -------------  -----------  --------------------------------------------
+        prose       FENCE_OPENER   fence        3+ backticks or tildes at a line start
+        prose       BACKTICK_RUN   open span    any other run of backticks
+        open span   CLOSING_RUN    prose        a run as long as the opening one, within L
+        open span   STRAY          prose        the line or the answer ends within L: the
+                                                opening run was text, read on after it
+        open span   LONG_LINE      code span    the line goes on past L
+        code span   CLOSING_RUN    prose        a run as long as the opening one
+        code span   LINE_END       prose        the line ends (the line end is prose)
+        fence       FENCE_CLOSER   prose        a run of the fence's character at a line
+                                                start, at least as long as the opening one
+
+    A second, smaller machine spans chunk ends: a run of backticks or
+    tildes that reaches the end of a chunk may go on in the next, so it is
+    only counted (``_run_char``, ``_run_length``; none open: ``_run_char``
+    is empty), with where it stands (``_RunPlace``). The next chunk ends it,
+    and its place and full length pick the event::
+
+        place              a chunk ended in a run ...     the run, once it ends, is
+        -----------------  -----------------------------  ----------------------------------
+        LINE_START         in prose, at a line start      FENCE_OPENER if 3+ long, else
+                                                          BACKTICK_RUN (backticks) or text
+        MID_LINE           in prose, elsewhere            BACKTICK_RUN
+        CODE_SPAN          in a code span                 CLOSING_RUN if as long as the
+                                                          opening run, else code
+        FENCE_LINE_START   at a line start in a fence     FENCE_CLOSER if long enough,
+                                                          else fence content
+
+    The rest of the state: ``_pending`` (held text, a possible marker or an
+    open span's content), ``_line_spaces`` (fences open and close only at a
+    line start), the open span's and fence's opening runs, ``_closed``.
 
 Fences
     A line that starts (after at most three spaces or tabs) with three or more
@@ -101,6 +140,7 @@ __all__ = [
     "Marker",
     "MarkerSyntax",
     "Text",
+    "checked_max_holdback",
     "marker_syntaxes",
 ]
 
@@ -186,8 +226,8 @@ ID_SYNTAX: Final = MarkerSyntax(
 """``[n](id=k)``: the default, as asked for by `FORMAT_REFERENCES`."""
 
 # Whether held text may still become an ``[n](id=k)`` marker, asked of the
-# stdlib engine (about twice as fast as a `regex` partial match, and asked for
-# every chunk while a marker is held): the proper prefixes of ID_SYNTAX's
+# stdlib engine (faster than a `regex` partial match, and asked for every
+# chunk while a marker is held; bench/ measures it): the proper prefixes of ID_SYNTAX's
 # pattern, written out. tests/unit_tests/test_hot_path.py checks it against the
 # `regex` partial match.
 _ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*)?)?)?)?)?)?)?"
@@ -244,6 +284,31 @@ class _Mode(enum.Enum):
     FENCE = "fence"
 
 
+class _Event(enum.Enum):
+    """What moves the parser from one state to another (the header's table)."""
+
+    FENCE_OPENER = "fence opener"
+    BACKTICK_RUN = "backtick run"
+    CLOSING_RUN = "closing run"
+    STRAY = "stray backticks"
+    LONG_LINE = "long line"
+    LINE_END = "line end"
+    FENCE_CLOSER = "fence closer"
+
+
+_TRANSITIONS: Final[dict[tuple[_Mode, _Event], _Mode]] = {
+    (_Mode.PROSE, _Event.FENCE_OPENER): _Mode.FENCE,
+    (_Mode.PROSE, _Event.BACKTICK_RUN): _Mode.OPEN_SPAN,
+    (_Mode.OPEN_SPAN, _Event.CLOSING_RUN): _Mode.PROSE,
+    (_Mode.OPEN_SPAN, _Event.STRAY): _Mode.PROSE,
+    (_Mode.OPEN_SPAN, _Event.LONG_LINE): _Mode.CODE_SPAN,
+    (_Mode.CODE_SPAN, _Event.CLOSING_RUN): _Mode.PROSE,
+    (_Mode.CODE_SPAN, _Event.LINE_END): _Mode.PROSE,
+    (_Mode.FENCE, _Event.FENCE_CLOSER): _Mode.PROSE,
+}
+"""Every state change of the parser: (state, event) -> next state. See the module's header."""
+
+
 class _RunPlace(enum.Enum):
     """Where a backtick/tilde run that reached the end of a chunk stands."""
 
@@ -274,6 +339,25 @@ _MODE_NAMES: Final = {
     _Mode.CODE_SPAN: "inline code",
     _Mode.FENCE: "fence",
 }
+
+
+def checked_max_holdback(max_holdback: int) -> int:
+    """``max_holdback`` itself, or a ValueError when it is not a positive number of characters.
+
+    Every option that takes it checks it here, when it is given.
+
+    Example:
+        >>> checked_max_holdback(64)
+        64
+        >>> checked_max_holdback(0)
+        Traceback (most recent call last):
+        ...
+        ValueError: max_holdback must be a positive number of characters, got 0
+    """
+    if max_holdback < 1:
+        msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
+        raise ValueError(msg)
+    return max_holdback
 
 
 def _partial_match(pattern: regex.Pattern[str], buf: str, start: int) -> regex.Match[str] | None:
@@ -343,35 +427,38 @@ class CitationParser:
         []
     """
 
-    __slots__ = (
+    # What the parser is in the middle of (the header's two machines and the rest of its state).
+    _STATE_SLOTS = (
         "_before",
         "_closed",
-        "_declined",
-        "_events",
         "_fence_char",
         "_fence_length",
         "_held_from",
-        "_idle",
         "_line_spaces",
-        "_matchers",
-        "_max_holdback",
         "_mode",
-        "_openers",
-        "_out",
         "_pending",
         "_pending_out",
-        "_pieces",
-        "_plain",
-        "_reads_before",
         "_run_char",
         "_run_length",
         "_run_place",
-        "_skips_plain",
         "_span_length",
-        "_span_special",
         "_span_start",
+    )
+    # Fixed at construction: the syntaxes, compiled, and the bound.
+    _CONFIGURATION_SLOTS = (
+        "_matchers",
+        "_max_holdback",
+        "_openers",
+        "_plain",
+        "_reads_before",
+        "_span_special",
         "_special",
     )
+    # One scan's output, reset by each `_process`.
+    _SCAN_SLOTS = ("_events", "_out", "_pieces")
+    # Speed only: derived from the state, so that plain text skips the scan. They change no event.
+    _CACHE_SLOTS = ("_declined", "_idle", "_skips_plain")
+    __slots__ = (*_STATE_SLOTS, *_CONFIGURATION_SLOTS, *_SCAN_SLOTS, *_CACHE_SLOTS)
 
     def __init__(
         self,
@@ -382,9 +469,7 @@ class CitationParser:
         if not syntaxes:
             msg = "syntaxes must name at least one MarkerSyntax"
             raise ValueError(msg)
-        if max_holdback < 1:
-            msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
-            raise ValueError(msg)
+        checked_max_holdback(max_holdback)
         # Per syntax: the stdlib engine settles full matches fastest; whether a
         # tail at the end of the text may still complete is asked of the
         # `regex` engine's partial match (of a stdlib pattern for ``[n](id=k)``).
@@ -625,11 +710,11 @@ class CitationParser:
         """Give a complete backtick/tilde run in prose its meaning; ``start`` may be < 0."""
         length = end - start
         if at_line_start and length >= 3:
-            self._mode = _Mode.FENCE
+            self._take(_Event.FENCE_OPENER)
             self._fence_char = char
             self._fence_length = length
         elif char == "`":
-            self._mode = _Mode.OPEN_SPAN
+            self._take(_Event.BACKTICK_RUN)
             self._span_start = start
             self._span_length = length
             self._held_from = -1
@@ -665,7 +750,7 @@ class CitationParser:
                         return self._settle_span_as_code(pos)
                     return self._keep_span_open(buf)
                 if end - at == length:
-                    self._mode = _Mode.PROSE
+                    self._take(_Event.CLOSING_RUN)
                     return end
                 pos = end
                 continue
@@ -674,13 +759,13 @@ class CitationParser:
             pos = at + 1
 
     def _settle_span_as_code(self, pos: int) -> int:
-        self._mode = _Mode.CODE_SPAN
+        self._take(_Event.LONG_LINE)
         self._held_from = -1
         return pos
 
     def _settle_span_as_literal(self) -> int:
         """The opening backticks were ordinary: read what follows them as prose."""
-        self._mode = _Mode.PROSE
+        self._take(_Event.STRAY)
         self._held_from = -1
         self._line_spaces = None
         return self._span_start + self._span_length
@@ -702,7 +787,7 @@ class CitationParser:
         at = found.start()
         if buf[at] != "`":
             # The line ends the span; the line end itself is prose.
-            self._mode = _Mode.PROSE
+            self._take(_Event.LINE_END)
             return at
         end = _run_end(buf, at, "`")
         if end == len(buf) and not final:
@@ -710,7 +795,7 @@ class CitationParser:
             self._open_run("`", end - at, _RunPlace.CODE_SPAN)
             return _DONE
         if end - at == self._span_length:
-            self._mode = _Mode.PROSE
+            self._take(_Event.CLOSING_RUN)
         return end
 
     def _scan_fence(self, buf: str, pos: int, *, final: bool) -> int:
@@ -730,7 +815,7 @@ class CitationParser:
                         self._open_run(self._fence_char, end - pos, _RunPlace.FENCE_LINE_START)
                         return _DONE
                     if end - pos >= self._fence_length:
-                        self._mode = _Mode.PROSE
+                        self._take(_Event.FENCE_CLOSER)
                         return end
                     pos = end
             found = _LINE_END.search(buf, pos)
@@ -741,6 +826,10 @@ class CitationParser:
             pos = found.end()
         self._release(buf, size)
         return _DONE
+
+    def _take(self, event: _Event) -> None:
+        """Move to the state the transition table gives for ``event`` (a KeyError: a row is missing)."""
+        self._mode = _TRANSITIONS[self._mode, event]
 
     def _open_run(self, char: str, length: int, place: _RunPlace) -> None:
         self._run_char = char
@@ -759,11 +848,11 @@ class CitationParser:
         length, place = self._run_length, self._run_place
         if place is _RunPlace.CODE_SPAN:
             if length == self._span_length:
-                self._mode = _Mode.PROSE
+                self._take(_Event.CLOSING_RUN)
             return end
         if place is _RunPlace.FENCE_LINE_START:
             if length >= self._fence_length:
-                self._mode = _Mode.PROSE
+                self._take(_Event.FENCE_CLOSER)
             return end
         return self._settle_prose_run(char, end - length, end, at_line_start=place is _RunPlace.LINE_START)
 

@@ -10,18 +10,22 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents.base import BaseMedia
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from typing_extensions import override
 
 from langchain_refs._inputs import documents_from
-from langchain_refs.streaming._chunks import ChunkRewriter, OutputVersion
-from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, MarkerSyntax, marker_syntaxes
+from langchain_refs.streaming._chunks import ChunkRewriter, OutputVersion, merge_chunks
+from langchain_refs.streaming._parser import (
+    DEFAULT_MAX_HOLDBACK,
+    MarkerSyntax,
+    checked_max_holdback,
+    marker_syntaxes,
+)
 from langchain_refs.streaming._passages import passage_scorer
 from langchain_refs.streaming._plumbing import astream_run, stream_run
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, Verifier, support_threshold_of
-from langchain_refs.streaming._styles import MarkdownReferenceStyle, ReferenceStyle, source_key_function
+from langchain_refs.streaming._styles import ReferenceStyle, choose_style
 from langchain_refs.text import PairScorer
 
 __all__ = ["DEPRECATED_NAME", "REFERENCES_EVENT", "ReferencesCollector", "ReferencesRunnable", "manage_references"]
@@ -109,13 +113,11 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         self.output_version = output_version
         self.bound = runnable
         self.documents_key = documents_key
-        self.style = style if style is not None else MarkdownReferenceStyle()
+        self._style_choice = choose_style(style, source_key)
+        self.style = self._style_choice.style
         self.source_key = source_key
         self.syntaxes = marker_syntaxes(syntaxes)
-        if max_holdback < 1:
-            msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
-            raise ValueError(msg)
-        self.max_holdback = max_holdback
+        self.max_holdback = checked_max_holdback(max_holdback)
         self.keep_citations = keep_citations
         if verifier is not None and not isinstance(verifier, CitationVerifier):
             msg = (
@@ -150,10 +152,9 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         documents = documents_from(input, self.documents_key)
         # The style is shared and never changed: the session hands it this
         # answer's id and source function with each call.
-        source_of = self.style.source_of if self.source_key is None else source_key_function(self.source_key)
         return ReferenceSession(
             documents,
-            source_key=source_of,
+            source_key=self._style_choice.source_of,
             style=self.style,
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,
@@ -177,11 +178,11 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
 
     @override
     def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return _merge(self.stream(input, config, **kwargs))
+        return merge_chunks(self.stream(input, config, **kwargs))
 
     @override
     async def ainvoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return _merge([chunk async for chunk in self.astream(input, config, **kwargs)])
+        return merge_chunks([chunk async for chunk in self.astream(input, config, **kwargs)])
 
     @override
     def stream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
@@ -216,20 +217,6 @@ def _dispatch_references(rewrite: ChunkRewriter, config: RunnableConfig) -> None
 
 async def _adispatch_references(rewrite: ChunkRewriter, config: RunnableConfig) -> None:
     await adispatch_custom_event(REFERENCES_EVENT, rewrite.references_data(), config=config)
-
-
-def _merge(chunks: Iterator[Any] | list[Any]) -> Any:
-    """Add streamed chunks up into the value `invoke` returns."""
-    texts: list[str] = []
-    message: AIMessageChunk | None = None
-    for chunk in chunks:
-        if isinstance(chunk, str):
-            texts.append(chunk)
-        else:
-            message = chunk if message is None else message + chunk
-    if message is not None:
-        return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
-    return "".join(texts)
 
 
 class ReferencesCollector(BaseCallbackHandler):

@@ -255,17 +255,7 @@ class ReferenceSession:
             'plain'
         """
         if self._parser.pass_through(text):
-            if text:
-                # `_note_output`, written out: this runs for nearly every chunk.
-                if self._escape:
-                    text = _escape_html(text)
-                self._output_length += len(text)
-                if self._group:
-                    self._end_group()
-                self._recent.append(text)
-                if self._output_length > self._trim_at:
-                    self._move_window()
-            return text
+            return self._note_output(text) if text else text
         events = self._parser.feed(text)
         # Often none: the chunk only extends a held marker.
         return self._render(events) if events else ""
@@ -378,37 +368,17 @@ class ReferenceSession:
         """
         registry = self._registry
         number = registry.number_of_key(key)
-        group = self._group
-        if number is not None and number in group:
+        if number is not None and number in self._group:
             return ""
-        if group:
-            first = next(iter(group.values()))
-            text_start, text_end, claim = first.text_start, first.text_end, first.text
-        else:
-            text_start, text_end, claim = self._claim_span()
+        claim = self._claim()
         rendered = self._cite(registry.next_number() if number is None else number, media, self._answer)
         if rendered is None:
             return ""
         number = registry.cite_key(key)
         if registry.last_cited()[number - 1] == 0:
             self._native.setdefault(number, media)
-        start = self._output_length
-        end = self._output_length = start + len(rendered)
-        group[number] = Citation(
-            number=number,
-            document_positions=(),
-            start=start,
-            end=end,
-            text_start=text_start,
-            text_end=text_end,
-            text=claim,
-            marker="",
-            native=dict(annotation),
-        )
-        if self._output_length > self._trim_at:
-            self._move_window()
-        self._claim_floor = self._output_length
-        self._recent = []
+        self._add_citation(number, rendered, claim, positions=(), marker="", native=dict(annotation))
+        self._end_marker()
         return rendered
 
     def _build(self) -> AnswerReferences:
@@ -453,13 +423,57 @@ class ReferenceSession:
 
     # -- internals ---------------------------------------------------------
 
-    def _note_output(self, text: str) -> None:
+    def _note_output(self, text: str) -> str:
+        """``text`` (not empty) as it is output: escaped when the style asks, counted, kept for claims."""
+        if self._escape:
+            text = _escape_html(text)
         self._output_length += len(text)
         if self._group:
             self._end_group()
         self._recent.append(text)
         if self._output_length > self._trim_at:
             self._move_window()
+        return text
+
+    def _claim(self) -> tuple[int, int, str]:
+        """The claim the next citation backs: that of the citations beside it, else the clause before it."""
+        if self._group:
+            first = next(iter(self._group.values()))
+            return first.text_start, first.text_end, first.text
+        return self._claim_span()
+
+    def _add_citation(
+        self,
+        number: int,
+        rendered: str,
+        claim: tuple[int, int, str],
+        *,
+        positions: tuple[int, ...],
+        marker: str,
+        native: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record a citation just rendered at the end of the output, in the current group."""
+        start = self._output_length
+        end = self._output_length = start + len(rendered)
+        text_start, text_end, text = claim
+        self._group[number] = Citation(
+            number=number,
+            document_positions=positions,
+            start=start,
+            end=end,
+            text_start=text_start,
+            text_end=text_end,
+            text=text,
+            marker=marker,
+            native=native,
+        )
+
+    def _end_marker(self) -> None:
+        """After a marker (or a native citation): the next claim starts here."""
+        if self._output_length > self._trim_at:
+            self._move_window()
+        self._claim_floor = self._output_length
+        self._recent = []
 
     def _move_window(self) -> None:
         """The window passed 1,024 characters: it restarts 512 characters back."""
@@ -477,12 +491,8 @@ class ReferenceSession:
         pieces: list[str] = []
         for event in events:
             if type(event) is Text:
-                text = event.text
-                if text:
-                    if self._escape:
-                        text = _escape_html(text)
-                    self._note_output(text)
-                pieces.append(text)
+                if event.text:
+                    pieces.append(self._note_output(event.text))
             else:
                 rendered = self._render_marker(event)  # type: ignore[arg-type]
                 if rendered:
@@ -510,11 +520,7 @@ class ReferenceSession:
     def _render_marker(self, marker: Marker) -> str:
         offset = self._output_length
         group = self._group
-        if group:
-            first = next(iter(group.values()))
-            text_start, text_end, claim = first.text_start, first.text_end, first.text
-        else:
-            text_start, text_end, claim = self._claim_span()
+        claim = self._claim()
         registry = self._registry
         count = len(self._documents)
         dropped = [(item, "not a document id") for item in marker.malformed] if marker.malformed else []
@@ -552,28 +558,13 @@ class ReferenceSession:
                 # Hidden by the style: no number is used up.
                 continue
             number = registry.cite(doc_id)
-            start = self._output_length
-            end = self._output_length = start + len(rendered)
-            group[number] = Citation(
-                number=number,
-                document_positions=(doc_id,),
-                start=start,
-                end=end,
-                text_start=text_start,
-                text_end=text_end,
-                text=claim,
-                marker=marker.raw,
-            )
+            self._add_citation(number, rendered, claim, positions=(doc_id,), marker=marker.raw)
             pieces.append(rendered)
         if run_start is not None:
             dropped.append(_no_document(run_start, run_end, count))
         if dropped:
             self._drop(marker, dropped, offset)
-        if self._output_length > self._trim_at:
-            self._move_window()
-        # The next claim starts after this marker.
-        self._claim_floor = self._output_length
-        self._recent = []
+        self._end_marker()
         return "".join(pieces)
 
     def _claim_span(self) -> tuple[int, int, str]:

@@ -37,8 +37,10 @@ __all__ = [
     "HTMLReferenceStyle",
     "MarkdownReferenceStyle",
     "ReferenceStyle",
+    "StyleChoice",
     "TemplateReferenceStyle",
     "TextReferenceStyle",
+    "choose_style",
     "safe_url",
     "source_key_function",
     "styles_directory",
@@ -173,25 +175,23 @@ def source_key_function(key: SourceKey) -> Callable[[BaseMedia], Any]:
 
 
 def styles_directory() -> Path:
-    """The folder holding the built-in Jinja2 templates.
-
-    The wheel carries them inside the package; a source checkout or an
-    editable install finds them in the top-level ``styles/`` folder.
+    """The folder holding the built-in Jinja2 templates: ``langchain_refs/streaming/templates``, package data.
 
     Example:
         >>> (styles_directory() / "html.jinja").is_file()
         True
     """
-    packaged = importlib.resources.files("langchain_refs") / "styles"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "styles"
+    return Path(str(importlib.resources.files("langchain_refs.streaming") / "templates"))
 
 
 @functools.cache
-def _environment(autoescape: bool) -> jinja2.Environment:
+def _environment(autoescape: bool, directory: str | None = None) -> jinja2.Environment:
+    """The templates of ``directory`` (a user's folder), then the built-in ones, which it may import."""
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(styles_directory())]
+    if directory is not None:
+        loaders.insert(0, jinja2.FileSystemLoader(directory))
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(styles_directory()),
+        loader=jinja2.ChoiceLoader(loaders),
         autoescape=autoescape,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -404,7 +404,10 @@ class TemplateReferenceStyle(ReferenceStyle):
     ``md_link`` (Markdown escaping), ``one_line`` (line breaks to spaces),
     ``safe_url``.
     Give exactly one of ``template`` (the text), ``path`` (a file) or
-    ``name`` (a built-in from ``styles/``: text, markdown, html, empty).
+    ``name``: a template of ``directory`` (a folder of your own ``.jinja``
+    files), else a built-in (text, markdown, html, empty; see
+    `styles_directory`). A template may ``{% import "markdown.jinja" as md %}``
+    a built-in, or another template of its folder.
     ``autoescape`` HTML-escapes every value the template prints;
     ``escape_text`` HTML-escapes the model's own words too. The built-in
     styles show passages and consulted sources only when asked
@@ -430,6 +433,7 @@ class TemplateReferenceStyle(ReferenceStyle):
         *,
         path: str | Path | None = None,
         name: str | None = None,
+        directory: str | Path | None = None,
         autoescape: bool | None = None,
         source_id_key: SourceKey | None = None,
         escape_text: bool | None = None,
@@ -450,7 +454,10 @@ class TemplateReferenceStyle(ReferenceStyle):
         if len(given) > 1:
             msg = "give only one of template, path or name to TemplateReferenceStyle"
             raise ValueError(msg)
-        environment = _environment(self.autoescape)
+        if directory is not None and not Path(directory).is_dir():
+            msg = f"the style directory {str(directory)!r} is not a folder"
+            raise ValueError(msg)
+        environment = _environment(self.autoescape, None if directory is None else str(Path(directory).resolve()))
         if template is not None:
             self._template = environment.from_string(template)
         elif path is not None:
@@ -464,7 +471,8 @@ class TemplateReferenceStyle(ReferenceStyle):
             try:
                 self._template = environment.get_template(filename)
             except jinja2.TemplateNotFound:
-                known = sorted(p.stem for p in styles_directory().glob("*.jinja"))
+                folders = [styles_directory(), *([Path(directory)] if directory is not None else [])]
+                known = sorted({p.stem for folder in folders for p in folder.glob("*.jinja")})
                 msg = f"no built-in style named {chosen!r}; known styles: {', '.join(known)}"
                 raise ValueError(msg) from None
         module = self._template.module
@@ -627,3 +635,37 @@ class HTMLReferenceStyle(TemplateReferenceStyle):
 
     template_name = "html"
     autoescape = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StyleChoice:
+    """A style with its defaults applied, and the function that gives a document's source key.
+
+    Made by `choose_style`; every entry point (``manage_references``,
+    ``ReferencesMiddleware``, ``ReferencesChatModel``) takes its style and
+    numbering from here, so that they all resolve the options the same way.
+
+    Example:
+        >>> type(choose_style().style).__name__
+        'MarkdownReferenceStyle'
+    """
+
+    style: ReferenceStyle
+    source_of: Callable[[BaseMedia], Any]
+
+
+def choose_style(style: ReferenceStyle | None = None, source_key: SourceKey | None = None) -> StyleChoice:
+    """The style (default: `MarkdownReferenceStyle`) and the source key function of the options given.
+
+    ``source_key`` (a metadata key or a callable) wins over the style's own
+    ``source_id_key``; a wrong type fails here, when the option is given.
+
+    Example:
+        >>> from langchain_core.documents import Document
+        >>> document = Document("x", metadata={"source": "a.pdf", "url": "https://a.org"})
+        >>> choose_style().source_of(document), choose_style(source_key="url").source_of(document)
+        ('a.pdf', 'https://a.org')
+    """
+    chosen = style if style is not None else MarkdownReferenceStyle()
+    source_of = chosen.source_of if source_key is None else source_key_function(source_key)
+    return StyleChoice(style=chosen, source_of=source_of)

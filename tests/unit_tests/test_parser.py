@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+from typing import Any
+
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_refs import BRACKET_SYNTAX, DAGGER_SYNTAX, ID_SYNTAX, CitationParser, Marker, Text
+from langchain_refs.streaming import _parser
 from langchain_refs.streaming._parser import Event, parse_ids
 from tests.unit_tests.cases import CASE_IDS, CASES, Case
 from tests.unit_tests.strategies import ANY_TEXT, every_split, per_char, random_splits
@@ -325,3 +331,147 @@ def test_bracket_marker_at_the_bound_sees_the_next_character() -> None:
     """A bare `[k]` exactly as long as the bound is still not taken when a `(` follows it."""
     for chunks in every_chunking("x [3](y)"):
         assert run(chunks, CitationParser((BRACKET_SYNTAX,), max_holdback=3)) == [Text(text="x [3](y)")]
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r", ""])
+def test_stray_backtick_line_of_exactly_the_bound_is_prose(line_end: str) -> None:
+    """A line (or answer) that ends exactly max_holdback characters after a stray backtick: the backtick is text."""
+    line = "`" + "a" * 6 + "[1](id=1)"  # 16 characters from the backtick to the line end
+    assert len(line) == 16
+    text = f"x {line}{line_end}"
+    for chunks in every_chunking(text):
+        assert run(chunks, CitationParser(max_holdback=16)) == [
+            Text(text="x `aaaaaa"),
+            Marker(raw="[1](id=1)", ids=(1,)),
+            *([Text(text=line_end)] if line_end else []),
+        ]
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r", ""])
+def test_stray_backtick_line_one_past_the_bound_is_code(line_end: str) -> None:
+    """One character more than max_holdback between the backtick and the line end: the span is code."""
+    text = "x `" + "a" * 7 + f"[1](id=1){line_end}y[1](id=2)"
+    for chunks in every_chunking(text):
+        assert run(chunks, CitationParser(max_holdback=16)) == [
+            Text(text="x `" + "a" * 7 + f"[1](id=1){line_end}y" if line_end else text),
+            *([Marker(raw="[1](id=2)", ids=(2,))] if line_end else []),
+        ]
+
+
+# -- the states and their transitions --------------------------------------------
+
+HEADER_ROW = regex.compile(
+    r"^ {8}(prose|open span|code span|fence) +([A-Z_]+) +(prose|open span|code span|fence) ", regex.MULTILINE
+)
+
+
+def taken_transitions(texts: list[str], monkeypatch: pytest.MonkeyPatch) -> set[tuple[str, str, str]]:
+    """(state, event, next state) of every transition the parser takes on ``texts``, chunked every way."""
+    taken: set[tuple[str, str, str]] = set()
+    take = _parser.CitationParser._take
+
+    def recording(self: CitationParser, event: Any) -> None:
+        before = self._mode
+        take(self, event)
+        taken.add((before.value, event.name, self._mode.value))
+
+    monkeypatch.setattr(_parser.CitationParser, "_take", recording)
+    for text in texts:
+        for chunks in every_chunking(text) if len(text) < 200 else [[text], per_char(text)]:
+            run(chunks)
+            run(chunks, CitationParser(max_holdback=16))
+    return taken
+
+
+def test_header_table_is_the_transition_table() -> None:
+    """The states table in the parser's header lists exactly the rows of _TRANSITIONS."""
+    header = {(a, event, b) for a, event, b in HEADER_ROW.findall(_parser.__doc__ or "")}
+    table = {(a.value, event.name, b.value) for (a, event), b in _parser._TRANSITIONS.items()}
+    assert header == table
+    assert len(table) == 8
+
+
+def test_the_case_table_takes_every_transition_and_no_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every transition the parser takes on the cases is a row of the table, and every row is taken."""
+    texts = [case.answer for case in CASES]
+    taken = taken_transitions(texts, monkeypatch)
+    table = {(a.value, event.name, b.value) for (a, event), b in _parser._TRANSITIONS.items()}
+    assert taken == table
+
+
+def test_the_state_changes_only_through_the_table() -> None:
+    """``self._mode`` is assigned in __init__ and in _take only; every event _take is given is in the table."""
+    tree = ast.parse(Path(_parser.__file__).read_text(encoding="utf-8"))
+    assigning: set[str] = set()
+    events_used: set[str] = set()
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Attribute) and t.attr == "_mode" for t in targets):
+                    assigning.add(function.name)
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "_take"
+                and isinstance(node.args[0], ast.Attribute)
+            ):
+                events_used.add(node.args[0].attr)
+    assert assigning == {"__init__", "_take"}
+    assert events_used == {event.name for _, event in _parser._TRANSITIONS}
+
+
+def test_a_code_span_closes_only_on_a_run_of_its_own_length() -> None:
+    """A longer backtick run inside a span is code, not its end: only a run as long as the opener closes it."""
+    text = "x `a``[1](id=1)` y[1](id=2)"
+    for chunks in every_chunking(text):
+        assert run(chunks) == [Text(text="x `a``[1](id=1)` y"), Marker(raw="[1](id=2)", ids=(2,))]
+
+
+def test_a_settled_code_span_closes_only_on_a_run_of_its_own_length() -> None:
+    """Past the bound (the span settled as code) a longer run still does not end it; its own length does."""
+    code = "`" + "a" * 20 + "``[1](id=1)`"
+    text = f"x {code} y[1](id=2)"
+    for chunks in every_chunking(text):
+        assert run(chunks, CitationParser(max_holdback=16)) == [
+            Text(text=f"x {code} y"),
+            Marker(raw="[1](id=2)", ids=(2,)),
+        ]
+
+
+def test_a_marker_exactly_as_long_as_the_bound_is_a_marker() -> None:
+    """A marker of exactly max_holdback characters is found in every chunking; with a bound one less it is text."""
+    text = "A[1](id=3)."
+    for chunks in every_chunking(text):
+        assert run(chunks, CitationParser(max_holdback=9)) == [
+            Text(text="A"),
+            Marker(raw="[1](id=3)", ids=(3,)),
+            Text(text="."),
+        ]
+        assert run(chunks, CitationParser(max_holdback=8)) == [Text(text=text)]
+
+
+def test_a_bare_marker_exactly_as_long_as_the_bound_waits_for_the_next_character() -> None:
+    """A bare [k] of exactly max_holdback characters at a chunk's end is held for the next character, then taken."""
+    for chunks in every_chunking("x [3]."):
+        assert run(chunks, CitationParser((BRACKET_SYNTAX,), max_holdback=3)) == [
+            Text(text="x "),
+            Marker(raw="[3]", ids=(3,), syntax="bracket"),
+            Text(text="."),
+        ]
+
+
+@pytest.mark.parametrize("id_list", [",x", "x,", " , 1 2", "-"])
+def test_an_id_list_of_only_malformed_items_is_text(id_list: str) -> None:
+    """No id and a malformed item that is not empty: not a marker, the words stay."""
+    text = f"see [1](id={id_list}) ok"
+    for chunks in every_chunking(text):
+        assert run(chunks) == [Text(text=text)]
+
+
+def test_an_empty_id_list_is_a_marker_with_no_id() -> None:
+    """``id=`` and ``id=,`` are markers that name nothing (the session drops and reports them)."""
+    assert run(["a[1](id=)"]) == [Text(text="a"), Marker(raw="[1](id=)", ids=(), malformed=("",))]
+    assert run(["a[1](id=,)"]) == [Text(text="a"), Marker(raw="[1](id=,)", ids=(), malformed=("", ""))]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_refs import (
     REFERENCES_EVENT,
     AnswerReferences,
+    ReferencePredictor,
     ReferencesCollector,
     TextReferenceStyle,
     manage_references,
@@ -371,3 +373,75 @@ def test_keep_citations_off_keeps_sources_only() -> None:
     refs = AnswerReferences.from_dict(result.response_metadata["references"])
     assert [(r.source, r.document_positions) for r in refs.references] == [("b.pdf", (3, 4)), ("c.pdf", (5,))]
     assert refs.citations == ()
+
+
+# -- one home for each option ---------------------------------------------------
+
+
+def agents_or_skip() -> Any:
+    try:
+        from langchain_refs.agents import ReferencesMiddleware
+    except ImportError as error:  # the agents extra
+        pytest.skip(f"langchain (the agents extra) not installed: {error}")
+    return ReferencesMiddleware
+
+
+@pytest.mark.parametrize("bound", [0, -3])
+def test_max_holdback_below_one_is_refused_by_every_entry_point(bound: int) -> None:
+    """manage_references, ReferencesMiddleware and the parser refuse max_holdback < 1 with one message."""
+    from langchain_refs.streaming import CitationParser
+
+    middleware = agents_or_skip()
+    message = rf"max_holdback must be a positive number of characters, got {bound}"
+    with pytest.raises(ValueError, match=message):
+        manage_references(str_chunks(["x"]), max_holdback=bound)
+    with pytest.raises(ValueError, match=message):
+        middleware(max_holdback=bound)
+    with pytest.raises(ValueError, match=message):
+        CitationParser(max_holdback=bound)
+
+
+def test_style_and_source_key_resolve_alike_in_runnable_and_middleware() -> None:
+    """Both entry points default to the Markdown style and let source_key win over the style's key."""
+    from langchain_refs import MarkdownReferenceStyle
+
+    middleware = agents_or_skip()
+    assert type(manage_references(str_chunks(["x"])).style) is MarkdownReferenceStyle
+    assert type(middleware().style) is MarkdownReferenceStyle
+    docs = [Document("a", metadata={"source": "s1", "url": "u"}), Document("b", metadata={"source": "s2", "url": "u"})]
+    session = middleware(source_key="url", style=TextReferenceStyle())._session(docs)
+    session.feed("A[1](id=1) B[2](id=2)")
+    session.close()
+    assert [r.document_positions for r in session.references.references] == [(1, 2)]
+
+
+def test_a_bad_source_key_fails_when_given() -> None:
+    """A source_key that is neither a key nor a callable is a TypeError at construction, not mid-stream."""
+    with pytest.raises(TypeError, match="source_id_key must be a metadata key"):
+        manage_references(str_chunks(["x"]), source_key=3)  # type: ignore[arg-type]
+
+
+def test_middleware_cited_text_is_the_old_name_of_passages() -> None:
+    """ReferencesMiddleware(cited_text=...) still works, with a DeprecationWarning; passages= is the name."""
+    middleware = agents_or_skip()
+    assert middleware(passages=False).passages is False
+    with pytest.warns(DeprecationWarning, match=r"cited_text=\.\.\.\) is now ReferencesMiddleware\(passages"):
+        old = middleware(cited_text=False)
+    assert old.passages is False
+    assert middleware().passages is True
+
+
+@pytest.mark.parametrize(
+    ("caller", "call"),
+    [
+        ("manage_references()", lambda: manage_references(str_chunks(["x"])).invoke({"docs": []})),
+        (
+            "ReferencePredictor",
+            lambda: ReferencePredictor().invoke({"answer": "x", "docs": []}),
+        ),
+    ],
+)
+def test_missing_documents_error_names_the_real_caller(caller: str, call: Any) -> None:
+    """The error of a missing documents key names the component that was called, not always manage_references."""
+    with pytest.raises(ValueError, match=f"no 'documents' key: {re.escape(caller)} needs"):
+        call()

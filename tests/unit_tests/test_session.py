@@ -21,6 +21,8 @@ from langchain_refs import (
     Text,
     TextReferenceStyle,
 )
+from langchain_refs.streaming import SourceRegistry
+from langchain_refs.streaming._registry import OwnSource, resolve_source_keys
 from tests.unit_tests.cases import CASE_IDS, CASES, Case
 from tests.unit_tests.fakes import sample_documents
 from tests.unit_tests.strategies import every_split, per_char, per_word, random_splits, whole
@@ -292,3 +294,99 @@ def test_one_style_serves_interleaved_answers_unchanged() -> None:
     assert "unsupported" not in out_first
     assert '<li id="ref-B-1" value="1" class="unsupported">' in out_second
     assert vars(style) == before
+
+
+# -- SourceRegistry on its own ----------------------------------------------------
+
+
+def test_registry_numbers_sources_by_first_citation() -> None:
+    """Numbers go 1, 2, 3 in order of first citation; documents of one source share their number."""
+    registry = SourceRegistry(["a", "b", "a", "c"])
+    assert [registry.cite(p) for p in (4, 3, 2, 1, 4)] == [1, 2, 3, 2, 1]
+    assert registry.numbered() == [(1, "c", [4]), (2, "a", [3, 1]), (3, "b", [2])]
+
+
+def test_registry_positions_are_kept_once_in_citation_order() -> None:
+    """A document cited twice is listed once under its number, where it was first cited."""
+    registry = SourceRegistry(["a", "a", "a"])
+    for position in (3, 1, 3, 2, 1):
+        registry.cite(position)
+    assert registry.numbered() == [(1, "a", [3, 1, 2])]
+
+
+def test_registry_remembers_the_document_cited_last_per_number() -> None:
+    """last_cited names, per number, the position cited under it most recently."""
+    registry = SourceRegistry(["a", "b", "a", "b"])
+    registry.cite(1)
+    registry.cite(2)
+    assert registry.last_cited() == [1, 2]
+    registry.cite(3)
+    assert registry.last_cited() == [3, 2]
+    registry.cite(4)
+    registry.cite(1)
+    assert registry.last_cited() == [1, 4]
+
+
+def test_registry_number_if_cited_and_next_number() -> None:
+    """Before a source is cited it has no number and the next one is offered; after, it keeps its own."""
+    registry = SourceRegistry(["a", "b", "a"])
+    assert registry.number_if_cited(3) is None
+    assert registry.next_number() == 1
+    registry.cite(2)
+    assert registry.number_if_cited(3) is None
+    assert registry.next_number() == 2
+    registry.cite(1)
+    assert registry.number_if_cited(3) == 2
+    assert registry.number_if_cited(2) == 1
+    assert registry.next_number() == 3
+    assert len(registry) == 3
+    assert registry.source_key(3) == "a"
+
+
+def test_registry_cite_key_joins_the_numbering() -> None:
+    """A key cited without a document takes a source's number, or the next one with no positions."""
+    registry = SourceRegistry(["https://a.org", "b"])
+    assert registry.cite_key("https://z.org") == 1
+    assert registry.cite_key("https://a.org") == 2
+    assert registry.cite(1) == 2
+    assert registry.cite_key("https://z.org") == 1
+    assert registry.number_of_key("b") is None
+    assert registry.numbered() == [(1, "https://z.org", []), (2, "https://a.org", [1])]
+    assert registry.last_cited() == [0, 1]
+
+
+def test_registry_uncited_lists_every_source_with_no_citation() -> None:
+    """Sources none of whose documents is cited, in order of their first document, with all their positions."""
+    registry = SourceRegistry(["c", "a", "b", "a", "c", "d"])
+    registry.cite(3)
+    registry.cite(6)
+    assert registry.uncited() == [("c", [1, 5]), ("a", [2, 4])]
+    registry.cite(5)
+    assert registry.uncited() == [("a", [2, 4])]
+
+
+def test_registry_hands_out_copies() -> None:
+    """Changing what numbered() or last_cited() returned changes nothing in the registry."""
+    registry = SourceRegistry(["a", "a"])
+    registry.cite(1)
+    registry.numbered()[0][2].append(99)
+    registry.last_cited().append(7)
+    assert registry.numbered() == [(1, "a", [1])]
+    assert registry.last_cited() == [1]
+
+
+def test_resolve_source_keys_never_merges_documents_without_a_key() -> None:
+    """A missing or empty key is the document's own source (its id, else its position); unhashable keys are repr'd."""
+
+    class Doc:
+        def __init__(self, source: object = None, id: str | None = None) -> None:
+            self.metadata = {"source": source}
+            self.id = id
+
+    keys = resolve_source_keys(
+        [Doc("3"), Doc(), Doc(""), Doc(id="x"), Doc(["u"]), Doc("3")], lambda d: d.metadata["source"]
+    )
+    assert keys == ["3", OwnSource("position 2"), OwnSource("position 3"), OwnSource("id x"), "['u']", "3"]
+    assert OwnSource("position 3") != "3"
+    registry = SourceRegistry(keys)
+    assert [registry.cite(p) for p in (2, 3, 1, 6)] == [1, 2, 3, 3]

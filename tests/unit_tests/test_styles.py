@@ -427,7 +427,7 @@ def test_template_sees_documents() -> None:
 
 
 def test_template_renders_each_style_file() -> None:
-    """Every template in styles/ loaded by name renders as its built-in style and its golden file."""
+    """Every template of the package loaded by name renders as its built-in style and its golden file."""
     from langchain_refs import styles_directory
 
     names = sorted(p.stem for p in styles_directory().glob("*.jinja"))
@@ -460,3 +460,33 @@ def test_source_key_option_shows_in_the_list_without_changing_the_style() -> Non
     assert chain.invoke({"documents": docs}) == "A[1]\n\n- [1] https://a.org\n"
     assert style.source_id_key == "source"
     assert render(style, "A[1](id=1)", docs) == "A[1]\n\n- [1] a.pdf\n"
+
+
+def test_templates_are_package_data() -> None:
+    """The built-in templates live inside the package (langchain_refs/streaming/templates), not beside it."""
+    import langchain_refs
+    from langchain_refs import styles_directory
+
+    package = Path(langchain_refs.__file__).resolve().parent
+    assert styles_directory().resolve() == package / "streaming" / "templates"
+    assert not (package.parent / "styles").exists()
+
+
+def test_template_by_name_from_a_folder_of_your_own(tmp_path: Path) -> None:
+    """name= finds a template in directory= first; it may import a built-in; a built-in name still works there."""
+    (tmp_path / "brackets.jinja").write_text(
+        '{% import "text.jinja" as text %}'
+        "{% macro citation(c) %}<{{ c.number }}>{% endmacro %}"
+        "{% macro references(refs) %}{{ text.references(refs) }}{% endmacro %}",
+        encoding="utf-8",
+    )
+    docs = [Document("x", metadata={"source": "a.pdf"})]
+    style = TemplateReferenceStyle(name="brackets", directory=tmp_path)
+    assert render(style, "A[1](id=1)", docs) == "A<1>\n\n- [1] a.pdf\n"
+    assert render(TemplateReferenceStyle(name="text", directory=tmp_path), "A[1](id=1)", docs) == render(
+        TextReferenceStyle(), "A[1](id=1)", docs
+    )
+    with pytest.raises(ValueError, match="known styles: brackets, empty, html, markdown, text"):
+        TemplateReferenceStyle(name="nope", directory=tmp_path)
+    with pytest.raises(ValueError, match="is not a folder"):
+        TemplateReferenceStyle(name="brackets", directory=tmp_path / "missing")

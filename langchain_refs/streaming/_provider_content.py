@@ -1,4 +1,4 @@
-"""Citations a model makes natively, read from its text blocks.
+"""Providers' content shapes, read in one place: the citations a model makes natively.
 
 Some providers cite without markers: the text block itself carries its
 sources. langchain-core's standard shape is ``annotations`` of type
@@ -9,9 +9,10 @@ content carries a ``citations`` list (``char_location``,
 ``annotations`` of type ``url_citation`` or ``file_citation``. `native_citations`
 reads all of them into standard ``Citation`` dicts; `native_source_key` says
 which source each one names, so that they join the numbering of marker
-citations: by URL, else by title, else by the provider's document index.
-
-Pure Python: no LangChain.
+citations: by URL, else by title, else by the provider's document index;
+`native_media` is what a style renders for such a source, and
+`provider_end_index` where in the provider's raw text a citation's span ends.
+`ChunkRewriter` (``_chunks.py``) reads content through these alone.
 
 Example:
     >>> block = {"type": "text", "text": "Grass is green.", "citations": [
@@ -27,9 +28,19 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any, Final
 
+from langchain_core.documents import Document
+
 from langchain_refs.streaming._registry import OwnSource
 
-__all__ = ["NATIVE_KEYS", "native_citations", "native_source_key", "without_native"]
+__all__ = [
+    "NATIVE_KEYS",
+    "has_native_citations",
+    "native_citations",
+    "native_media",
+    "native_source_key",
+    "provider_end_index",
+    "without_native",
+]
 
 NATIVE_KEYS: Final = ("annotations", "citations")
 """The keys of a text block that may hold native citations."""
@@ -106,6 +117,45 @@ def without_native(block: Mapping[str, Any]) -> dict[str, Any]:
     if others:
         kept["annotations"] = others
     return kept
+
+
+def has_native_citations(block: Mapping[str, Any]) -> bool:
+    """Whether a text block carries a key that may hold native citations (``annotations``, ``citations``).
+
+    Example:
+        >>> has_native_citations({"type": "text", "text": "x"}), has_native_citations({"citations": []})
+        (False, True)
+    """
+    return any(key in block for key in NATIVE_KEYS)
+
+
+def provider_end_index(citation: Mapping[str, Any]) -> int | None:
+    """Where the span a native citation annotates ends, in its block's raw text (None: not said).
+
+    Example:
+        >>> provider_end_index(native_citations({"annotations": [
+        ...     {"type": "url_citation", "url": "u", "start_index": 0, "end_index": 5}]})[0])
+        5
+    """
+    extras = citation.get("extras")
+    end = extras.get("provider_end_index") if isinstance(extras, Mapping) else None
+    return end if isinstance(end, int) else None
+
+
+def native_media(citation: Mapping[str, Any]) -> Document:
+    """What a style renders for a source cited natively: a document with its URL and title.
+
+    Example:
+        >>> native_media({"type": "citation", "url": "https://a.org", "title": "A"}).metadata
+        {'source': 'https://a.org', 'url': 'https://a.org', 'title': 'A'}
+    """
+    metadata: dict[str, Any] = {}
+    url = citation.get("url")
+    if url:
+        metadata["source"] = metadata["url"] = url
+    if citation.get("title"):
+        metadata["title"] = citation["title"]
+    return Document(page_content=citation.get("cited_text") or "", metadata=metadata)
 
 
 def native_source_key(citation: Mapping[str, Any]) -> Hashable:
