@@ -36,12 +36,14 @@ the last such block (the one the final chunk writes); the others' are in
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Literal
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 
 from langchain_refs.streaming._provider_content import (
+    GROUNDING_KEY,
+    grounding_citations,
     has_native_citations,
     native_citations,
     native_media,
@@ -177,6 +179,7 @@ class ChunkRewriter:
         "_data",
         "_documents",
         "_first_id",
+        "_grounding_read",
         "_message_id",
         "_model_text_key",
         "_output",
@@ -227,6 +230,8 @@ class ChunkRewriter:
         # How much of each indexed block the model has written (its native
         # citations' offsets count from the block's start).
         self._block_lengths: dict[Any, int] = {}
+        # Google's grounding of the answer, read from the first chunk that has it.
+        self._grounding_read = False
 
     # -- chunks in, chunks out -----------------------------------------------
 
@@ -242,6 +247,8 @@ class ChunkRewriter:
                 return out or None
             chunk = _as_chunk(chunk)
         self._str_output = False
+        if GROUNDING_KEY in chunk.response_metadata and not self._grounding_read:
+            return self._grounded(chunk, self.on_chunk)
         if self._wants_id and chunk.id is not None:
             self._message_id = chunk.id
             # Prefer the provider's id over the ones LangChain makes up.
@@ -267,6 +274,8 @@ class ChunkRewriter:
             if isinstance(chunk, str):
                 return self.on_chunk(chunk)
             chunk = _as_chunk(chunk)
+        if GROUNDING_KEY in chunk.response_metadata and not self._grounding_read:
+            return self._grounded(chunk, self.on_chunk_v1)
         self._str_output = False
         self._v1 = True
         if self._first_id is None:
@@ -291,6 +300,38 @@ class ChunkRewriter:
         if chunk.tool_call_chunks:
             self._tool_calls = True
         return chunk.model_copy(update=update)
+
+    def _grounded(self, chunk: AIMessageChunk, rewrite: Callable[[Any], Any]) -> Any:
+        """``chunk`` rewritten with Google's grounding of the answer (read once) as native citations.
+
+        A whole answer in one chunk: each citation is placed at the end of the
+        span it grounds, and a ``str`` answer becomes a text block that
+        carries them. Streamed, the grounding comes with the last chunk, after
+        the text it grounds has passed on: its citations go at the end of the
+        text.
+        """
+        self._grounding_read = True
+        grounding = chunk.response_metadata[GROUNDING_KEY]
+        content = chunk.content
+        session = self._session
+        if session.output_length or session.held:  # streamed: the text has passed on
+            self._pending.extend(grounding_citations(grounding))
+            tail = self._tail_block
+            self._pending_block = tail.get("index", _TEXT_INDEX) if tail else _TEXT_INDEX
+            return rewrite(chunk)
+        if isinstance(content, str):
+            found = grounding_citations(grounding, content)
+            content = [{"type": "text", "text": content, "annotations": found, "index": _TEXT_INDEX}]
+        else:
+            first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+            found = grounding_citations(grounding, first.get("text", "") if first is not None else None)
+            if first is None:
+                content = [*content, {"type": "text", "text": "", "annotations": found, "index": _TEXT_INDEX}]
+            else:
+                content = [
+                    {**b, "annotations": [*b.get("annotations", []), *found]} if b is first else b for b in content
+                ]
+        return rewrite(chunk.model_copy(update={"content": content}))
 
     def _feed(self, text: str) -> str:
         if self._model_text_key is not None:
@@ -421,9 +462,10 @@ class ChunkRewriter:
             content = pending + tail
         else:
             content = self._last_blocks(citations, tail_block, pending, pending_block, tail)
-            if citations and self._v1 and not self._tool_calls:
+            if citations and (self._v1 or self._grounding_read) and not self._tool_calls:
                 # Standard v1 content: provider translators (Anthropic's
-                # rebuilds text blocks from its own `citations`) would drop our
+                # rebuilds text blocks from its own `citations`, Google's puts
+                # its grounding over the first block) would drop our
                 # annotations from `content_blocks` otherwise. Not with tool
                 # calls: v1 content_blocks would then omit them.
                 metadata["output_version"] = "v1"

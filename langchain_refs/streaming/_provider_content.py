@@ -12,6 +12,9 @@ which source each one names, so that they join the numbering of marker
 citations: by URL, else by title, else by the provider's document index;
 `native_media` is what a style renders for such a source, and
 `provider_end_index` where in the provider's raw text a citation's span ends.
+Google's Gemini grounds an answer as a whole instead
+(``response_metadata["grounding_metadata"]``): `grounding_citations` reads it
+with langchain-core's own translator.
 `ChunkRewriter` (``_chunks.py``) reads content through these alone.
 
 Example:
@@ -32,8 +35,17 @@ from langchain_core.documents import Document
 
 from langchain_refs.streaming._registry import OwnSource
 
+try:  # langchain-core's reading of Gemini's grounding (its block translators)
+    from langchain_core.messages.block_translators.google_genai import (
+        translate_grounding_metadata_to_citations as _translate_grounding,
+    )
+except ImportError:  # pragma: no cover - a langchain-core without it
+    _translate_grounding = None  # type: ignore[assignment]
+
 __all__ = [
+    "GROUNDING_KEY",
     "NATIVE_KEYS",
+    "grounding_citations",
     "has_native_citations",
     "native_citations",
     "native_media",
@@ -44,6 +56,9 @@ __all__ = [
 
 NATIVE_KEYS: Final = ("annotations", "citations")
 """The keys of a text block that may hold native citations."""
+
+GROUNDING_KEY: Final = "grounding_metadata"
+"""The ``response_metadata`` key of Google's grounding of a whole answer."""
 
 # Anthropic location types whose document is one the app sent (no URL).
 _ANTHROPIC_DOCUMENT_TYPES: Final = frozenset(
@@ -179,6 +194,40 @@ def native_source_key(citation: Mapping[str, Any]) -> Hashable:
         return OwnSource(f"provider document {index}")
     # Nothing names it: a source of its own, told apart by its identity.
     return OwnSource(f"provider citation {id(citation)}")
+
+
+def grounding_citations(grounding: Any, text: str | None = None) -> list[dict[str, Any]]:
+    """Google's grounding of an answer (``grounding_metadata``) as native citations.
+
+    langchain-core's translator reads the supports and the web, maps or
+    retrieved-context chunks they name. Gemini counts a segment's offsets in
+    UTF-8 bytes of the answer's text: given that ``text`` (the answer from its
+    start), the end of each span becomes a character offset; without it the
+    offsets are dropped, and the citation waits for the end of its block.
+
+    Example:
+        >>> grounding = {"grounding_chunks": [{"web": {"uri": "https://a.org", "title": "A"}}],
+        ...     "grounding_supports": [{"segment": {"start_index": 0, "end_index": 8, "text": "Café ok"},
+        ...                             "grounding_chunk_indices": [0]}]}
+        >>> found = grounding_citations(grounding, "Café ok. More.")
+        >>> found[0]["url"], provider_end_index(found[0])
+        ('https://a.org', 7)
+        >>> provider_end_index(grounding_citations(grounding)[0]) is None
+        True
+    """
+    if not isinstance(grounding, Mapping) or _translate_grounding is None:
+        return []
+    encoded = text.encode() if text is not None else None
+    found: list[dict[str, Any]] = []
+    for translated in _translate_grounding(dict(grounding)):
+        citation: dict[str, Any] = dict(translated)
+        citation.pop("id", None)  # made up afresh by langchain-core on every reading
+        for field in ("start_index", "end_index"):
+            offset = citation.pop(field, None)
+            if encoded is not None and isinstance(offset, int) and 0 <= offset <= len(encoded):
+                citation[field] = len(encoded[:offset].decode(errors="ignore"))
+        found.append(_standard(citation))
+    return found
 
 
 def _listed(value: Any) -> list[Mapping[str, Any]]:

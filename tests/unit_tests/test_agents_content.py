@@ -166,3 +166,43 @@ def test_streamed_list_content_in_the_agent_has_annotations_and_reasoning(mode: 
     assert blocks[0]["reasoning"] == "Let me think."
     assert blocks[1]["text"] == "Paris is the capital of France[1].\n\n- [1] Paris (https://example.org/paris)\n"
     assert spans(answer) == [("text", "Paris is the capital of France", "https://example.org/paris")]
+
+
+# Gemini grounds a whole answer in response_metadata; its offsets count UTF-8 bytes ("é" is two).
+GEMINI_TEXT = "Paris is big[1](id=1). Café Rome is old. Lyon has silk."
+GEMINI_SPAN = "Café Rome is old."
+GEMINI_START = len(GEMINI_TEXT[: GEMINI_TEXT.index(GEMINI_SPAN)].encode())
+GROUNDING = {
+    "web_search_queries": ["rome age"],
+    "grounding_chunks": [{"web": {"uri": "https://r.org", "title": "R"}}],
+    "grounding_supports": [
+        {
+            "segment": {
+                "start_index": GEMINI_START,
+                "end_index": GEMINI_START + len(GEMINI_SPAN.encode()),
+                "text": GEMINI_SPAN,
+            },
+            "grounding_chunk_indices": [0],
+        }
+    ],
+}
+GEMINI_META = {"model_provider": "google_genai", "grounding_metadata": GROUNDING}
+
+
+def test_gemini_grounding_of_a_whole_answer_numbers_its_span() -> None:
+    """A whole Gemini answer: the grounded span gets its number after it (bytes counted as bytes), one list."""
+    out = wrapped(AIMessage(GEMINI_TEXT, response_metadata=GEMINI_META)).invoke("q")
+    assert out.text == "Paris is big[1]. Café Rome is old.[2] Lyon has silk." + LIST
+    assert spans(out) == [("text", "Paris is big", "https://p.org"), ("text", "Café Rome is old.", "https://r.org")]
+    (native,) = [c["native"] for c in out.response_metadata["references"]["citations"] if c["native"]]
+    assert native["extras"]["google_ai_metadata"]["web_search_queries"] == ["rome age"]
+
+
+def test_gemini_grounding_after_a_streamed_answer_is_numbered_at_its_end() -> None:
+    """Streamed, the grounding comes with the last chunk: its source is numbered at the end of the text, and listed."""
+    text_chunks = [GEMINI_TEXT[i : i + 5] for i in range(0, len(GEMINI_TEXT), 5)]
+    chunks = [AIMessageChunk(content=t, response_metadata={"model_provider": "google_genai"}) for t in text_chunks]
+    chunks.append(AIMessageChunk(content="", response_metadata=GEMINI_META))
+    model = ReferencesChatModel(inner=BlockStreamer(script=[chunks]), documents=[PARIS], style=TextReferenceStyle())
+    streamed = "".join(c.text for c in model.stream("q"))
+    assert streamed == "Paris is big[1]. Café Rome is old. Lyon has silk.[2]" + LIST

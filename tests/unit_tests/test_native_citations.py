@@ -165,3 +165,25 @@ def test_a_citation_naming_nothing_is_a_source_of_its_own() -> None:
     answer = AIMessage(content=[{"type": "text", "text": "So it is", "annotations": [bare], "index": 0}])
     message = chain(RunnableLambda(lambda _: answer)).invoke({"documents": [ROME]})
     assert message.text == "So it is[1]\n\n- [1] untitled document\n"
+
+
+def test_gemini_grounding_of_a_whole_str_answer_through_manage_references() -> None:
+    """A whole str answer grounded by Gemini: a text block carrying the annotation, the number after its span."""
+    grounding = {
+        "grounding_chunks": [{"web": {"uri": "https://w.org", "title": "W"}}],
+        "grounding_supports": [
+            {"segment": {"start_index": 0, "end_index": 9, "text": "Wiki says"}, "grounding_chunk_indices": [0]}
+        ],
+    }
+    metadata = {"grounding_metadata": grounding, "model_provider": "google_genai"}
+    answer = AIMessage("Wiki says so. Rome is old[1](id=1).", response_metadata=metadata)
+    message = chain(RunnableLambda(lambda _: answer)).invoke({"documents": [ROME]})
+    assert message.text == "Wiki says[1] so. Rome is old[2].\n\n- [1] W (https://w.org)\n- [2] Rome (https://r.org)\n"
+    # content_blocks gives ours, not Google's translation of its offsets into the model's text.
+    (block,) = message.content_blocks
+    assert [(block["text"][a["start_index"] : a["end_index"]], a["url"]) for a in block["annotations"]] == [
+        ("Wiki says", "https://w.org"),
+        ("Rome is old", "https://r.org"),
+    ]
+    # Google's own data stays where the provider put it.
+    assert message.response_metadata["grounding_metadata"] == grounding
