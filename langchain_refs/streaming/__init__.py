@@ -32,6 +32,7 @@ from langchain_refs.streaming._parser import (
 )
 from langchain_refs.streaming._passages import attach_passages
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
+from langchain_refs.streaming._protocols import CitationVerifier, support_threshold_of
 from langchain_refs.streaming._references import (
     AnswerContext,
     AnswerReferences,
@@ -49,7 +50,7 @@ from langchain_refs.streaming._runnable import (
     ReferencesRunnable,
     manage_references,
 )
-from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, support_threshold_of
+from langchain_refs.streaming._session import ReferenceSession
 from langchain_refs.streaming._styles import (
     EmptyReferenceStyle,
     HTMLReferenceStyle,

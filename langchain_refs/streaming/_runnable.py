@@ -23,8 +23,9 @@ from langchain_refs.streaming._parser import (
 )
 from langchain_refs.streaming._passages import passage_scorer
 from langchain_refs.streaming._plumbing import astream_run, stream_run
+from langchain_refs.streaming._protocols import CitationVerifier, support_threshold_of
 from langchain_refs.streaming._references import AnswerReferences
-from langchain_refs.streaming._session import CitationVerifier, ReferenceSession, Verifier, support_threshold_of
+from langchain_refs.streaming._session import ReferenceSession, Verifier
 from langchain_refs.streaming._styles import ReferenceStyle, choose_style
 from langchain_refs.text import PairScorer
 

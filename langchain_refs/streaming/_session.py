@@ -11,7 +11,7 @@ import logging
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
 from langchain_refs.streaming._passages import attach_passages, passage_scorer
@@ -27,7 +27,7 @@ from langchain_refs.streaming._references import (
 from langchain_refs.streaming._registry import OwnSource, SourceRegistry, resolve_source_keys
 from langchain_refs.text import PairScorer
 
-__all__ = ["CitationRenderer", "CitationVerifier", "ReferenceSession", "Verifier"]
+__all__ = ["CitationRenderer", "ReferenceSession", "Verifier"]
 
 logger = logging.getLogger("langchain_refs")
 
@@ -64,44 +64,6 @@ class CitationRenderer(Protocol):
 
 Verifier = Callable[[AnswerReferences], AnswerReferences]
 """Fills in each citation's support once an answer is complete."""
-
-
-@runtime_checkable
-class CitationVerifier(Protocol):
-    """What ``manage_references(verifier=...)`` needs: a way to score citations.
-
-    The streaming wing knows only this protocol; the grounding wing's scorers
-    (`LexicalScorer` and the rest) implement it, and `CrossEncoderScorer`
-    wraps any other LangChain ``BaseCrossEncoder`` so that it does too.
-    ``manage_references`` passes the verifier's own ``support_threshold``
-    (an attribute, when it has one) unless it was given another; else 0.5.
-
-    Example:
-        >>> class EverythingSupported:
-        ...     def verify_citations(self, references, documents, *, threshold):
-        ...         return references
-        >>> isinstance(EverythingSupported(), CitationVerifier)
-        True
-    """
-
-    def verify_citations(
-        self, references: AnswerReferences, documents: Sequence[Any], *, threshold: float
-    ) -> AnswerReferences: ...
-
-
-def support_threshold_of(verifier: object) -> float:
-    """The score from which ``verifier`` calls a citation supported: its ``support_threshold``, else 0.5.
-
-    An attribute that is missing or None counts as 0.5.
-
-    Example:
-        >>> class Strict:
-        ...     support_threshold = 0.8
-        >>> support_threshold_of(Strict()), support_threshold_of(object())
-        (0.8, 0.5)
-    """
-    value = getattr(verifier, "support_threshold", None)
-    return 0.5 if value is None else float(value)
 
 
 class ReferenceSession:

@@ -1,0 +1,55 @@
+"""What the streaming wing asks of a verifier: the protocol grounding's scorers implement.
+
+It lives in a module of its own, apart from `ReferenceSession`, so that the
+session holds no runtime-checkable protocol (mypyc compiles the session and
+refuses ``@runtime_checkable`` on a compiled class) and so that the grounding
+wing reads the contract from one small place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from langchain_refs.streaming._references import AnswerReferences
+
+__all__ = ["CitationVerifier", "support_threshold_of"]
+
+
+@runtime_checkable
+class CitationVerifier(Protocol):
+    """What ``manage_references(verifier=...)`` needs: a way to score citations.
+
+    The streaming wing knows only this protocol; the grounding wing's scorers
+    (`LexicalScorer` and the rest) implement it, and `CrossEncoderScorer`
+    wraps any other LangChain ``BaseCrossEncoder`` so that it does too.
+    ``manage_references`` passes the verifier's own ``support_threshold``
+    (an attribute, when it has one) unless it was given another; else 0.5.
+
+    Example:
+        >>> class EverythingSupported:
+        ...     def verify_citations(self, references, documents, *, threshold):
+        ...         return references
+        >>> isinstance(EverythingSupported(), CitationVerifier)
+        True
+    """
+
+    def verify_citations(
+        self, references: AnswerReferences, documents: Sequence[Any], *, threshold: float
+    ) -> AnswerReferences: ...
+
+
+def support_threshold_of(verifier: object) -> float:
+    """The score from which ``verifier`` calls a citation supported: its ``support_threshold``, else 0.5.
+
+    An attribute that is missing or None counts as 0.5.
+
+    Example:
+        >>> class Strict:
+        ...     support_threshold = 0.8
+        >>> support_threshold_of(Strict()), support_threshold_of(object())
+        (0.8, 0.5)
+    """
+    value = getattr(verifier, "support_threshold", None)
+    return 0.5 if value is None else float(value)
