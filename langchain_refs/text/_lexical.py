@@ -16,6 +16,14 @@ apart (inverse document frequency over the batch).
 What a text's words are (and each word's stem) is cached across calls
 (`LexicalSupport.clear_caches` empties the caches, for benchmarks that
 measure a cold start).
+
+`LexicalSupport.best_matches` finds, for each claim, its best-scoring
+candidate among many (the passage finder's question) with the scores
+`score` gives, without scoring every pair: each candidate list is indexed
+once (which candidates hold each word, prefix and word pair, as bit fields
+of one integer), every candidate's score is estimated at once by integer
+arithmetic with a known error bound, and only the candidates the estimate
+cannot rule out are scored exactly.
 """
 
 from __future__ import annotations
@@ -28,11 +36,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from langchain_refs.text._sentences import split_sentences
+from langchain_refs.text._sentences import SentenceSplitter
 from langchain_refs.text._words import WORD, content_words, fold, stem
 
 __all__ = ["LexicalSupport", "stemmed_words"]
 
+# `split_sentences` builds a splitter per call; evidence is split sentence by sentence.
+_SPLITTER: Final = SentenceSplitter()
 _NUMBER: Final = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED: Final = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 
@@ -57,10 +67,39 @@ class _Evidence:
 
 
 @dataclass(frozen=True, slots=True)
+class _Index:
+    """Which candidates of a list hold each word, prefix and near pair: one bit field per candidate.
+
+    Candidate ``i`` is the ``_FIELD``-bit field starting at bit ``i * _FIELD``
+    of each mask (its lowest bit set when the candidate holds the key), so
+    adding ``q * mask`` adds ``q`` to the field of every candidate holding it.
+    """
+
+    evidence: tuple[_Evidence, ...]
+    words: dict[str, int]
+    prefixes: dict[str, int]
+    near: dict[tuple[str, str], int]
+    numbers: dict[str, int]  # whole fields set (a mask of candidates, not a count)
+    windowed: tuple[int, ...]  # candidates read as windows too: always scored exactly
+    plain: int  # every bit of every field but the windowed candidates'
+    ones: int  # the lowest bit of every field
+
+
+# Bits per candidate in the estimate's integer; the scale keeps every field below 2**_FIELD.
+_FIELD: Final = 32
+_SCALE: Final = float(1 << 27)
+_HIGH: Final = 1 << (_FIELD - 1)
+_TENS: Final = 10  # the penalised estimate's scale: fields stay below 10 * 2**27 + slack < 2**32
+_FIELD_CODE: Final = "I"
+_FIELD_BYTES: Final = _FIELD // 8
+
+
+@dataclass(frozen=True, slots=True)
 class _Claim:
     """What one claim brings to every pair it is in."""
 
     words: tuple[tuple[str, float, str | None], ...]  # word, weight, its first five letters (5+ letters)
+    distinct: tuple[tuple[str, float, str | None], ...]  # each word once, with the weights of its repeats summed
     total: float
     pairs: frozenset[tuple[str, str]]
     numbers: frozenset[str]
@@ -115,13 +154,132 @@ class LexicalSupport:
         rarity = self._rarity([e.whole for e in evidence.values()])
         unseen = max(rarity.values()) if rarity else 0.0
         claims: dict[str, _Claim] = {}
+        known: dict[str, tuple[str, float, str | None]] = {}
         scores = []
         for claim, text in text_pairs:
             found = claims.get(claim)
             if found is None:
-                found = claims[claim] = self._claim(claim, rarity, unseen)
+                found = claims[claim] = self._claim(claim, rarity, unseen, known)
             scores.append(self._score(found, evidence[text]))
         return scores
+
+    def best_matches(
+        self, queries: Sequence[tuple[str, int]], candidates: Sequence[Sequence[str]]
+    ) -> list[tuple[int, float]]:
+        """For each ``(claim, k)``: the best candidate of ``candidates[k]`` for the claim, and its score.
+
+        Exactly what scoring every ``(claim, candidate)`` pair of every query
+        in one `score` call gives (the batch's rarity included), then keeping
+        each query's highest score, the earliest candidate on a tie; but only
+        the candidates an integer estimate cannot rule out are scored.
+
+        Args:
+            queries: (claim, index into ``candidates``) pairs.
+            candidates: non-empty lists of evidence texts (a document's sentences).
+
+        Example:
+            >>> LexicalSupport().best_matches([("Lyon silk", 0)], [["Rome is old.", "Lyon has silk."]])
+            [(1, 1.0)]
+        """
+        used = sorted({k for _, k in queries})
+        evidence: dict[str, _Evidence] = {}
+        window = self.window
+        for k in used:
+            for text in candidates[k]:
+                if text not in evidence:
+                    evidence[text] = _evidence(text, window)
+        rarity = self._rarity([e.whole for e in evidence.values()])
+        unseen = max(rarity.values()) if rarity else 0.0
+        indexes = {k: _index([evidence[text] for text in candidates[k]]) for k in used}
+        claims: dict[str, _Claim] = {}
+        known: dict[str, tuple[str, float, str | None]] = {}
+        found = []
+        for claim, k in queries:
+            analysed = claims.get(claim)
+            if analysed is None:
+                analysed = claims[claim] = self._claim(claim, rarity, unseen, known)
+            found.append(self._best(analysed, indexes[k]))
+        return found
+
+    def _best(self, claim: _Claim, index: _Index) -> tuple[int, float]:
+        """The best candidate of ``index`` for ``claim`` and its score (the earliest on a tie)."""
+        evidence = index.evidence
+        count = len(evidence)
+        penalty = self.number_penalty
+        if (
+            count <= 2
+            or not claim.words
+            or not all(weight > 0 for _, weight, _ in claim.words)
+            or not 0 <= self.phrase_weight <= 1
+            or not 0 <= penalty <= 1
+        ):
+            # Few candidates, or weights the estimate cannot hold (none,
+            # negative, NaN, a share outside [0, 1]): score them all.
+            return self._best_of(claim, evidence, range(count))
+        # The estimate, ``_SCALE`` times each candidate's score before the number
+        # penalty (below) and the clamp (a no-op: the score is in [0, 1]):
+        # each term is rounded once, so it is off by at most half a unit per term.
+        unigram = 1.0 - self.phrase_weight if claim.pairs else 1.0
+        per_weight = _SCALE * unigram / claim.total
+        words, prefixes = index.words, index.prefixes
+        total = 0
+        for word, weight, prefix in claim.distinct:
+            held = words.get(word, 0)
+            if held:
+                total += round(per_weight * weight) * held
+            if prefix is not None:
+                partly = prefixes.get(prefix, 0) & ~held
+                if partly:
+                    total += round(per_weight * 0.7 * weight) * partly
+        terms = 2 * len(claim.distinct)
+        if claim.pairs:
+            # How many of the claim's pairs each candidate holds, then their share.
+            near = index.near
+            total += round(_SCALE * self.phrase_weight / len(claim.pairs)) * sum(
+                [near.get(pair, 0) for pair in claim.pairs]
+            )
+            terms += len(claim.pairs)
+        # The windowed candidates' scores blend in their windows: no estimate, scored exactly.
+        total &= index.plain
+        if claim.numbers:
+            # A candidate missing a number of the claim scores ``penalty`` times
+            # as much: the others' fields are scaled by ``_TENS``, these by the
+            # integer nearest ``penalty * _TENS`` (its distance adds to the slack).
+            complete = -1
+            for number in claim.numbers:
+                complete &= index.numbers.get(number, 0)
+            scaled = round(penalty * _TENS)
+            total = _TENS * (total & complete) + scaled * (total & ~complete)
+            terms = _TENS * terms + math.ceil(abs(penalty * _TENS - scaled) * _SCALE * 2) + 2
+        # A term is off by at most 1/2 when rounded and by the float error of its
+        # product (well under 1/2 unit at this scale): ``slack`` bounds how far
+        # two candidates' estimates can stray from their scores in opposite directions.
+        slack = 2 * terms + 4
+        top = max(memoryview(total.to_bytes(count * _FIELD_BYTES, "little")).cast(_FIELD_CODE))
+        if top <= slack:
+            return self._best_of(claim, evidence, range(count))
+        # Every field at least ``top - slack``: adding ``_HIGH - (top - slack)`` to
+        # each sets its high bit exactly then (fields stay below 2**(_FIELD - 1)).
+        high = ((total + (_HIGH - top + slack) * index.ones) & (_HIGH * index.ones)) >> (_FIELD - 1)
+        if not high & (high - 1) and not index.windowed:
+            # One candidate only: no need to score it against others, but its score is exact.
+            only = (high.bit_length() - 1) // _FIELD
+            return only, self._score(claim, evidence[only])
+        chosen = set(index.windowed)
+        while high:
+            low = high & -high
+            chosen.add((low.bit_length() - 1) // _FIELD)
+            high ^= low
+        return self._best_of(claim, evidence, sorted(chosen))
+
+    def _best_of(self, claim: _Claim, evidence: Sequence[_Evidence], chosen: Sequence[int]) -> tuple[int, float]:
+        best, best_score, best_rank = -1, 0.0, -math.inf
+        for i in chosen:
+            score = self._score(claim, evidence[i])
+            rank = -math.inf if math.isnan(score) else score
+            if best < 0 or rank > best_rank:
+                best, best_score, best_rank = i, score, rank
+        return best, best_score
 
     @staticmethod
     def clear_caches() -> None:
@@ -149,17 +307,28 @@ class LexicalSupport:
         count = len(evidence)
         return {word: math.log((count + 1) / (n + 0.5)) for word, n in frequency.items()}
 
-    def _claim(self, claim: str, rarity: dict[str, float], unseen: float) -> _Claim:
+    def _claim(
+        self, claim: str, rarity: dict[str, float], unseen: float, known: dict[str, tuple[str, float, str | None]]
+    ) -> _Claim:
         """What a claim brings to every pair it is in (worked out once per claim per batch).
 
         ``unseen`` is the rarity of a word no evidence has: the batch's highest.
+        ``known`` keeps each word's weight (when it is no name) for the batch's other claims.
         """
-        names = {stem(w) for w in WORD.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
+        # No upper-case letter, no name: the regular expression cannot match.
+        names: set[str] = set()
+        if not claim.islower():
+            names = {stem(w) for w in WORD.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
         words = content_words(claim)
         rarity_weight = self.rarity_weight
         common = 1 - rarity_weight
         weighted = []
         for word in words:
+            if word not in names:
+                seen = known.get(word)
+                if seen is not None:
+                    weighted.append(seen)
+                    continue
             weight = 1.0 + min(len(word), 10) / 10
             if word.isdigit():
                 weight = 2.0
@@ -168,9 +337,17 @@ class LexicalSupport:
             if rarity:
                 weight *= rarity_weight * rarity.get(word, unseen) + common
             # A word of five letters or more also counts, in part, by its first five.
-            weighted.append((word, weight, word[:5] if len(word) >= 5 else None))
+            entry = (word, weight, word[:5] if len(word) >= 5 else None)
+            if word not in names:
+                known[word] = entry
+            weighted.append(entry)
+        summed: dict[str, tuple[str, float, str | None]] = {}
+        for entry in weighted:
+            repeat = summed.get(entry[0])
+            summed[entry[0]] = entry if repeat is None else (entry[0], repeat[1] + entry[1], entry[2])
         return _Claim(
             words=tuple(weighted),
+            distinct=tuple(summed.values()),
             total=sum(weight for _, weight, _ in weighted),
             pairs=frozenset(itertools.pairwise(words)),
             numbers=frozenset(_NUMBER.findall(claim)),
@@ -205,7 +382,7 @@ class LexicalSupport:
 @functools.lru_cache(maxsize=4096)
 def _evidence(text: str, window: int) -> _Evidence:
     """A text read whole and as windows of ``window`` sentences (cached: evidence repeats)."""
-    sentences = [s.text for s in split_sentences(text)]
+    sentences = [s.text for s in _SPLITTER.split(text)]
     windows: tuple[_Words, ...] = ()
     if len(sentences) > window:
         windows = tuple(_analyse(" ".join(sentences[i : i + window])) for i in range(len(sentences) - window + 1))
@@ -220,6 +397,43 @@ def _analyse(text: str) -> _Words:
         present=frozenset(found),
         prefixes=frozenset(w[:5] for w in found if len(w) >= 5),
         near=frozenset(itertools.pairwise(found)) | frozenset(zip(found, found[2:], strict=False)),
+    )
+
+
+def _index(evidence: list[_Evidence]) -> _Index:
+    """The bit-field index of a list of candidates (see `_Index`)."""
+    words: dict[str, int] = {}
+    prefixes: dict[str, int] = {}
+    near: dict[tuple[str, str], int] = {}
+    numbers: dict[str, int] = {}
+    windowed = []
+    full = (1 << _FIELD) - 1
+    for i, found in enumerate(evidence):
+        bit = 1 << (i * _FIELD)
+        whole = found.whole
+        for word in whole.present:
+            words[word] = words.get(word, 0) | bit
+        for prefix in whole.prefixes:
+            prefixes[prefix] = prefixes.get(prefix, 0) | bit
+        for pair in whole.near:
+            near[pair] = near.get(pair, 0) | bit
+        for number in found.numbers:
+            numbers[number] = numbers.get(number, 0) | (full << (i * _FIELD))
+        if found.windows:
+            windowed.append(i)
+    plain = (1 << (len(evidence) * _FIELD)) - 1
+    ones = plain // full
+    for i in windowed:
+        plain &= ~(full << (i * _FIELD))
+    return _Index(
+        evidence=tuple(evidence),
+        words=words,
+        prefixes=prefixes,
+        near=near,
+        numbers=numbers,
+        windowed=tuple(windowed),
+        plain=plain,
+        ones=ones,
     )
 
 

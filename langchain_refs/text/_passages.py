@@ -87,6 +87,9 @@ def find_passages(
         if text not in windows:
             offsets = sentence_windows(splitter.split(text), size, 1) or [(0, 0)]
             windows[text] = [(start, end, text[start:end]) for start, end in offsets]
+    scoring = _scorer(scorer)
+    if type(scoring) is LexicalSupport:
+        return _lexical_passages(pairs, windows, scoring)
     # Every (claim, window) pair to score, in one batch; a (claim, text) pair
     # asked twice is scored once: `first` holds where its windows start.
     batch: list[tuple[str, str]] = []
@@ -96,7 +99,7 @@ def find_passages(
         if claim.strip() and pair not in first:
             first[pair] = len(batch)
             batch.extend([(claim, excerpt) for _, _, excerpt in windows[text]])
-    scores = [float(s) for s in _scorer(scorer).score(batch)] if batch else []
+    scores = [float(s) for s in scoring.score(batch)] if batch else []
     if len(scores) != len(batch):
         msg = f"the scorer gave {len(scores)} scores for {len(batch)} pairs"
         raise ValueError(msg)
@@ -105,8 +108,7 @@ def find_passages(
         claim, text = pair
         spans = windows[text]
         if not claim.strip():
-            start, end, excerpt = spans[0]
-            found.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=0.0))
+            found.append(_first_window(spans))
             continue
         offset = first[pair]
         best = 0
@@ -118,6 +120,42 @@ def find_passages(
         start, end, excerpt = spans[best]
         found.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=scores[offset + best]))
     return found
+
+
+def _lexical_passages(
+    pairs: Sequence[tuple[str, str]], windows: dict[str, list[tuple[int, int, str]]], scorer: LexicalSupport
+) -> list[PassageSpan]:
+    """`find_passages` with the lexical engine: the same spans, without scoring every window.
+
+    `LexicalSupport.best_matches` gives what one `score` call over every
+    (claim, window) pair and the earliest best of each would: the batch's
+    rarity comes from the same windows (each text's once), and only the
+    windows an estimate cannot rule out are scored.
+    """
+    texts = {text: k for k, text in enumerate(windows)}
+    lists = [[excerpt for _, _, excerpt in spans] for spans in windows.values()]
+    queries: dict[tuple[str, str], int] = {}
+    for pair in pairs:
+        if pair[0].strip() and pair not in queries:
+            queries[pair] = len(queries)
+    best = scorer.best_matches([(claim, texts[text]) for claim, text in queries], lists)
+    found = []
+    for pair in pairs:
+        claim, text = pair
+        spans = windows[text]
+        if not claim.strip():
+            found.append(_first_window(spans))
+            continue
+        i, score = best[queries[pair]]
+        start, end, excerpt = spans[i]
+        found.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=score))
+    return found
+
+
+def _first_window(spans: list[tuple[int, int, str]]) -> PassageSpan:
+    # A blank claim is not scored: the first window, at 0.
+    start, end, excerpt = spans[0]
+    return PassageSpan(start=start, end=end, excerpt=excerpt, score=0.0)
 
 
 def _scorer(scorer: PairScorer | None) -> PairScorer:

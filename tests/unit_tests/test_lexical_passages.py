@@ -1,0 +1,197 @@
+"""The lexical passage finder's fast path against the plain scoring of every window (the oracle)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langchain_refs.text import LexicalSupport, PassageSpan, SentenceSplitter, _lexical, find_passages, sentence_windows
+
+
+def oracle(pairs: Sequence[tuple[str, str]], scorer: LexicalSupport, size: int = 1) -> list[PassageSpan]:
+    """Every window of every (claim, text) scored in one `score` call; the earliest best of each pair kept."""
+    splitter = SentenceSplitter()
+    spans = {}
+    for _, text in pairs:
+        offsets = sentence_windows(splitter.split(text), size, 1) or [(0, 0)]
+        spans[text] = [(start, end, text[start:end]) for start, end in offsets]
+    asked = list(dict.fromkeys(pair for pair in pairs if pair[0].strip()))
+    batch = [(claim, excerpt) for claim, text in asked for _, _, excerpt in spans[text]]
+    scores = iter(scorer.score(batch) if batch else [])
+    best = {}
+    for claim, text in asked:
+        ranked = [next(scores) for _ in spans[text]]
+        top = max(range(len(ranked)), key=lambda i: (-math.inf if math.isnan(ranked[i]) else ranked[i], -i))
+        best[claim, text] = (top, ranked[top])
+    out = []
+    for claim, text in pairs:
+        i, score = best.get((claim, text), (0, 0.0))
+        start, end, excerpt = spans[text][i]
+        out.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=score))
+    return out
+
+
+PARIS = (
+    "Paris is the capital of France. Paris has a population of 2.1 million. The Seine runs through Paris. "
+    "Lyon is known for silk. Lyon has 500,000 people. Marseille is a port on the sea. "
+    "The capital of France is Paris. Paris hosted the Olympics in 1924 and 2024."
+)
+ROME = "Rome is old. Rome has ruins. Rome was founded in 753 BC. The Tiber runs through Rome. Romans built roads."
+TIES = "Lyon has silk. Lyon has silk too. Lyon has silk. Silk comes from Lyon."
+PREFIXES = "Migration of birds. Migrating birds fly south. The migrants rest. Nothing here. Birds sing."
+
+CASES = [
+    pytest.param([("Paris is the capital of France", PARIS)], id="best sentence"),
+    pytest.param([("Paris has 2.1 million people", PARIS)], id="number present"),
+    pytest.param([("Paris has 3 million people", PARIS)], id="number missing everywhere"),
+    pytest.param([("the Olympics came to Paris in 2024", PARIS)], id="number in one sentence"),
+    pytest.param([("Lyon silk", TIES)], id="ties go to the earlier"),
+    pytest.param([("silk from Lyon", TIES), ("Lyon silk", TIES)], id="two claims, same text"),
+    pytest.param([("migrations", PREFIXES)], id="prefix"),
+    pytest.param([("transportation cat", "Transports are fast. The cat sleeps. Dogs bark.")], id="prefix only wins"),
+    pytest.param([("the of and", PARIS)], id="no content word"),
+    pytest.param([("zebras gallop", PARIS)], id="no word in common"),
+    pytest.param([("", PARIS), ("   ", ROME)], id="blank claims"),
+    pytest.param([("Rome is old", "")], id="blank text"),
+    pytest.param([("Rome is old", "Rome.")], id="one sentence"),
+    pytest.param(
+        [("Rome founded 753 BC", ROME), ("Paris capital", PARIS), ("Rome founded 753 BC", ROME), ("Tiber", ROME)],
+        id="repeated pair, rarity over two texts",
+    ),
+    pytest.param(
+        [("Marseille is a port", PARIS), ("Romans built roads", ROME), ("Lyon silk", TIES), ("birds", PREFIXES)],
+        id="four texts",
+    ),
+    pytest.param(
+        [("Dr. Smith met J. R. R. Tolkien in the U.S. in 1950", "Dr. Smith met J. R. R. Tolkien. " * 5)], id="names"
+    ),
+]
+
+
+@pytest.mark.parametrize("pairs", CASES)
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_same_passages_as_scoring_every_window(pairs: list[tuple[str, str]], size: int) -> None:
+    """Offsets, excerpt and score are exactly those of the plain scoring of every window."""
+    scorer = LexicalSupport()
+    assert find_passages(pairs, scorer=scorer, size=size) == oracle(pairs, scorer, size)
+
+
+@pytest.mark.parametrize(
+    "settings_",
+    [
+        {"phrase_weight": 0.0},
+        {"phrase_weight": 1.0},
+        {"number_penalty": 0.5},
+        {"number_penalty": 0.0},
+        {"rarity_weight": 0.0},
+        {"rarity_weight": 2.0},  # weights can turn negative: the estimate steps aside
+        {"min_batch_for_rarity": 1},
+        {"window": 1, "whole_weight": 0.2},
+    ],
+    ids=repr,
+)
+def test_same_passages_with_other_settings(settings_: dict[str, float]) -> None:
+    """Any `LexicalSupport` setting: still exactly the plain scoring's passages."""
+    scorer = LexicalSupport(**settings_)  # type: ignore[arg-type]
+    pairs = [
+        ("the Olympics came to Paris in 2024", PARIS),
+        ("Lyon has 500,000 people", PARIS),
+        ("Rome founded 753 BC", ROME),
+        ("migrating birds", PREFIXES),
+        ("Lyon silk", TIES),
+    ]
+    for size in (1, 2):
+        assert find_passages(pairs, scorer=scorer, size=size) == oracle(pairs, scorer, size)
+
+
+def test_only_the_candidates_the_estimate_keeps_are_scored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clear winner among many sentences: far fewer exact scores than sentences."""
+    text = " ".join(f"Sentence {word} talks about item {word}." for word in "abcdefghijklmnopqrst")
+    text += " Paris is the capital of France."
+    scored = []
+    score = LexicalSupport._score
+
+    def counting(self: LexicalSupport, claim: object, evidence: object) -> float:
+        scored.append(evidence)
+        return score(self, claim, evidence)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LexicalSupport, "_score", counting)
+    (found,) = find_passages([("Paris is the capital of France", text)])
+    assert found.excerpt == "Paris is the capital of France."
+    assert len(scored) == 1  # of 21 sentences
+
+
+def test_best_matches_is_the_earliest_highest_score() -> None:
+    """`best_matches` against `score` on the same batch, candidate lists shared by several claims."""
+    support = LexicalSupport()
+    lists = [["Rome is old.", "Rome has ruins.", "Rome is old."], ["Lyon has silk.", "Paris is big.", "x"]]
+    queries = [("Rome is old", 0), ("ruins of Rome", 0), ("Paris", 1), ("nothing", 1)]
+    scores = support.score([(claim, text) for claim, k in queries for text in lists[k]])
+    expected = []
+    for q in range(len(queries)):
+        row = scores[3 * q : 3 * q + 3]
+        best = row.index(max(row))
+        expected.append((best, row[best]))
+    assert support.best_matches(queries, lists) == expected
+    assert expected[0][0] == 0  # "Rome is old." twice: the earlier
+
+
+WORDS = ["Paris", "paris", "Lyon", "silk", "capital", "capitals", "France", "river", "rivers", "1924", "2.5", "the"]
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    sentences = draw(
+        st.lists(
+            st.tuples(st.lists(st.sampled_from(WORDS), min_size=0, max_size=7), st.sampled_from([".", "!", "?", ". "])),
+            min_size=0,
+            max_size=12,
+        )
+    )
+    return " ".join(" ".join(words).capitalize() + end for words, end in sentences)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    documents=st.lists(texts(), min_size=1, max_size=6),
+    claims=st.lists(st.tuples(st.lists(st.sampled_from(WORDS), max_size=8), st.integers(0, 5)), max_size=8),
+    size=st.integers(1, 3),
+)
+def test_random_texts_match_the_oracle(documents: list[str], claims: list[tuple[list[str], int]], size: int) -> None:
+    """Hypothesis-random documents and claims: the fast path gives the oracle's passages."""
+    _lexical.LexicalSupport.clear_caches()
+    pairs = [(" ".join(words), documents[k % len(documents)]) for words, k in claims]
+    scorer = LexicalSupport()
+    assert find_passages(pairs, scorer=scorer, size=size) == oracle(pairs, scorer, size)
+
+
+def oracle_best(
+    queries: list[tuple[str, int]], lists: list[list[str]], support: LexicalSupport
+) -> list[tuple[int, float]]:
+    """One `score` call over every (claim, candidate) pair; each query's earliest highest score."""
+    scores = iter(support.score([(claim, text) for claim, k in queries for text in lists[k]]))
+    out = []
+    for _, k in queries:
+        row = [next(scores) for _ in lists[k]]
+        best = max(range(len(row)), key=lambda i: (row[i], -i))
+        out.append((best, row[best]))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lists=st.lists(st.lists(texts(), min_size=1, max_size=8), min_size=1, max_size=4),
+    claims=st.lists(st.tuples(st.lists(st.sampled_from(WORDS), max_size=8), st.integers(0, 3)), max_size=6),
+    window=st.integers(1, 3),
+)
+def test_best_matches_with_candidates_of_several_sentences(
+    lists: list[list[str]], claims: list[tuple[list[str], int]], window: int
+) -> None:
+    """Candidates of one to many sentences mixed (some read as windows too): the oracle's choice and score."""
+    queries = [(" ".join(words), k % len(lists)) for words, k in claims]
+    support = LexicalSupport(window=window)
+    assert support.best_matches(queries, lists) == oracle_best(queries, lists, support)
