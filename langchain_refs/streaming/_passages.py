@@ -19,14 +19,14 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from langchain_refs.streaming._references import AnswerReferences, Passage
-from langchain_refs.text import LexicalSupport, PairScorer, find_passages
+from langchain_refs.streaming._references import AnswerReferences, Citation, Passage
+from langchain_refs.text import LexicalSupport, PairScorer, PassageFinder, find_passages
 
-__all__ = ["DEFAULT_PASSAGE_SCORER", "attach_passages", "passage_scorer"]
+__all__ = ["DEFAULT_PASSAGE_SCORER", "attach_passages", "find_as_cited", "passage_finder", "passage_scorer"]
 
 DEFAULT_PASSAGE_SCORER: Final = LexicalSupport()
 """The scorer passages are found with unless another is given: lexical, no model."""
@@ -52,15 +52,40 @@ def passage_scorer(passages: bool | PairScorer | None) -> PairScorer | None:
     return passages
 
 
+def passage_finder(scorer: PairScorer | None) -> PassageFinder | None:
+    """A `PassageFinder` for ``scorer`` when it is the lexical engine (others score at the end, in one batch).
+
+    Example:
+        >>> passage_finder(DEFAULT_PASSAGE_SCORER) is not None, passage_finder(None)
+        (True, None)
+    """
+    return PassageFinder(scorer=scorer) if type(scorer) is LexicalSupport else None
+
+
+def find_as_cited(finder: PassageFinder, citations: Iterable[Citation], documents: Sequence[Any]) -> None:
+    """Find the passages of citations that just closed (`attach_passages` with ``finder`` reuses them)."""
+    count = len(documents)
+    for citation in citations:
+        if citation.native is None:
+            for position in citation.document_positions:
+                if 1 <= position <= count:
+                    finder.add(citation.text, _text_of(documents[position - 1]))
+
+
 def attach_passages(
-    references: AnswerReferences, documents: Sequence[Any], scorer: PairScorer | None = None
+    references: AnswerReferences,
+    documents: Sequence[Any],
+    scorer: PairScorer | None = None,
+    finder: PassageFinder | None = None,
 ) -> AnswerReferences:
     """``references`` with each document citation's `Passage` filled in.
 
     The words a citation backs (``Citation.text``) are the claim; the cited
     documents' sentences the candidates, scored by ``scorer`` (default: the
     lexical engine) in one batch. A position outside ``documents`` gives no
-    candidate; a citation with none keeps ``passage=None``.
+    candidate; a citation with none keeps ``passage=None``. A ``finder``
+    (the lexical engine's, given ``scorer``'s settings) reuses the passages
+    it found as citations closed (`find_as_cited`): the same result, sooner.
 
     Example:
         >>> attach_passages(AnswerReferences(), []) == AnswerReferences()
@@ -76,11 +101,11 @@ def attach_passages(
     ]
     if not wanted:
         return references
+    pairs = [(claim, _text_of(documents[position - 1])) for claim, position in wanted]
     found = iter(
-        find_passages(
-            [(claim, _text_of(documents[position - 1])) for claim, position in wanted],
-            scorer=scorer if scorer is not None else DEFAULT_PASSAGE_SCORER,
-        )
+        finder.find(pairs)
+        if finder is not None
+        else find_passages(pairs, scorer=scorer if scorer is not None else DEFAULT_PASSAGE_SCORER)
     )
     attached = []
     for citation in citations:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
-from langchain_refs.streaming._passages import attach_passages, passage_scorer
+from langchain_refs.streaming._passages import attach_passages, find_as_cited, passage_finder, passage_scorer
 from langchain_refs.streaming._references import (
     AnswerContext,
     AnswerReferences,
@@ -25,7 +25,7 @@ from langchain_refs.streaming._references import (
     Reference,
 )
 from langchain_refs.streaming._registry import OwnSource, SourceRegistry, resolve_source_keys
-from langchain_refs.text import PairScorer
+from langchain_refs.text import PairScorer, PassageFinder
 
 __all__ = ["CitationRenderer", "ReferenceSession", "Verifier"]
 
@@ -113,6 +113,7 @@ class ReferenceSession:
         "_documents",
         "_escape",
         "_final",
+        "_finder",
         "_group",
         "_invalid",
         "_keep_citations",
@@ -148,6 +149,8 @@ class ReferenceSession:
         self._style = style
         self._passages = passage_scorer(passages)
         self._keep_citations = keep_citations
+        # Each kept citation's passage is found as it closes (lexical engine): the end carries no burst.
+        self._finder: PassageFinder | None = passage_finder(self._passages) if keep_citations else None
         self._registry = SourceRegistry(resolve_source_keys(documents, source_key))
         # The style is shared configuration: what belongs to this answer goes
         # with each call, never onto the style.
@@ -287,7 +290,7 @@ class ReferenceSession:
         references = self._verified if self._verified is not None else self._build()
         if self._closed:
             if self._passages is not None:
-                references = attach_passages(references, self._documents, self._passages)
+                references = attach_passages(references, self._documents, self._passages, self._finder)
             self._final = references
         return references
 
@@ -446,6 +449,8 @@ class ReferenceSession:
 
     def _end_group(self) -> None:
         if self._keep_citations:
+            if self._finder is not None:
+                find_as_cited(self._finder, self._group.values(), self._documents)
             self._citations.extend(self._group.values())
         self._group = {}
 

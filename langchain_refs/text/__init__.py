@@ -10,7 +10,7 @@ Example:
 """
 
 from langchain_refs.text._lexical import LexicalSupport, stemmed_words
-from langchain_refs.text._passages import PairScorer, PassageSpan, find_passages
+from langchain_refs.text._passages import PairScorer, PassageFinder, PassageSpan, find_passages
 from langchain_refs.text._sentences import (
     DEFAULT_ABBREVIATIONS,
     EXTENDED_ABBREVIATIONS,
@@ -29,6 +29,7 @@ __all__ = [
     "WORD",
     "LexicalSupport",
     "PairScorer",
+    "PassageFinder",
     "PassageSpan",
     "SentenceSplitter",
     "Span",

@@ -32,14 +32,14 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from langchain_refs.text._sentences import SentenceSplitter
 from langchain_refs.text._words import WORD, content_words, fold, stem
 
-__all__ = ["LexicalSupport", "stemmed_words"]
+__all__ = ["CandidateIndex", "LexicalMatcher", "LexicalSupport", "stemmed_words"]
 
 # `split_sentences` builds a splitter per call; evidence is split sentence by sentence.
 _SPLITTER: Final = SentenceSplitter()
@@ -67,7 +67,7 @@ class _Evidence:
 
 
 @dataclass(frozen=True, slots=True)
-class _Index:
+class CandidateIndex:
     """Which candidates of a list hold each word, prefix and near pair: one bit field per candidate.
 
     Candidate ``i`` is the ``_FIELD``-bit field starting at bit ``i * _FIELD``
@@ -99,7 +99,6 @@ class _Claim:
     """What one claim brings to every pair it is in."""
 
     words: tuple[tuple[str, float, str | None], ...]  # word, weight, its first five letters (5+ letters)
-    distinct: tuple[tuple[str, float, str | None], ...]  # each word once, with the weights of its repeats summed
     total: float
     pairs: frozenset[tuple[str, str]]
     numbers: frozenset[str]
@@ -182,26 +181,29 @@ class LexicalSupport:
             [(1, 1.0)]
         """
         used = sorted({k for _, k in queries})
+        matcher = self.matcher([candidates[k] for k in used])
+        indexes = {k: matcher.index(candidates[k]) for k in used}
+        return [matcher.best(claim, indexes[k]) for claim, k in queries]
+
+    def matcher(self, candidates: Iterable[Sequence[str]]) -> LexicalMatcher:
+        """A `LexicalMatcher` for one batch: ``candidates``, every list of evidence texts in it.
+
+        Example:
+            >>> matcher = LexicalSupport().matcher([["Rome is old.", "Lyon has silk."]])
+            >>> matcher.best("Lyon silk", matcher.index(["Rome is old.", "Lyon has silk."]))
+            (1, 1.0)
+        """
         evidence: dict[str, _Evidence] = {}
         window = self.window
-        for k in used:
-            for text in candidates[k]:
+        for texts in candidates:
+            for text in texts:
                 if text not in evidence:
                     evidence[text] = _evidence(text, window)
-        rarity = self._rarity([e.whole for e in evidence.values()])
-        unseen = max(rarity.values()) if rarity else 0.0
-        indexes = {k: _index([evidence[text] for text in candidates[k]]) for k in used}
-        claims: dict[str, _Claim] = {}
-        known: dict[str, tuple[str, float, str | None]] = {}
-        found = []
-        for claim, k in queries:
-            analysed = claims.get(claim)
-            if analysed is None:
-                analysed = claims[claim] = self._claim(claim, rarity, unseen, known)
-            found.append(self._best(analysed, indexes[k]))
-        return found
+        return LexicalMatcher(self, evidence)
 
-    def _best(self, claim: _Claim, index: _Index) -> tuple[int, float]:
+    def _best(
+        self, claim: _Claim, distinct: Sequence[tuple[str, float, str | None]], index: CandidateIndex
+    ) -> tuple[int, float]:
         """The best candidate of ``index`` for ``claim`` and its score (the earliest on a tie)."""
         evidence = index.evidence
         count = len(evidence)
@@ -223,7 +225,7 @@ class LexicalSupport:
         per_weight = _SCALE * unigram / claim.total
         words, prefixes = index.words, index.prefixes
         total = 0
-        for word, weight, prefix in claim.distinct:
+        for word, weight, prefix in distinct:
             held = words.get(word, 0)
             if held:
                 total += round(per_weight * weight) * held
@@ -231,7 +233,7 @@ class LexicalSupport:
                 partly = prefixes.get(prefix, 0) & ~held
                 if partly:
                     total += round(per_weight * 0.7 * weight) * partly
-        terms = 2 * len(claim.distinct)
+        terms = 2 * len(distinct)
         if claim.pairs:
             # How many of the claim's pairs each candidate holds, then their share.
             near = index.near
@@ -341,13 +343,8 @@ class LexicalSupport:
             if word not in names:
                 known[word] = entry
             weighted.append(entry)
-        summed: dict[str, tuple[str, float, str | None]] = {}
-        for entry in weighted:
-            repeat = summed.get(entry[0])
-            summed[entry[0]] = entry if repeat is None else (entry[0], repeat[1] + entry[1], entry[2])
         return _Claim(
             words=tuple(weighted),
-            distinct=tuple(summed.values()),
             total=sum(weight for _, weight, _ in weighted),
             pairs=frozenset(itertools.pairwise(words)),
             numbers=frozenset(_NUMBER.findall(claim)),
@@ -379,6 +376,43 @@ class LexicalSupport:
         return _unit(score)
 
 
+class LexicalMatcher:
+    """Claims matched against lists of candidates, as one `LexicalSupport.score` batch of them all would.
+
+    The batch is fixed when the matcher is made (`LexicalSupport.matcher`):
+    the rarity of words comes from its evidence texts; each claim is read
+    once. `index` reads a list of candidates (of the batch, or scored as if
+    they were); `best` gives a claim's best candidate in it and its score.
+    """
+
+    __slots__ = ("_claims", "_known", "_rarity", "_support", "_unseen")
+
+    def __init__(self, support: LexicalSupport, evidence: dict[str, _Evidence]) -> None:
+        self._support = support
+        self._rarity = support._rarity([e.whole for e in evidence.values()])
+        self._unseen = max(self._rarity.values()) if self._rarity else 0.0
+        self._claims: dict[str, tuple[_Claim, list[tuple[str, float, str | None]]]] = {}
+        self._known: dict[str, tuple[str, float, str | None]] = {}
+
+    def index(self, texts: Sequence[str]) -> CandidateIndex:
+        """The candidates ``texts`` read and indexed for `best` (the same for every batch)."""
+        window = self._support.window
+        return _index([_evidence(text, window) for text in texts])
+
+    def best(self, claim: str, index: CandidateIndex) -> tuple[int, float]:
+        """The earliest best-scoring candidate of ``index`` for ``claim``, and its score."""
+        found = self._claims.get(claim)
+        if found is None:
+            analysed = self._support._claim(claim, self._rarity, self._unseen, self._known)
+            # Each word once, with the weights of its repeats summed (for the estimate only).
+            summed: dict[str, tuple[str, float, str | None]] = {}
+            for entry in analysed.words:
+                repeat = summed.get(entry[0])
+                summed[entry[0]] = entry if repeat is None else (entry[0], repeat[1] + entry[1], entry[2])
+            found = self._claims[claim] = (analysed, list(summed.values()))
+        return self._support._best(*found, index)
+
+
 @functools.lru_cache(maxsize=4096)
 def _evidence(text: str, window: int) -> _Evidence:
     """A text read whole and as windows of ``window`` sentences (cached: evidence repeats)."""
@@ -400,8 +434,8 @@ def _analyse(text: str) -> _Words:
     )
 
 
-def _index(evidence: list[_Evidence]) -> _Index:
-    """The bit-field index of a list of candidates (see `_Index`)."""
+def _index(evidence: list[_Evidence]) -> CandidateIndex:
+    """The bit-field index of a list of candidates (see `CandidateIndex`)."""
     words: dict[str, int] = {}
     prefixes: dict[str, int] = {}
     near: dict[tuple[str, str], int] = {}
@@ -425,7 +459,7 @@ def _index(evidence: list[_Evidence]) -> _Index:
     ones = plain // full
     for i in windowed:
         plain &= ~(full << (i * _FIELD))
-    return _Index(
+    return CandidateIndex(
         evidence=tuple(evidence),
         words=words,
         prefixes=prefixes,

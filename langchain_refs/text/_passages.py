@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from langchain_refs.text._lexical import LexicalSupport
+from langchain_refs.text._lexical import CandidateIndex, LexicalMatcher, LexicalSupport
 from langchain_refs.text._sentences import SentenceSplitter, sentence_windows
 
-__all__ = ["PairScorer", "PassageSpan", "find_passages"]
+__all__ = ["PairScorer", "PassageFinder", "PassageSpan", "find_passages"]
 
 
 class PairScorer(Protocol):
@@ -81,15 +81,14 @@ def find_passages(
     if size < 1:
         msg = f"size must be at least one sentence, got {size!r}"
         raise ValueError(msg)
+    scoring = _scorer(scorer)
+    if type(scoring) is LexicalSupport:
+        return PassageFinder(scorer=scoring, size=size, splitter=splitter).find(pairs)
     splitter = splitter or SentenceSplitter()
     windows: dict[str, list[tuple[int, int, str]]] = {}
     for _, text in pairs:
         if text not in windows:
-            offsets = sentence_windows(splitter.split(text), size, 1) or [(0, 0)]
-            windows[text] = [(start, end, text[start:end]) for start, end in offsets]
-    scoring = _scorer(scorer)
-    if type(scoring) is LexicalSupport:
-        return _lexical_passages(pairs, windows, scoring)
+            windows[text] = _windows(splitter, text, size)
     # Every (claim, window) pair to score, in one batch; a (claim, text) pair
     # asked twice is scored once: `first` holds where its windows start.
     batch: list[tuple[str, str]] = []
@@ -122,34 +121,103 @@ def find_passages(
     return found
 
 
-def _lexical_passages(
-    pairs: Sequence[tuple[str, str]], windows: dict[str, list[tuple[int, int, str]]], scorer: LexicalSupport
-) -> list[PassageSpan]:
-    """`find_passages` with the lexical engine: the same spans, without scoring every window.
+class PassageFinder:
+    """`find_passages` with the lexical engine, its work done as the pairs become known.
 
-    `LexicalSupport.best_matches` gives what one `score` call over every
-    (claim, window) pair and the earliest best of each would: the batch's
-    rarity comes from the same windows (each text's once), and only the
-    windows an estimate cannot rule out are scored.
+    `add` finds a pair's passage at once, within the batch of the texts
+    added so far; `find` gives exactly what `find_passages` gives for its
+    pairs, reusing each result found within the same batch of texts (the
+    rarity of words depends on the batch) and finding the others. A stream
+    adds each citation as it closes, so its end carries no burst of work.
+
+    Example:
+        >>> finder = PassageFinder()
+        >>> finder.add("Lyon silk", "Rome is old. Lyon has silk.")
+        >>> finder.find([("Lyon silk", "Rome is old. Lyon has silk.")])[0].excerpt
+        'Lyon has silk.'
     """
-    texts = {text: k for k, text in enumerate(windows)}
-    lists = [[excerpt for _, _, excerpt in spans] for spans in windows.values()]
-    queries: dict[tuple[str, str], int] = {}
-    for pair in pairs:
-        if pair[0].strip() and pair not in queries:
-            queries[pair] = len(queries)
-    best = scorer.best_matches([(claim, texts[text]) for claim, text in queries], lists)
-    found = []
-    for pair in pairs:
-        claim, text = pair
-        spans = windows[text]
+
+    __slots__ = ("_found", "_indexes", "_matcher", "_scorer", "_size", "_splitter", "_texts", "_windows")
+
+    def __init__(
+        self, *, scorer: LexicalSupport | None = None, size: int = 1, splitter: SentenceSplitter | None = None
+    ) -> None:
+        if size < 1:
+            msg = f"size must be at least one sentence, got {size!r}"
+            raise ValueError(msg)
+        self._scorer = scorer if scorer is not None else LexicalSupport()
+        self._size = size
+        self._splitter = splitter or SentenceSplitter()
+        self._windows: dict[str, list[tuple[int, int, str]]] = {}
+        self._indexes: dict[str, CandidateIndex] = {}
+        # The texts of the batch so far, the matcher for that batch (made when
+        # first needed), and each pair's (window, score, batch size) found in it.
+        self._texts: dict[str, None] = {}
+        self._matcher: LexicalMatcher | None = None
+        self._found: dict[tuple[str, str], tuple[int, float, int]] = {}
+
+    def add(self, claim: str, text: str) -> None:
+        """Find the passage of ``text`` for ``claim`` now, within the texts added so far."""
+        self._spans(text)
         if not claim.strip():
-            found.append(_first_window(spans))
-            continue
-        i, score = best[queries[pair]]
-        start, end, excerpt = spans[i]
-        found.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=score))
-    return found
+            return
+        if text not in self._texts:
+            self._texts[text] = None
+            self._matcher = None
+        pair = (claim, text)
+        found = self._found.get(pair)
+        if found is None or found[2] != len(self._texts):
+            i, score = self._best(claim, text)
+            self._found[pair] = (i, score, len(self._texts))
+
+    def find(self, pairs: Sequence[tuple[str, str]]) -> list[PassageSpan]:
+        """For each ``(claim, text)``, what ``find_passages(pairs)`` gives (see `find_passages`)."""
+        for _, text in pairs:
+            self._spans(text)
+        texts = dict.fromkeys(text for claim, text in pairs if claim.strip())
+        if texts.keys() != self._texts.keys():
+            # Another batch than the one added: its own rarity, nothing reused.
+            self._texts = texts
+            self._matcher = None
+            self._found = {}
+        size = len(self._texts)
+        out = []
+        for pair in pairs:
+            claim, text = pair
+            spans = self._windows[text]
+            if not claim.strip():
+                out.append(_first_window(spans))
+                continue
+            found = self._found.get(pair)
+            if found is None or found[2] != size:
+                i, score = self._best(claim, text)
+                found = self._found[pair] = (i, score, size)
+            start, end, excerpt = spans[found[0]]
+            out.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=found[1]))
+        return out
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
+        spans = self._windows.get(text)
+        if spans is None:
+            spans = self._windows[text] = _windows(self._splitter, text, self._size)
+        return spans
+
+    def _best(self, claim: str, text: str) -> tuple[int, float]:
+        matcher = self._matcher
+        if matcher is None:
+            windows = self._windows
+            matcher = self._matcher = self._scorer.matcher(
+                [[excerpt for _, _, excerpt in windows[t]] for t in self._texts]
+            )
+        index = self._indexes.get(text)
+        if index is None:
+            index = self._indexes[text] = matcher.index([excerpt for _, _, excerpt in self._windows[text]])
+        return matcher.best(claim, index)
+
+
+def _windows(splitter: SentenceSplitter, text: str, size: int) -> list[tuple[int, int, str]]:
+    offsets = sentence_windows(splitter.split(text), size, 1) or [(0, 0)]
+    return [(start, end, text[start:end]) for start, end in offsets]
 
 
 def _first_window(spans: list[tuple[int, int, str]]) -> PassageSpan:

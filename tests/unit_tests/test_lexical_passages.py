@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_refs.text import LexicalSupport, PassageSpan, SentenceSplitter, _lexical, find_passages, sentence_windows
+from langchain_refs.text import (
+    LexicalSupport,
+    PassageFinder,
+    PassageSpan,
+    SentenceSplitter,
+    _lexical,
+    find_passages,
+    sentence_windows,
+)
 
 
 def oracle(pairs: Sequence[tuple[str, str]], scorer: LexicalSupport, size: int = 1) -> list[PassageSpan]:
@@ -195,3 +203,50 @@ def test_best_matches_with_candidates_of_several_sentences(
     queries = [(" ".join(words), k % len(lists)) for words, k in claims]
     support = LexicalSupport(window=window)
     assert support.best_matches(queries, lists) == oracle_best(queries, lists, support)
+
+
+def test_finder_reuses_what_it_found_within_the_same_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairs added as they close are found then; `find` finds again only the one added before the last text."""
+    finder = PassageFinder()
+    pairs = [("Rome founded 753 BC", ROME), ("Paris capital", PARIS), ("Tiber", ROME)]
+    for claim, text in pairs:
+        finder.add(claim, text)
+    scored = []
+    best = LexicalSupport._best
+    monkeypatch.setattr(LexicalSupport, "_best", lambda self, *a: scored.append(a) or best(self, *a))
+    assert finder.find(pairs) == oracle(pairs, LexicalSupport())
+    # The first pair was found with Rome's text alone in the batch; the others with both texts.
+    assert len(scored) == 1
+
+
+def test_finder_finds_again_what_a_later_text_changes() -> None:
+    """A text cited after a pair was added changes the batch's rarity: that pair is found again, exactly."""
+    texts = [PARIS, ROME, TIES, PREFIXES, "Rome is old. Paris is big. Lyon has silk. Birds fly. Tiber runs."]
+    finder = PassageFinder()
+    pairs = [("Paris is old", texts[4]), *[("Paris capital Rome Lyon silk birds", t) for t in texts]]
+    for claim, text in pairs:
+        finder.add(claim, text)  # the first pair alone, then with 2, 3... texts in the batch
+    assert finder.find(pairs) == oracle(pairs, LexicalSupport())
+    assert finder.find(pairs[:2]) == oracle(pairs[:2], LexicalSupport())  # fewer texts: found again
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    documents=st.lists(texts(), min_size=1, max_size=6),
+    added=st.lists(st.tuples(st.lists(st.sampled_from(WORDS), max_size=8), st.integers(0, 5)), max_size=8),
+    extra=st.lists(st.tuples(st.lists(st.sampled_from(WORDS), max_size=8), st.integers(0, 5)), max_size=3),
+    keep=st.integers(0, 8),
+)
+def test_finder_after_random_adds_matches_the_oracle(
+    documents: list[str],
+    added: list[tuple[list[str], int]],
+    extra: list[tuple[list[str], int]],
+    keep: int,
+) -> None:
+    """Pairs added one by one, then asked with some dropped and others new: the oracle's passages."""
+    finder = PassageFinder()
+    first = [(" ".join(words), documents[k % len(documents)]) for words, k in added]
+    for claim, text in first:
+        finder.add(claim, text)
+    asked = first[:keep] + [(" ".join(words), documents[k % len(documents)]) for words, k in extra]
+    assert finder.find(asked) == oracle(asked, LexicalSupport())
