@@ -385,13 +385,15 @@ class LexicalMatcher:
     they were); `best` gives a claim's best candidate in it and its score.
     """
 
-    __slots__ = ("_claims", "_known", "_rarity", "_support", "_unseen")
+    __slots__ = ("_claim", "_known", "_rarity", "_support", "_unseen")
 
     def __init__(self, support: LexicalSupport, evidence: dict[str, _Evidence]) -> None:
         self._support = support
         self._rarity = support._rarity([e.whole for e in evidence.values()])
         self._unseen = max(self._rarity.values()) if self._rarity else 0.0
-        self._claims: dict[str, tuple[_Claim, list[tuple[str, float, str | None]]]] = {}
+        # The last claim read (a citation of several documents asks for it again at once):
+        # one, not all, so that a matcher kept through a long stream stays small.
+        self._claim: tuple[str, _Claim, list[tuple[str, float, str | None]]] | None = None
         self._known: dict[str, tuple[str, float, str | None]] = {}
 
     def index(self, texts: Sequence[str]) -> CandidateIndex:
@@ -401,16 +403,16 @@ class LexicalMatcher:
 
     def best(self, claim: str, index: CandidateIndex) -> tuple[int, float]:
         """The earliest best-scoring candidate of ``index`` for ``claim``, and its score."""
-        found = self._claims.get(claim)
-        if found is None:
+        last = self._claim
+        if last is None or last[0] != claim:
             analysed = self._support._claim(claim, self._rarity, self._unseen, self._known)
             # Each word once, with the weights of its repeats summed (for the estimate only).
             summed: dict[str, tuple[str, float, str | None]] = {}
             for entry in analysed.words:
                 repeat = summed.get(entry[0])
                 summed[entry[0]] = entry if repeat is None else (entry[0], repeat[1] + entry[1], entry[2])
-            found = self._claims[claim] = (analysed, list(summed.values()))
-        return self._support._best(*found, index)
+            last = self._claim = (claim, analysed, list(summed.values()))
+        return self._support._best(last[1], last[2], index)
 
 
 @functools.lru_cache(maxsize=4096)

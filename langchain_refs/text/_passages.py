@@ -14,6 +14,7 @@ the lexical engine (`LexicalSupport`), which needs no model.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -126,9 +127,12 @@ class PassageFinder:
 
     `add` finds a pair's passage at once, within the batch of the texts
     added so far; `find` gives exactly what `find_passages` gives for its
-    pairs, reusing each result found within the same batch of texts (the
-    rarity of words depends on the batch) and finding the others. A stream
-    adds each citation as it closes, so its end carries no burst of work.
+    pairs, reusing the result of the pair added in the same place (the
+    ``k``-th pair asked, the ``k``-th added) when it was found within the
+    same batch of texts (the rarity of words depends on the batch), and
+    finding the others. A stream adds each citation as it closes, so its end
+    carries no burst of scoring. What is kept per pair added is small: a
+    reference to its claim and four numbers.
 
     Example:
         >>> finder = PassageFinder()
@@ -137,7 +141,21 @@ class PassageFinder:
         'Lyon has silk.'
     """
 
-    __slots__ = ("_found", "_indexes", "_matcher", "_scorer", "_size", "_splitter", "_texts", "_windows")
+    __slots__ = (
+        "_batch",
+        "_claims",
+        "_indexes",
+        "_matcher",
+        "_scorer",
+        "_scores",
+        "_size",
+        "_splitter",
+        "_text_of",
+        "_texts",
+        "_versions",
+        "_windows",
+        "_windows_found",
+    )
 
     def __init__(
         self, *, scorer: LexicalSupport | None = None, size: int = 1, splitter: SentenceSplitter | None = None
@@ -148,52 +166,67 @@ class PassageFinder:
         self._scorer = scorer if scorer is not None else LexicalSupport()
         self._size = size
         self._splitter = splitter or SentenceSplitter()
+        # Each distinct text: its windows, its index (made when first needed), its number.
         self._windows: dict[str, list[tuple[int, int, str]]] = {}
         self._indexes: dict[str, CandidateIndex] = {}
-        # The texts of the batch so far, the matcher for that batch (made when
-        # first needed), and each pair's (window, score, batch size) found in it.
-        self._texts: dict[str, None] = {}
+        self._texts: dict[str, int] = {}
+        # The texts of the batch so far (those with a claim) and its matcher (made when first needed).
+        self._batch: dict[str, None] = {}
         self._matcher: LexicalMatcher | None = None
-        self._found: dict[tuple[str, str], tuple[int, float, int]] = {}
+        # Per pair added: its claim, its text's number, the window found, its score, and
+        # the batch's size then (-1: a blank claim, nothing found).
+        self._claims: list[str] = []
+        self._text_of = array("i")
+        self._windows_found = array("i")
+        self._scores = array("d")
+        self._versions = array("i")
 
     def add(self, claim: str, text: str) -> None:
         """Find the passage of ``text`` for ``claim`` now, within the texts added so far."""
         self._spans(text)
-        if not claim.strip():
-            return
-        if text not in self._texts:
-            self._texts[text] = None
-            self._matcher = None
-        pair = (claim, text)
-        found = self._found.get(pair)
-        if found is None or found[2] != len(self._texts):
+        number = self._texts.setdefault(text, len(self._texts))
+        i, score, version = 0, 0.0, -1
+        if claim.strip():
+            if text not in self._batch:
+                self._batch[text] = None
+                self._matcher = None
             i, score = self._best(claim, text)
-            self._found[pair] = (i, score, len(self._texts))
+            version = len(self._batch)
+        self._claims.append(claim)
+        self._text_of.append(number)
+        self._windows_found.append(i)
+        self._scores.append(score)
+        self._versions.append(version)
 
     def find(self, pairs: Sequence[tuple[str, str]]) -> list[PassageSpan]:
         """For each ``(claim, text)``, what ``find_passages(pairs)`` gives (see `find_passages`)."""
         for _, text in pairs:
             self._spans(text)
-        texts = dict.fromkeys(text for claim, text in pairs if claim.strip())
-        if texts.keys() != self._texts.keys():
-            # Another batch than the one added: its own rarity, nothing reused.
-            self._texts = texts
+        batch = dict.fromkeys(text for claim, text in pairs if claim.strip())
+        if batch.keys() != self._batch.keys():
+            # Another batch than the one added: its own rarity, nothing added reused.
+            self._batch = batch
             self._matcher = None
-            self._found = {}
-        size = len(self._texts)
+        size = len(self._batch)
+        added = len(self._claims)
+        claims, texts, text_of, versions = self._claims, self._texts, self._text_of, self._versions
+        again: dict[tuple[str, str], tuple[int, float]] = {}
         out = []
-        for pair in pairs:
+        for k, pair in enumerate(pairs):
             claim, text = pair
             spans = self._windows[text]
             if not claim.strip():
                 out.append(_first_window(spans))
                 continue
-            found = self._found.get(pair)
-            if found is None or found[2] != size:
-                i, score = self._best(claim, text)
-                found = self._found[pair] = (i, score, size)
-            start, end, excerpt = spans[found[0]]
-            out.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=found[1]))
+            if k < added and versions[k] == size and claims[k] == claim and texts.get(text, -1) == text_of[k]:
+                i, score = self._windows_found[k], self._scores[k]
+            else:
+                found = again.get(pair)
+                if found is None:
+                    found = again[pair] = self._best(claim, text)
+                i, score = found
+            start, end, excerpt = spans[i]
+            out.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=score))
         return out
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
@@ -207,7 +240,7 @@ class PassageFinder:
         if matcher is None:
             windows = self._windows
             matcher = self._matcher = self._scorer.matcher(
-                [[excerpt for _, _, excerpt in windows[t]] for t in self._texts]
+                [[excerpt for _, _, excerpt in windows[t]] for t in self._batch]
             )
         index = self._indexes.get(text)
         if index is None:

@@ -228,6 +228,7 @@ def test_finder_finds_again_what_a_later_text_changes() -> None:
         finder.add(claim, text)  # the first pair alone, then with 2, 3... texts in the batch
     assert finder.find(pairs) == oracle(pairs, LexicalSupport())
     assert finder.find(pairs[:2]) == oracle(pairs[:2], LexicalSupport())  # fewer texts: found again
+    assert finder.find(pairs[::-1]) == oracle(pairs[::-1], LexicalSupport())  # another order: matched by place
 
 
 @settings(max_examples=150, deadline=None)
