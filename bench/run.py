@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 
+from bench.agent_transformer import transformer_cost  # noqa: E402
 from bench.readme import replace_section  # noqa: E402
 from bench.workloads import (  # noqa: E402
     ChunkChatModel,
@@ -384,7 +385,7 @@ def agent_stream_cost(repeats: int) -> dict[str, Any] | None:
         # `wall` carries the whole stream, `cpu` the gap before the last chunk.
         return time.process_time() - start, last - previous
 
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"model_call": model_call_cost(repeats, docs)}
     for length in (20_000, 200_000):
         text = answer(length)
         graphs = {
@@ -399,6 +400,34 @@ def agent_stream_cost(repeats: int) -> dict[str, Any] | None:
             "rows": {n: {"ratio": t.wall / bare, "last_ms": t.cpu * 1e3} for n, t in best.items() if n != BARE},
         }
     return out
+
+
+def model_call_cost(repeats: int, docs: list[Any]) -> dict[str, float]:
+    """The agent's model call alone, as LangGraph's messages stream drives it: µs per 4-char chunk.
+
+    ``invoke`` with LangGraph's own ``StreamMessagesHandler`` attached (what
+    ``stream_mode="messages"`` attaches), in this thread: the bare chat model
+    against `ReferencesChatModel` around it (passages off), 20,000 characters.
+    """
+    from langgraph.pregel._messages import StreamMessagesHandler
+
+    from langchain_refs.agents import ReferencesChatModel
+
+    emitted: list[Any] = []
+    inner = ToolRoundChatModel(chunks=chunked(answer(20_000), 4))
+    models = {BARE: inner, OURS: ReferencesChatModel(inner=inner, documents=docs, cited_text=False)}
+    config = {"metadata": {"langgraph_node": "model", "langgraph_checkpoint_ns": "model:1"}}
+
+    def run(model: Any) -> tuple[float, float]:
+        inner.calls = 1  # the next call answers
+        emitted.clear()
+        gc.collect()
+        start = time.thread_time()
+        model.invoke("q", {**config, "callbacks": [StreamMessagesHandler(emitted.append, False)]})
+        return time.thread_time() - start, 0.0
+
+    best = interleaved({name: (lambda m=m: run(m)) for name, m in models.items()}, repeats)
+    return {name: t.wall / len(inner.chunks) * 1e6 for name, t in best.items()}
 
 
 # -- the session alone --------------------------------------------------------------
@@ -730,6 +759,28 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
             f"and one search for an opener), about 0.1 µs for the Runnable's step, and the markers, "
             f"{per_chunk_markers:.2f} µs per chunk on average."
         )
+    agent_stream = results.get("agent_stream")
+    if "agent_stream" in missed and agent_stream is not None:
+        call = agent_stream["model_call"]
+        lines.append(
+            f"- The agent ratio. The model call alone, as the messages stream drives it, takes "
+            f"{call[BARE]:.1f} µs per 4-char chunk bare and {call[OURS]:.1f} µs with the wrapper: per chunk the "
+            f"wrapper makes a rewritten message (`model_copy`) and its `ChatGenerationChunk`, feeds the session, "
+            f"and LangChain merges the chunks' standard blocks (list content) where the bare model's are strings. "
+            f"A transformer (`AgentMiddleware.transformers`) avoids the copies but rewrites only "
+            f"`stream_events(version='v3')` (see its row); reaching the bound needs fewer objects per chunk in "
+            f"LangChain's chat-model streaming itself, or a compiled rewrite."
+        )
+    passages = results.get("passages")
+    if "passages" in missed and passages is not None:
+        dense = passages["rows"][-1]
+        lines.append(
+            f"- The passage per citation ({dense['best_ms'] * 1e3 / max(dense['citations'], 1):.1f} µs). Each "
+            f"citation's claim is read (its words stemmed, names and numbers found) and every cited document's "
+            f"sentences indexed, cold; only the sentences an integer estimate cannot rule out are scored, one or "
+            f"two per citation. Reading the claim alone is a few µs of Python per citation; with the citations "
+            f"found as they close (the agents wing's sessions do), the end of the answer carries no scoring."
+        )
     if "session" in missed:
         lines.append(
             f"- The session per marker. In 4-char chunks a marker arrives over about four chunks: each piece "
@@ -862,6 +913,24 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
                 f"{gap:.1f} ms",
                 gap <= TARGET_AGENT_LAST_MS,
                 "agent_stream",
+            )
+        )
+    transformer = results.get("transformer")
+    if transformer is not None:
+        rows = transformer["rows"]
+        proto = rows["transformer prototype"]
+        off = rows["model wrapper (ReferencesMiddleware, passages off)"]
+        on = rows["model wrapper (ReferencesMiddleware, passages on)"]
+        out.append(
+            (
+                "AgentMiddleware.transformers (a measuring prototype, `bench/agent_transformer.py`) against the "
+                "model wrapper, same agent workload",
+                f"`stream_events(version='v3')`: transformer {_ratio(proto['v3_ratio'])} the bare agent, wrapper "
+                f"{_ratio(off['v3_ratio'])} ({_ratio(on['v3_ratio'])} with passages); `stream_mode='messages'`: the "
+                f"transformer leaves {proto['messages_raw_markers']} of {transformer['markers']} markers raw, the "
+                f"wrapper none at {_ratio(off['messages_ratio'])} ({_ratio(on['messages_ratio'])} with passages)",
+                "shown here",
+                "transformer",
             )
         )
     passages = results.get("passages")
@@ -1071,6 +1140,7 @@ def main() -> None:
     results["agents"] = agents_cost(repeats)
     results["agent_stream"] = agent_stream_cost(repeats)
     results["passages"] = passage_cost(repeats)
+    results["transformer"] = transformer_cost(repeats)
     results["copies"] = message_copies()
     loop.close()
     results["parser"] = parser_throughput(repeats, 200_000 if args.quick else 2_000_000)

@@ -1,10 +1,12 @@
-"""The passage behind each citation: found once the answer is complete, never per chunk.
+"""The passage behind each citation: attached once the answer is complete.
 
 For every citation of documents, `attach_passages` asks the text layer's
 passage finder for the sentence of each cited document that best supports
 the words the citation backs (one split per document, one scoring batch),
 and keeps the best one (the first cited document on a tie). Native citations
-(a provider's own) have no document of ours and get none.
+(a provider's own) have no document of ours and get none. With the lexical
+engine a session finds them as each citation closes (`passage_finder`,
+`find_as_cited`): the same passages, with no burst of scoring at the end.
 
 Example:
     >>> from types import SimpleNamespace as Doc

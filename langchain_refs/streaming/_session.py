@@ -84,9 +84,11 @@ class ReferenceSession:
             that best supports it (`Citation.passage`): True (the default)
             with the lexical engine, a scorer with ``score(pairs)`` (any
             LangChain cross-encoder, any grounding scorer) to use that, False
-            for none. The work happens once the answer is complete, when the
-            references are first read (or at `close` when the style shows
-            passages), never per chunk.
+            for none. With the lexical engine each kept citation's passage is
+            found as the citation closes (in the `feed` that ends it: tens of
+            µs, ordinary text none; the end of the answer then only gathers
+            them); another scorer works once the answer is complete, in one
+            batch. The references show passages once the answer is complete.
 
     Each marker costs at most one log line, however many ids it names; a run
     of consecutive ids that name no document is one invalid citation.
