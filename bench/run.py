@@ -390,7 +390,7 @@ def agent_stream_cost(repeats: int) -> dict[str, Any] | None:
         text = answer(length)
         graphs = {
             BARE: agent([], text),
-            "cited text off": agent([ReferencesMiddleware(cited_text=False)], text),
+            "cited text off": agent([ReferencesMiddleware(passages=False)], text),
             "cited text on (default)": agent([ReferencesMiddleware()], text),
         }
         best = interleaved({name: (lambda g=g: run(g)) for name, g in graphs.items()}, repeats)
@@ -778,8 +778,10 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
             f"- The passage per citation ({dense['best_ms'] * 1e3 / max(dense['citations'], 1):.1f} µs). Each "
             f"citation's claim is read (its words stemmed, names and numbers found) and every cited document's "
             f"sentences indexed, cold; only the sentences an integer estimate cannot rule out are scored, one or "
-            f"two per citation. Reading the claim alone is a few µs of Python per citation; with the citations "
-            f"found as they close (the agents wing's sessions do), the end of the answer carries no scoring."
+            f"two per citation. Reading the claim alone is a few µs of Python per citation. A session finds "
+            f"each passage as its citation closes (this row measures the batch path), so the end of an answer "
+            f"gathers them without scoring: what is left there is making the `Passage` and the new `Citation` "
+            f"of each citation (see the agent's last chunk)."
         )
     if "session" in missed:
         lines.append(
