@@ -212,11 +212,12 @@ class LexicalSupport:
             count <= 2
             or not claim.words
             or not all(weight > 0 for _, weight, _ in claim.words)
+            or not math.isfinite(claim.total)
             or not 0 <= self.phrase_weight <= 1
             or not 0 <= penalty <= 1
         ):
             # Few candidates, or weights the estimate cannot hold (none,
-            # negative, NaN, a share outside [0, 1]): score them all.
+            # negative, NaN, infinite, a share outside [0, 1]): score them all.
             return self._best_of(claim, evidence, range(count))
         # The estimate, ``_SCALE`` times each candidate's score before the number
         # penalty (below) and the clamp (a no-op: the score is in [0, 1]):

@@ -97,6 +97,7 @@ def test_same_passages_as_scoring_every_window(pairs: list[tuple[str, str]], siz
         {"number_penalty": 0.0},
         {"rarity_weight": 0.0},
         {"rarity_weight": 2.0},  # weights can turn negative: the estimate steps aside
+        {"rarity_weight": 1e308},  # ... or infinite
         {"min_batch_for_rarity": 1},
         {"window": 1, "whole_weight": 0.2},
     ],
