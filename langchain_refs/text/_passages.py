@@ -66,6 +66,11 @@ def find_passages(
     not scored: its passage is the text's first window, score 0. A blank
     text gives the empty passage at 0 (score 0 too when the claim is blank).
 
+    With the lexical engine itself (a `LexicalSupport`, not a subclass) the
+    result is the same but not every window is scored (`PassageFinder`,
+    `LexicalSupport.best_matches`): an estimate of every window's score rules
+    most of them out.
+
     Args:
         pairs: (claim, document text) pairs.
         scorer: scores (claim, window) pairs (default: `LexicalSupport`).
