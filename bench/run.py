@@ -954,7 +954,8 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
                 f"{small['case']}, cold",
                 f"{small['best_ms']:.1f} ms; "
                 + "; ".join(f"{r['best_ms']:.0f} ms for {r['citations']:,} citations, {r['case']}" for r in large)
-                + " (done once the answer is complete; the rows above run with passages off)",
+                + " (`attach_passages` in one batch, cold; a session finds them as citations close; the rows above run "
+                "with passages off)",
                 small["best_ms"] <= TARGET_PASSAGES_MS,
                 "passages",
             )
