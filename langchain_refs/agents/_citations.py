@@ -1,8 +1,8 @@
 """LangChain's standard ``Citation`` annotations for a rewritten answer, and the passages behind them.
 
 The streaming wing does the work: a `ReferenceSession` finds each citation's
-`Passage` once the answer is complete (the text layer's passage finder,
-lexical by default), and `AnswerReferences.standard_citations` writes the
+`Passage` with the text layer's passage finder (lexical by default, as each citation
+closes), and `AnswerReferences.standard_citations` writes the
 annotations: ``url`` and ``title`` of the source, ``start_index``/
 ``end_index`` of the words it backs in the rewritten text, and
 ``cited_text``, the passage of the cited document that best supports those
