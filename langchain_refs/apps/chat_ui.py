@@ -88,7 +88,7 @@ from typing_extensions import override
 
 from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import first_line
-from langchain_refs.apps.check_page import check_routes
+from langchain_refs.apps.check.page import check_routes
 from langchain_refs.apps.demo import ExtractiveChatModel, demo_context
 from langchain_refs.apps.ui_stream import (
     AnswerText,
@@ -618,7 +618,7 @@ def create_app(
     """The chat web app: the offline demo pipeline unless a model or documents are given.
 
     The app also serves the checking page, ``/check``, and its API,
-    ``POST /api/check`` (`langchain_refs.apps.check_page`), and
+    ``POST /api/check`` (`langchain_refs.apps.check.page`), and
     ``POST /api/ui-stream``: the same answers as the AI SDK's UI message
     stream (`langchain_refs.apps.ui_stream`), for a ``useChat`` front end; it
     takes the body ``useChat`` sends (at most 1 MB: the client sends the whole

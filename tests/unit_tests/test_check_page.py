@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from langchain_refs.apps import main
-from langchain_refs.apps.check_page import CheckLimits, check_routes
+from langchain_refs.apps.check.page import CheckLimits, check_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "check_input.json"

@@ -30,8 +30,9 @@ exit status 130, the progress kept. An item holding text that UTF-8 cannot
 write (a lone surrogate such as ``"\\ud800"``) is an error record.
 
 Example:
-    >>> read_json_text('{"a": NaN, "b": 1e999, "c": 2.5}', count=[0])
-    {'a': None, 'b': None, 'c': 2.5}
+    >>> from langchain_refs.apps import build_parser
+    >>> build_parser().parse_args(["check", "extract", "--input", "in.jsonl", "--output", "out.jsonl"]).engine
+    'local'
 """
 
 from __future__ import annotations
@@ -46,17 +47,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem
-from langchain_refs.apps.checking import (
+from langchain_refs.apps.check.items import (
     Checkers,
     build_checkers,
     check_item,
     dumps,
     is_json_list,
     read_items,
-    read_json_text,
 )
 
-__all__ = ["add_check_command", "is_json_list", "read_items", "read_json_text"]
+__all__ = ["add_check_command", "run_check"]
 
 _NON_FINITE = "NaN, Infinity or a number too large for a float"
 
@@ -205,7 +205,7 @@ def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
 def run_check(args: argparse.Namespace) -> int:
     """Run ``extract``, ``check`` or ``extract-check`` over a file (or, with ``--engine ray``, over many)."""
     if args.engine == "ray":
-        from langchain_refs.apps.check_ray import run_ray_check
+        from langchain_refs.apps.check.ray_engine import run_ray_check
 
         return run_ray_check(args)
     ray_only = [
