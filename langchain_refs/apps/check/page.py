@@ -14,8 +14,9 @@ not supported ("the sources say 1932, not 1951") and, per source, whether
 it supports the claims resting on it, does not, or both (mixed). The page
 builds its DOM from data (``textContent``, never
   ``innerHTML``) under a nonce Content-Security-Policy, as the chat page does.
-- ``GET /check/static/{check.js,check.css,app.css}``: the page's script and
-  styles (``app.css`` is the app's shared base stylesheet).
+- ``GET /static/{name}``: the files of the app's pages (this page's
+  ``check.js``, ``check.css`` and the shared ``app.css``, ``dom.js``), by
+  name only: the one route the chat page's files come from too.
 - ``POST /api/check``: one item of ``langchain-refs check``, checked the way
   that command checks it.
 
@@ -78,7 +79,6 @@ from __future__ import annotations
 
 import html
 import json
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,10 +87,11 @@ from typing import Any, Literal, cast
 from langchain_core.language_models import BaseChatModel
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from langchain_refs.apps._errors import utf8_problem
+from langchain_refs.apps._web import NOSNIFF, page_response, static_route
 from langchain_refs.apps.check.items import (
     MODES,
     Checkers,
@@ -105,22 +106,11 @@ from langchain_refs.grounding import Claim, ClaimCheck, aggregate, recorded_mode
 
 __all__ = ["CheckLimits", "check_routes"]
 
-_HERE = Path(__file__).parent
-_STATIC_DIR = _HERE.parent / "static"
-_PAGE = (_HERE / "page.html").read_text(encoding="utf-8")
-# Only these files are served, by name: no path from the request reaches the file system.
-# app.css is the app's shared base stylesheet (the chat page's too): served here as well,
-# so the page is whole wherever its routes are mounted.
-_STATIC = {
-    "app.css": ("text/css; charset=utf-8", _STATIC_DIR / "app.css"),
-    "check.js": ("text/javascript; charset=utf-8", _STATIC_DIR / "check.js"),
-    "check.css": ("text/css; charset=utf-8", _STATIC_DIR / "check.css"),
-}
+_PAGE = (Path(__file__).parent / "page.html").read_text(encoding="utf-8")
 _AGGREGATORS: tuple[Literal["strict", "soft", "major"], ...] = ("strict", "soft", "major")
 _CHECKERS = ("offline", "model")
 _CLAIM_FORMATS = ("triplet", "subsentence")
 _OPTIONS = ("mode", "aggregator", "checker", "threshold", "claim_format")
-_NOSNIFF = {"X-Content-Type-Options": "nosniff"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,7 +238,10 @@ async def _body(request: Request, limits: CheckLimits) -> dict[str, Any]:
 
 
 def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | None = None) -> list[BaseRoute]:
-    """The routes of the checking page and its API (see the module's docstring for the JSON shapes).
+    """The routes of the checking page, its API and the pages' files (see the module's docstring for the JSON shapes).
+
+    The files' route is the app's one (``/static/{name}``), so the page is
+    whole wherever these routes are mounted; `create_app` takes it from here.
 
     Args:
         model: the chat model of ``serve --model``: the page and the API then
@@ -274,21 +267,7 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
     page_text = _PAGE.replace("{{model_option}}", model_option)
 
     async def page(_: Request) -> Response:
-        nonce = secrets.token_urlsafe(16)
-        policy = (
-            f"default-src 'self'; script-src 'nonce-{nonce}'; style-src 'self' 'nonce-{nonce}'; "
-            "img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-        )
-        return HTMLResponse(
-            page_text.replace("{{nonce}}", nonce), headers={"Content-Security-Policy": policy, **_NOSNIFF}
-        )
-
-    async def static(request: Request) -> Response:
-        found = _STATIC.get(request.path_params["name"])
-        if found is None:
-            return Response("not found", status_code=404, media_type="text/plain")
-        kind, path = found
-        return Response(path.read_bytes(), media_type=kind, headers={"Cache-Control": "no-cache", **_NOSNIFF})
+        return page_response(page_text)
 
     def run(body: dict[str, Any]) -> dict[str, Any]:
         # Each request collects its own (the check runs in a worker thread, with its own context).
@@ -341,11 +320,11 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
             # Checking is CPU work (or a model's calls): off the event loop.
             result = await run_in_threadpool(run, body)
         except _BadRequest as problem:
-            return JSONResponse({"error": str(problem)}, status_code=problem.status, headers=_NOSNIFF)
-        return JSONResponse(result, headers=_NOSNIFF)
+            return JSONResponse({"error": str(problem)}, status_code=problem.status, headers=NOSNIFF)
+        return JSONResponse(result, headers=NOSNIFF)
 
     return [
         Route("/check", page, methods=["GET"]),
-        Route("/check/static/{name}", static, methods=["GET"]),
+        static_route(),
         Route("/api/check", api, methods=["POST"]),
     ]
