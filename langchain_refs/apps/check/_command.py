@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem
+from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem, utf8_text
 from langchain_refs.apps.check.items import (
     Checkers,
     build_checkers,
@@ -94,12 +94,9 @@ def _read_input(source: Path) -> tuple[bytes, str]:
         msg = f"{source}: cannot read it ({error.strerror or error})"
         raise CommandError(msg) from None
     try:
-        return data, data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        msg = (
-            f"{source}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}); "
-            "save it as UTF-8 and run again"
-        )
+        return data, utf8_text(data)
+    except ValueError as error:
+        msg = f"{source}: not UTF-8 text ({error}); save it as UTF-8 and run again"
         raise CommandError(msg) from None
 
 

@@ -90,7 +90,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from langchain_refs.apps._errors import utf8_problem
+from langchain_refs.apps._errors import utf8_problem, utf8_text
 from langchain_refs.apps._web import NOSNIFF, page_response, static_route
 from langchain_refs.apps.check.items import (
     MODES,
@@ -215,9 +215,9 @@ async def _body(request: Request, limits: CheckLimits) -> dict[str, Any]:
         data += chunk
         _limit("the body", len(data), limits.body_bytes, "bytes")
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        msg = f"the body is not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})"
+        text = utf8_text(bytes(data))
+    except ValueError as error:
+        msg = f"the body is not UTF-8 ({error})"
         raise _BadRequest(msg) from None
     try:
         body = read_json_text(text, count=[0])

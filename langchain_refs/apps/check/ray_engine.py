@@ -63,7 +63,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_refs.apps._errors import CommandError, first_line, utf8_problem
+from langchain_refs.apps._errors import CommandError, first_line, utf8_problem, utf8_text
 from langchain_refs.apps.check.items import MODES, Mode, build_checkers, checked_item, dumps, is_json_list, read_items
 
 __all__ = ["RayCheckSummary", "check_with_ray", "run_ray_check"]
@@ -262,9 +262,9 @@ def _read_file(location: str, kind: str) -> tuple[list[tuple[int, str, str]], in
     with fs.open_input_stream(path) as handle:
         data = handle.read()
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        msg = f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})"
+        text = utf8_text(data)
+    except ValueError as error:
+        msg = f"not UTF-8 text ({error})"
         raise ValueError(msg) from None
     try:
         # ASCII JSON between the reader and the workers: an item holding a lone surrogate
