@@ -6,6 +6,8 @@ import importlib
 import json
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -423,3 +425,33 @@ def test_old_check_module_paths_still_give_their_names_with_a_deprecation_warnin
             assert getattr(moved, name) is getattr(home, name)
     with pytest.raises(AttributeError, match="_process"):
         moved._process  # noqa: B018 (only the public names are forwarded)
+
+
+def test_the_checking_packages_public_names() -> None:
+    """apps.check's __all__ is pinned: the checking API, the engines' entry points; the page's routes are apart."""
+    from langchain_refs.apps import check
+
+    assert check.__all__ == [
+        "MODES",
+        "Checkers",
+        "ClaimChecking",
+        "ClaimExtraction",
+        "Mode",
+        "RayCheckSummary",
+        "build_checkers",
+        "check_item",
+        "check_with_ray",
+        "checked_item",
+        "dumps",
+        "is_json_list",
+        "read_items",
+        "read_json_text",
+        "run_ray_check",
+    ]
+
+
+def test_the_checking_api_needs_no_web_server() -> None:
+    """Importing apps.check loads neither Starlette nor the page (they are the serve extra's), nor Ray."""
+    code = "import sys, langchain_refs.apps.check; print(sorted({'starlette', 'ray', 'pyarrow'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
