@@ -38,7 +38,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -55,6 +54,7 @@ from langchain_refs.apps.check.items import (
     dumps,
     is_json_list,
     read_items,
+    run_key,
 )
 
 __all__ = ["add_check_command", "run_check"]
@@ -157,10 +157,7 @@ def _check_output(target: Path) -> None:
 
 def _run_key(data: bytes, args: argparse.Namespace) -> str:
     """What a saved result depends on: the input's bytes and every option that changes results."""
-    options = [_PROGRESS_FORMAT, args.mode, args.aggregator, args.model, args.claim_format, args.threshold]
-    digest = hashlib.sha256(json.dumps(options).encode())
-    digest.update(data)
-    return digest.hexdigest()[:32]
+    return run_key([_PROGRESS_FORMAT, args.mode, args.aggregator, args.model, args.claim_format, args.threshold], data)
 
 
 def _saved(partial: Path, key: str, total: int) -> dict[int, dict[str, Any]] | None:

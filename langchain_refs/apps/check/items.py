@@ -24,6 +24,9 @@ Example:
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import hashlib
 import json
 import math
 import sys
@@ -55,8 +58,10 @@ __all__ = [
     "checked_item",
     "dumps",
     "is_json_list",
+    "json_data",
     "read_items",
     "read_json_text",
+    "run_key",
 ]
 
 Mode = Literal["extract", "check", "extract-check"]
@@ -131,15 +136,50 @@ def _references(item: dict[str, Any]) -> list[str]:
     return references
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every float that JSON cannot hold replaced by None."""
+def json_data(value: Any, count: list[int] | None = None) -> Any:
+    """``value`` as data standard JSON holds: a float it cannot hold (NaN, infinities) None, counted in ``count[0]``.
+
+    Dates and times become their ISO text, durations seconds, decimals and
+    bytes text (as Parquet gives them), and keys strings. The check's own
+    results and the Ray engine's Parquet rows are made JSON here, both ways alike.
+
+    Example:
+        >>> import datetime
+        >>> changed = [0]
+        >>> json_data({"Y": float("nan"), "day": datetime.date(2024, 5, 1), 3: (1.5, b"ok")}, changed), changed
+        ({'Y': None, 'day': '2024-05-01', '3': [1.5, 'ok']}, [1])
+    """
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        if math.isfinite(value):
+            return value
+        if count is not None:
+            count[0] += 1
+        return None
     if isinstance(value, dict):
-        return {key: _finite(v) for key, v in value.items()}
+        return {str(k): json_data(v, count) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [json_data(v, count) for v in value]
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
     return value
+
+
+def run_key(parts: list[Any], data: bytes = b"") -> str:
+    """What a run's saved results depend on, as a short key: ``parts`` (options, file names...) and ``data``.
+
+    A rerun whose key differs starts over (the local engine's progress, the Ray engine's shards).
+
+    Example:
+        >>> run_key([1, {"mode": "check"}]) == run_key([1, {"mode": "check"}]), len(run_key([1], b"input"))
+        (True, 32)
+    """
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode() + data).hexdigest()[:32]
 
 
 def check_item(
@@ -195,8 +235,8 @@ def check_item(
         references = _references(item)
         checks = checkers.checker.check_batch(claims, references, question)
         out["ys"] = [c.label for c in checks]
-        out["Y"] = _finite(aggregate(out["ys"], aggregator))  # type: ignore[arg-type]
-        out["checks"] = _finite([c.to_dict(guard=True) for c in checks])
+        out["Y"] = json_data(aggregate(out["ys"], aggregator))  # type: ignore[arg-type]
+        out["checks"] = json_data([c.to_dict(guard=True) for c in checks])
     return out
 
 

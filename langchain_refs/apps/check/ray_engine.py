@@ -46,11 +46,8 @@ Example:
 from __future__ import annotations
 
 import argparse
-import datetime
-import decimal
 import fnmatch
 import glob
-import hashlib
 import io
 import json
 import logging
@@ -64,7 +61,17 @@ from pathlib import Path
 from typing import Any
 
 from langchain_refs.apps._errors import CommandError, first_line, utf8_problem, utf8_text
-from langchain_refs.apps.check.items import MODES, Mode, build_checkers, checked_item, dumps, is_json_list, read_items
+from langchain_refs.apps.check.items import (
+    MODES,
+    Mode,
+    build_checkers,
+    checked_item,
+    dumps,
+    is_json_list,
+    json_data,
+    read_items,
+    run_key,
+)
 
 __all__ = ["RayCheckSummary", "check_with_ray", "run_ray_check"]
 
@@ -220,28 +227,6 @@ def input_files(inputs: str | Sequence[str], input_format: str = "auto") -> list
     return found
 
 
-def _finite_count(value: Any, count: list[int]) -> Any:
-    """A Parquet value as JSON data: NaN and infinities become None (counted), dates their ISO text."""
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        count[0] += 1
-        return None
-    if isinstance(value, dict):
-        return {str(k): _finite_count(v, count) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite_count(v, count) for v in value]
-    if isinstance(value, datetime.date | datetime.time):
-        return value.isoformat()
-    if isinstance(value, datetime.timedelta):
-        return value.total_seconds()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return value
-
-
 def _read_file(location: str, kind: str) -> tuple[list[tuple[int, str, str]], int, str]:
     """Each item of one file as ``(number, JSON text or "", reason or "")``, the nulled numbers, a position word.
 
@@ -257,7 +242,7 @@ def _read_file(location: str, kind: str) -> tuple[list[tuple[int, str, str]], in
         with fs.open_input_file(path) as handle:
             for batch in pq.ParquetFile(handle).iter_batches():
                 for row in batch.to_pylist():
-                    rows.append((len(rows) + 1, dumps(_finite_count(row, count)), ""))
+                    rows.append((len(rows) + 1, dumps(json_data(row, count)), ""))
         return rows, count[0], "row"
     with fs.open_input_stream(path) as handle:
         data = handle.read()
@@ -437,11 +422,6 @@ class _ShardChecker:
         # Written last: its presence says the shard's files are in place.
         _write(self.fs, f"{self.root}/_done/{name}.json", dumps(marker).encode())
         return len(results), len(errors)
-
-
-def _run_key(options: dict[str, Any], files: list[tuple[str, str, int, int]]) -> str:
-    """What the shards depend on: the options and each input file's path, size and modification time."""
-    return hashlib.sha256(json.dumps([_FORMAT, options, files], sort_keys=True).encode()).hexdigest()[:32]
 
 
 def _read_json(fs: Any, path: str) -> Any:
@@ -638,7 +618,8 @@ def check_with_ray(
         "batch_size": batch_size,
     }
     found = input_files(inputs, input_format)
-    key = _run_key(options, found)
+    # The shards depend on the options and each input file's path, size and modification time.
+    key = run_key([_FORMAT, options, found])
     _, _, done = _prepare_output(output, key, options)
     files = [(location, kind) for location, kind, _, _ in found]
     complete = {f for f, markers in done.items() if _complete(markers)}
