@@ -37,9 +37,19 @@ DOCUMENTS = "langchain_refs/agents/_documents.py"
 
 PARSER_TESTS = ("tests/unit_tests/test_parser.py",)
 REGISTRY_TESTS = ("tests/unit_tests/test_session.py",)
-SESSION_TESTS = ("tests/unit_tests/test_session.py", "tests/unit_tests/test_native_citations.py")
+# test_hot_path.py pins the claim's span as a forward search finds it; test_agents_stack.py the document
+# texts a thread keeps: each catches a mutant the files beside it let through.
+SESSION_TESTS = (
+    "tests/unit_tests/test_session.py",
+    "tests/unit_tests/test_native_citations.py",
+    "tests/unit_tests/test_hot_path.py",
+)
 ESCAPING_TESTS = ("tests/unit_tests/test_styles.py", "tests/unit_tests/test_url_safety.py")
-AGENT_TESTS = ("tests/unit_tests/test_agents.py", "tests/unit_tests/test_agents_cases.py")
+AGENT_TESTS = (
+    "tests/unit_tests/test_agents.py",
+    "tests/unit_tests/test_agents_cases.py",
+    "tests/unit_tests/test_agents_stack.py",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from bench.readme import replace_section  # noqa: E402
 from bench.run import commit, machine  # noqa: E402
 from langchain_refs.apps import main as command  # noqa: E402
-from langchain_refs.apps.check_ray import check_with_ray  # noqa: E402
+from langchain_refs.apps.check import check_with_ray  # noqa: E402
 from tests.integration_tests.test_ray_check import generated_rows  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")

@@ -1,4 +1,4 @@
-"""The apps wing: the command line, the offline demo, the chat UI and the check command.
+"""The apps wing: the command line, the offline demo, the chat UI, and checking claims (``apps/check/``).
 
 Apps stand on the streaming and grounding wings and are imported by nothing
 inside the package but ``langchain_refs.__main__``.

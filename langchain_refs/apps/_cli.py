@@ -22,10 +22,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_refs.apps._check_cli import add_check_command
 from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import CommandError, at_least_one, first_line
 from langchain_refs.apps._models import load_model
+from langchain_refs.apps.check._command import add_check_command
 from langchain_refs.streaming import (
     EmptyReferenceStyle,
     HTMLReferenceStyle,

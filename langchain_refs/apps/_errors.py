@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["CommandError", "first_line", "utf8_problem"]
+__all__ = ["CommandError", "first_line", "utf8_problem", "utf8_text"]
 
 
 class CommandError(Exception):
@@ -44,6 +44,26 @@ def utf8_problem(text: str) -> str | None:
     except UnicodeEncodeError as error:
         return f"holds \\u{ord(text[error.start]):04x}, a lone surrogate that UTF-8 cannot write"
     return None
+
+
+def utf8_text(data: bytes) -> str:
+    """``data`` read as UTF-8 (a leading byte-order mark dropped), or a ValueError naming the first byte that is not.
+
+    The message is the byte and its offset, for the caller to say whose bytes they are.
+
+    Example:
+        >>> utf8_text(b"\\xef\\xbb\\xbfcaf\\xc3\\xa9")
+        'café'
+        >>> utf8_text(b"caf\\xe9")
+        Traceback (most recent call last):
+        ...
+        ValueError: byte 0xe9 at offset 3
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        msg = f"byte 0x{data[error.start]:02x} at offset {error.start}"
+        raise ValueError(msg) from None
 
 
 # Shown as langchain_refs.apps.CommandError, where users import it from.

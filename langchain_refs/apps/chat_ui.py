@@ -1,7 +1,8 @@
 """The chat page of ``langchain-refs serve``: a conversation with cited, checkable answers (Starlette).
 
-``create_app()`` serves the page (``/``), its assets (``/static/...``,
-``/favicon.ico``, all inside the package: it works offline) and
+``create_app()`` serves the page (``/``), its assets (``/static/{name}``, the
+one route of both pages' files, and ``/favicon.ico``, all inside the package:
+it works offline) and
 ``POST /api/chat``, which takes ``{"question": ..., "conversation": ...}``
 (a JSON body of at most 16 KB; ``conversation`` is the id a ``start`` event
 gave, to continue that conversation) and answers with a stream of
@@ -81,14 +82,14 @@ from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
 from typing_extensions import override
 
 from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import first_line
-from langchain_refs.apps.check_page import check_routes
+from langchain_refs.apps._web import STATIC, page_response
+from langchain_refs.apps.check.page import check_routes
 from langchain_refs.apps.demo import ExtractiveChatModel, demo_context
 from langchain_refs.apps.ui_stream import (
     AnswerText,
@@ -120,13 +121,10 @@ __all__ = [
     "markdown_tree",
 ]
 
-STATIC: Final = Path(__file__).parent / "static"
-"""The page assets (stylesheet, script, icon); ``app.css`` is shared by the app's pages."""
-
 ALLOWED_TAGS: Final = frozenset(
     "p h3 h4 h5 h6 ul ol li em strong s code pre blockquote a hr br table thead tbody tr th td".split()
 )
-"""The elements a ``render`` tree may hold (the page refuses any other)."""
+"""The elements a ``render`` tree may hold: the one list, which the page is given (it refuses any other)."""
 
 _PAGE = (Path(__file__).parent / "chat_ui.html").read_text(encoding="utf-8")
 
@@ -557,15 +555,11 @@ def _chat_prompt() -> ChatPromptTemplate:
 # -- The app ------------------------------------------------------------------------
 
 
+_TAGS = " ".join(sorted(ALLOWED_TAGS))
+
+
 def _page(request: Request) -> Response:
-    nonce = secrets.token_urlsafe(16)
-    policy = (
-        f"default-src 'self'; script-src 'nonce-{nonce}'; style-src 'self'; img-src 'self'; "
-        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-    )
-    mode = "agent" if request.app.state.agent else "chain"
-    page = _PAGE.replace("{{nonce}}", nonce).replace("{{mode}}", mode)
-    return HTMLResponse(page, headers={"Content-Security-Policy": policy})
+    return page_response(_PAGE, mode="agent" if request.app.state.agent else "chain", tags=_TAGS)
 
 
 async def _json_body(request: Request, limit: int) -> Any:
@@ -618,7 +612,7 @@ def create_app(
     """The chat web app: the offline demo pipeline unless a model or documents are given.
 
     The app also serves the checking page, ``/check``, and its API,
-    ``POST /api/check`` (`langchain_refs.apps.check_page`), and
+    ``POST /api/check`` (`langchain_refs.apps.check.page`), and
     ``POST /api/ui-stream``: the same answers as the AI SDK's UI message
     stream (`langchain_refs.apps.ui_stream`), for a ``useChat`` front end; it
     takes the body ``useChat`` sends (at most 1 MB: the client sends the whole
@@ -722,7 +716,7 @@ def create_app(
             Route("/api/chat", chat, methods=["POST"]),
             Route("/api/ui-stream", ui_stream, methods=["POST"]),
             Route("/favicon.ico", favicon),
-            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+            # The checking page's routes bring the one route of both pages' files, /static/{name}.
             *check_routes(model=check_model),
         ]
     )

@@ -10,8 +10,7 @@ from langchain_core.documents.base import BaseMedia
 
 from langchain_refs._inputs import document_text
 from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards
-from langchain_refs.streaming import support_threshold_of
-from langchain_refs.streaming._references import AnswerReferences
+from langchain_refs.streaming import AnswerReferences, support_threshold_of
 from langchain_refs.text import SentenceSplitter, sentence_windows
 
 __all__ = ["GUARD_FROM", "GUARD_PENALTY", "SupportScorer", "citation_findings", "verify_citations"]

@@ -19,7 +19,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from starlette.applications import Starlette
 
-from langchain_refs.apps.check_page import check_routes
+from langchain_refs.apps.check.page import check_routes
 from tests.integration_tests import browser_fixtures
 from tests.integration_tests.browser_fixtures import (
     axe_missing,

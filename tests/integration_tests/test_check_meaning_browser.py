@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from langchain_refs.apps.check_page import check_routes
+from langchain_refs.apps.check.page import check_routes
 from tests.integration_tests import browser_fixtures
 from tests.integration_tests.browser_fixtures import check, new_page, serving
 

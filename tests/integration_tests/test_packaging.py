@@ -97,6 +97,16 @@ def test_wheel_carries_the_templates(tmp_path: Path) -> None:
     assert lines[5] == pyproject_version()
 
 
+@pytest.mark.slow
+def test_wheel_carries_the_pages_and_their_files(tmp_path: Path) -> None:
+    """The chat and checking pages and every file of /static/ (scripts, styles, icon) ship in the wheel."""
+    names = set(zipfile.ZipFile(build_wheel(tmp_path)).namelist())
+    apps = ROOT / "langchain_refs" / "apps"
+    files = [apps / "chat_ui.html", apps / "check" / "page.html", *sorted((apps / "static").iterdir())]
+    assert len(files) > 6
+    assert {path.relative_to(ROOT).as_posix() for path in files} <= names
+
+
 def test_version_is_written_in_one_place() -> None:
     """pyproject.toml holds the version; the package reads it from its metadata and writes it nowhere else."""
     import langchain_refs

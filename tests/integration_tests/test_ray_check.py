@@ -35,7 +35,7 @@ except ImportError as error:  # pragma: no cover - CI installs the ray extra
         allow_module_level=True,
     )
 
-from langchain_refs.apps.check_ray import check_with_ray
+from langchain_refs.apps.check.ray_engine import check_with_ray
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "check_input.json"
 
@@ -353,13 +353,13 @@ def test_files_this_command_did_not_write_are_never_removed(tmp_path: Path, caps
 
 def test_a_shard_that_fails_unexpectedly_is_not_marked_complete(tmp_path: Path) -> None:
     """A worker error that is not a bad row (say, the model's server is down) leaves the shard to the next run."""
-    from langchain_refs.apps import check_ray
-    from langchain_refs.apps.checking import Checkers
+    from langchain_refs.apps.check import ray_engine
+    from langchain_refs.apps.check.items import Checkers
 
     options = {"mode": "extract-check", "aggregator": "strict", "model": None, "claim_format": "triplet"}
     options |= {"threshold": 0.4, "output_format": "jsonl"}
     (tmp_path / "_done").mkdir()
-    worker = check_ray._ShardChecker(options=options, files=[("in.jsonl", "json")], output=str(tmp_path))
+    worker = ray_engine._ShardChecker(options=options, files=[("in.jsonl", "json")], output=str(tmp_path))
 
     class Down:
         def check_batch(self, *_: Any) -> Any:

@@ -186,7 +186,7 @@ def test_page_lets_only_its_own_script_run() -> None:
     policy = first.headers["content-security-policy"]
     nonce = re.search(r"script-src 'nonce-([\w-]+)';", policy)
     assert nonce is not None
-    assert f'<script src="/static/chat.js" nonce="{nonce[1]}" defer></script>' in first.text
+    assert f'<script type="module" src="/static/chat.js" nonce="{nonce[1]}"></script>' in first.text
     assert first.text.count("<script") == 1
     assert "style-src 'self';" in policy
     assert "object-src 'none'" in policy
@@ -200,6 +200,34 @@ def test_page_lets_only_its_own_script_run() -> None:
             assert sink not in text
     # No inline event handler attribute in the page.
     assert not re.search(r"\son\w+\s*=", first.text)
+
+
+def test_both_pages_have_one_policy() -> None:
+    """The chat page and the checking page are served under the same Content-Security-Policy, each its own nonce."""
+    client = TestClient(create_app())
+    chat, check = (client.get(path).headers["content-security-policy"] for path in ("/", "/check"))
+    assert chat != check
+    assert re.sub(r"'nonce-[\w-]+'", "'nonce'", chat) == re.sub(r"'nonce-[\w-]+'", "'nonce'", check)
+
+
+def test_the_page_is_given_the_servers_list_of_allowed_tags() -> None:
+    """The page reads ALLOWED_TAGS from the server (data-tags): the script holds no list of its own."""
+    page = TestClient(create_app()).get("/").text
+    given = re.search(r'<body [^>]*data-tags="([^"]*)"', page)
+    assert given is not None
+    assert set(given[1].split()) == ALLOWED_TAGS
+    script = (STATIC / "chat.js").read_text(encoding="utf-8")
+    assert "document.body.dataset.tags" in script
+    assert not any(f'"{tag} ' in script or f" {tag} " in script for tag in ("blockquote", "thead", "tbody"))
+
+
+def test_the_dom_helpers_are_written_once() -> None:
+    """el() lives in dom.js, which both pages' scripts import; neither script defines its own."""
+    assert "export function el(" in (STATIC / "dom.js").read_text(encoding="utf-8")
+    for name in ("chat.js", "check.js"):
+        script = (STATIC / name).read_text(encoding="utf-8")
+        assert 'import { el } from "./dom.js";' in script
+        assert "function el(" not in script
 
 
 def test_assets_are_served_from_the_package() -> None:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from langchain_refs.apps import _check_cli, checking, main
+from langchain_refs.apps import main
+from langchain_refs.apps.check import _command
+from langchain_refs.apps.check import items as check_items
 
 A = [
     {"response": "Paris is in France.", "reference": "Paris is in France."},
@@ -43,7 +48,7 @@ def one_line(err: str) -> str:
 
 def interrupt_on_call(monkeypatch: pytest.MonkeyPatch, n: int) -> list[str]:
     """Make the per-item step raise KeyboardInterrupt (Ctrl-C) on its n-th call; returns the responses seen."""
-    real = _check_cli._process
+    real = _command._process
     seen: list[str] = []
 
     def process(item: dict[str, Any], *args: Any) -> dict[str, Any]:
@@ -52,14 +57,14 @@ def interrupt_on_call(monkeypatch: pytest.MonkeyPatch, n: int) -> list[str]:
             raise KeyboardInterrupt
         return real(item, *args)
 
-    monkeypatch.setattr(_check_cli, "_process", process)
+    monkeypatch.setattr(_command, "_process", process)
     return seen
 
 
 def count_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    real = _check_cli._process
+    real = _command._process
     seen: list[str] = []
-    monkeypatch.setattr(_check_cli, "_process", lambda item, *a: (seen.append(item["response"]), real(item, *a))[1])
+    monkeypatch.setattr(_command, "_process", lambda item, *a: (seen.append(item["response"]), real(item, *a))[1])
     return seen
 
 
@@ -328,7 +333,7 @@ def test_scores_that_are_not_finite_are_written_as_null(tmp_path: Path, monkeypa
         def check_batch(self, claims: list[Any], references: list[str], question: Any) -> list[ClaimCheck]:
             return [ClaimCheck(label="Neutral", score=math.nan) for _ in claims]
 
-    monkeypatch.setattr(checking, "ScorerClaimChecker", lambda threshold: NaNChecker())
+    monkeypatch.setattr(check_items, "ScorerClaimChecker", lambda threshold: NaNChecker())
     source, out = write_json(tmp_path / "a.json", A[:1]), tmp_path / "out.json"
     assert run("extract-check", "--input", str(source), "--output", str(out)) == 0
     assert [c["score"] for c in strict_json(out.read_text())[0]["checks"]] == [None]
@@ -345,7 +350,7 @@ def test_unexpected_error_is_one_line(
     def fail(*_: Any) -> dict[str, Any]:
         raise ConnectionError("the model's server hung up\nand a long second line")
 
-    monkeypatch.setattr(_check_cli, "_process", fail)
+    monkeypatch.setattr(_command, "_process", fail)
     source = write_json(tmp_path / "a.json", A)
     assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json")) == 2
     line = one_line(capsys.readouterr().err)
@@ -355,7 +360,7 @@ def test_unexpected_error_is_one_line(
 def test_unexpected_error_traceback_on_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """LANGCHAIN_REFS_DEBUG=1 lets the error through, for a bug report."""
     monkeypatch.setenv("LANGCHAIN_REFS_DEBUG", "1")
-    monkeypatch.setattr(_check_cli, "_process", lambda *_: 1 / 0)
+    monkeypatch.setattr(_command, "_process", lambda *_: 1 / 0)
     source = write_json(tmp_path / "a.json", A)
     with pytest.raises(ZeroDivisionError):
         run("extract", "--input", str(source), "--output", str(tmp_path / "o.json"))
@@ -401,3 +406,52 @@ def test_serve_help_says_what_host_and_port_are(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert re.search(r"--host HOST +the address to listen on", out), out
     assert re.search(r"--port PORT +the port to listen on", out), out
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("langchain_refs.apps.checking", "langchain_refs.apps.check.items"),
+        ("langchain_refs.apps.check_page", "langchain_refs.apps.check.page"),
+        ("langchain_refs.apps.check_ray", "langchain_refs.apps.check.ray_engine"),
+    ],
+)
+def test_old_check_module_paths_still_give_their_names_with_a_deprecation_warning(old: str, new: str) -> None:
+    """The checking modules moved into apps/check: each old path gives the same public names, each with a warning."""
+    moved, home = importlib.import_module(old), importlib.import_module(new)
+    assert moved.__all__ == home.__all__
+    for name in home.__all__:
+        with pytest.warns(DeprecationWarning, match=re.escape(f"{old} moved to {new}")):
+            assert getattr(moved, name) is getattr(home, name)
+    with pytest.raises(AttributeError, match="_process"):
+        moved._process  # noqa: B018 (only the public names are forwarded)
+
+
+def test_the_checking_packages_public_names() -> None:
+    """apps.check's __all__ is pinned: the checking API, the engines' entry points; the page's routes are apart."""
+    from langchain_refs.apps import check
+
+    assert check.__all__ == [
+        "MODES",
+        "Checkers",
+        "ClaimChecking",
+        "ClaimExtraction",
+        "Mode",
+        "RayCheckSummary",
+        "build_checkers",
+        "check_item",
+        "check_with_ray",
+        "checked_item",
+        "dumps",
+        "is_json_list",
+        "read_items",
+        "read_json_text",
+        "run_ray_check",
+    ]
+
+
+def test_the_checking_api_needs_no_web_server() -> None:
+    """Importing apps.check loads neither Starlette nor the page (they are the serve extra's), nor Ray."""
+    code = "import sys, langchain_refs.apps.check; print(sorted({'starlette', 'ray', 'pyarrow'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from langchain_refs.apps import main
-from langchain_refs.apps.check_page import CheckLimits, check_routes
+from langchain_refs.apps.check.page import CheckLimits, check_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "check_input.json"
@@ -388,8 +388,8 @@ def test_page_has_a_fresh_nonce_in_its_policy_and_tags() -> None:
         assert nonce is not None
         assert "'unsafe-inline'" not in policy
         assert "object-src 'none'" in policy
-        assert f'<script src="/check/static/check.js" nonce="{nonce[1]}" defer></script>' in page.text
-        assert '<link rel="stylesheet" href="/check/static/app.css">' in page.text
+        assert f'<script type="module" src="/static/check.js" nonce="{nonce[1]}"></script>' in page.text
+        assert '<link rel="stylesheet" href="/static/app.css">' in page.text
         assert "{{" not in page.text
         nonces.append(nonce[1])
     assert nonces[0] != nonces[1]
@@ -413,23 +413,24 @@ def test_page_links_back_to_the_chat_page() -> None:
     ("name", "kind"),
     [
         ("check.js", "text/javascript; charset=utf-8"),
+        ("dom.js", "text/javascript; charset=utf-8"),
         ("check.css", "text/css; charset=utf-8"),
         ("app.css", "text/css; charset=utf-8"),
     ],
 )
 def test_static_files_are_served_with_their_type(name: str, kind: str) -> None:
-    """The page's script and styles are served as themselves, not sniffed."""
-    answer = client().get(f"/check/static/{name}")
+    """The page's scripts and styles come from the app's one files route, as themselves, not sniffed."""
+    answer = client().get(f"/static/{name}")
     assert answer.status_code == 200
     assert answer.headers["content-type"] == kind
     assert answer.headers["x-content-type-options"] == "nosniff"
     assert answer.content == (STATIC / name).read_bytes()
 
 
-@pytest.mark.parametrize("name", ["check_page.py", "..%2Fcheck_page.py", "chat.js", "CHECK.JS", "favicon.svg"])
+@pytest.mark.parametrize("name", ["page.py", "..%2F_web.py", "..%2Fcheck%2Fpage.html", "CHECK.JS", "dom", ".js"])
 def test_other_files_are_not_served(name: str) -> None:
-    """Only the page's two files are served: no other name reaches the file system."""
-    assert client().get(f"/check/static/{name}").status_code == 404
+    """Only the pages' own files are served, by name: no other name reaches the file system."""
+    assert client().get(f"/static/{name}").status_code == 404
 
 
 def test_script_never_parses_text_as_html() -> None:

@@ -243,11 +243,11 @@ def test_cli_malformed_lines_are_named_and_skipped(tmp_path: Path, capsys: pytes
 
 def test_cli_resumes_after_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Items checked before a crash are kept and not checked again."""
-    from langchain_refs.apps import _check_cli
+    from langchain_refs.apps.check import _command
 
     out = tmp_path / "out.json"
     calls: list[str] = []
-    real = _check_cli._process
+    real = _command._process
 
     def crash_on_third(item: dict[str, Any], *args: Any) -> dict[str, Any]:
         calls.append(item["response"])
@@ -255,14 +255,14 @@ def test_cli_resumes_after_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             raise KeyboardInterrupt
         return real(item, *args)
 
-    monkeypatch.setattr(_check_cli, "_process", crash_on_third)
-    # Ctrl-C ends the command with status 130 and a line saying how to resume (see test_check_cli).
+    monkeypatch.setattr(_command, "_process", crash_on_third)
+    # Ctrl-C ends the command with status 130 and a line saying how to resume (see test_command).
     assert run_cli("extract-check", "--input", str(EXAMPLE), "--output", str(out)) == 130
     assert len((tmp_path / "out.json.partial.jsonl").read_text().splitlines()) == 2
     calls.clear()
-    monkeypatch.setattr(_check_cli, "_process", real)
+    monkeypatch.setattr(_command, "_process", real)
     seen: list[str] = []
-    monkeypatch.setattr(_check_cli, "_process", lambda item, *a: (seen.append(item["response"]), real(item, *a))[1])
+    monkeypatch.setattr(_command, "_process", lambda item, *a: (seen.append(item["response"]), real(item, *a))[1])
     assert run_cli("extract-check", "--input", str(EXAMPLE), "--output", str(out)) == 0
     assert len(seen) == 2
     assert len(json.loads(out.read_text())) == 4

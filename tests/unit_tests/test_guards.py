@@ -300,8 +300,8 @@ def test_checking_page_api_gives_each_claim_its_reason() -> None:
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
 
-    from langchain_refs.apps.check_page import check_routes
-    from langchain_refs.apps.checking import build_checkers, check_item
+    from langchain_refs.apps.check.items import build_checkers, check_item
+    from langchain_refs.apps.check.page import check_routes
 
     item = {"response": "The Louvre museum is in London. The Louvre museum is in Paris.", "reference": ISSUE_SOURCES}
     answer = TestClient(Starlette(routes=check_routes())).post("/api/check", json=item).json()

@@ -1,10 +1,12 @@
 // The chat page of langchain-refs serve. Everything from the server is data: text goes in
 // as text nodes, elements are built with createElement from a fixed list of tags, links only
 // to URLs the browser itself reads as http(s) or mailto. Nothing is ever parsed as HTML.
-"use strict";
+// A module script (strict): the DOM helpers come from dom.js, the allowed tags from the server.
+import { el } from "./dom.js";
 
 (() => {
-  const TAGS = new Set("p h3 h4 h5 h6 ul ol li em strong s code pre blockquote a hr br table thead tbody tr th td".split(" "));
+  // The server's list (ALLOWED_TAGS in chat_ui.py), given to the page: the one source of it.
+  const TAGS = new Set((document.body.dataset.tags || "").split(" ").filter(Boolean));
   const LINKABLE = new Set(["http:", "https:", "mailto:"]);
   const form = document.getElementById("ask");
   const input = document.getElementById("question");
@@ -24,13 +26,6 @@
     } catch {
       return null;
     }
-  }
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = String(text);
-    return node;
   }
 
   function externalLink(href, className, text) {

@@ -1,7 +1,9 @@
-"use strict";
 // The checking page. Everything the server sends is data: the response, the
 // sources and the claims go into the page as text nodes (textContent), and
 // every element is made with createElement. Nothing is ever parsed as HTML.
+// A module script (strict): the DOM helpers come from dom.js.
+import { el } from "./dom.js";
+
 (() => {
   const LABELS = {
     Entailment: { icon: "\u2713", css: "entailment" },
@@ -26,13 +28,6 @@
 
   let last = null; // {data, response, sources: [{name, text}]}
   let active = -1;
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = String(text);
-    return node;
-  }
 
   function labelInfo(label) {
     return Object.prototype.hasOwnProperty.call(LABELS, label) ? LABELS[label] : { icon: "?", css: "neutral" };

@@ -30,33 +30,34 @@ exit status 130, the progress kept. An item holding text that UTF-8 cannot
 write (a lone surrogate such as ``"\\ud800"``) is an error record.
 
 Example:
-    >>> read_json_text('{"a": NaN, "b": 1e999, "c": 2.5}', count=[0])
-    {'a': None, 'b': None, 'c': 2.5}
+    >>> from langchain_refs.apps import build_parser
+    >>> build_parser().parse_args(["check", "extract", "--input", "in.jsonl", "--output", "out.jsonl"]).engine
+    'local'
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem
-from langchain_refs.apps.checking import (
+from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem, utf8_text
+from langchain_refs.apps.check.items import (
     Checkers,
     build_checkers,
     check_item,
     dumps,
     is_json_list,
     read_items,
-    read_json_text,
+    run_key,
 )
 
-__all__ = ["add_check_command", "is_json_list", "read_items", "read_json_text"]
+__all__ = ["add_check_command", "run_check"]
 
 _NON_FINITE = "NaN, Infinity or a number too large for a float"
 
@@ -93,12 +94,9 @@ def _read_input(source: Path) -> tuple[bytes, str]:
         msg = f"{source}: cannot read it ({error.strerror or error})"
         raise CommandError(msg) from None
     try:
-        return data, data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        msg = (
-            f"{source}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}); "
-            "save it as UTF-8 and run again"
-        )
+        return data, utf8_text(data)
+    except ValueError as error:
+        msg = f"{source}: not UTF-8 text ({error}); save it as UTF-8 and run again"
         raise CommandError(msg) from None
 
 
@@ -159,10 +157,7 @@ def _check_output(target: Path) -> None:
 
 def _run_key(data: bytes, args: argparse.Namespace) -> str:
     """What a saved result depends on: the input's bytes and every option that changes results."""
-    options = [_PROGRESS_FORMAT, args.mode, args.aggregator, args.model, args.claim_format, args.threshold]
-    digest = hashlib.sha256(json.dumps(options).encode())
-    digest.update(data)
-    return digest.hexdigest()[:32]
+    return run_key([_PROGRESS_FORMAT, args.mode, args.aggregator, args.model, args.claim_format, args.threshold], data)
 
 
 def _saved(partial: Path, key: str, total: int) -> dict[int, dict[str, Any]] | None:
@@ -203,11 +198,37 @@ def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """Run ``extract``, ``check`` or ``extract-check`` over a file (or, with ``--engine ray``, over many)."""
+    """Run ``extract``, ``check`` or ``extract-check`` over a file (or, with ``--engine ray``, over many).
+
+    The local engine, step by step: refuse the Ray engine's options, read the
+    input, build the extractor and checker, take up the progress an earlier
+    run saved, check each item not done yet (saving each result as it comes),
+    and write the output.
+    """
     if args.engine == "ray":
-        from langchain_refs.apps.check_ray import run_ray_check
+        from langchain_refs.apps.check.ray_engine import run_ray_check
 
         return run_ray_check(args)
+    _refuse_ray_options(args)
+    source, target = Path(args.input), Path(args.output)
+    read = _read(source, target)
+    checkers = build_checkers(model=args.model, claim_format=args.claim_format, threshold=args.threshold)
+    partial = target.with_name(target.name + ".partial.jsonl")
+    key = _run_key(read.data, args)
+    done = _resume(partial, key, len(read.items))
+    show = args.progress or (args.progress is None and sys.stderr.isatty() and len(read.items) > 20)
+    try:
+        _check_and_save(read, done, partial=partial, key=key, args=args, checkers=checkers, show=show)
+    except KeyboardInterrupt:
+        if show:
+            sys.stderr.write("\n")  # off the progress bar's line
+        saved_count = f"{len(done)} of {len(read.items)} items saved in {partial}"
+        print(f"interrupted — run again to resume ({saved_count})", file=sys.stderr)
+        return 130
+    return _finish(read, done, target=target, partial=partial)
+
+
+def _refuse_ray_options(args: argparse.Namespace) -> None:
     ray_only = [
         name
         for name, value in (
@@ -222,59 +243,82 @@ def run_check(args: argparse.Namespace) -> int:
     if ray_only:
         msg = f"{', '.join(ray_only)}: only with --engine ray"
         raise CommandError(msg)
-    source, target = Path(args.input), Path(args.output)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Input:
+    """The input file, read: its bytes, its items, the word for a position in it, the numbers read as null."""
+
+    source: Path
+    data: bytes
+    items: list[tuple[int, dict[str, Any] | None, str | None]]
+    where: str  # "line" (JSON Lines) or "item" (a JSON list)
+    nulled: int
+
+
+def _read(source: Path, target: Path) -> _Input:
+    """The input's items; one line and exit 2 for an input that cannot be read or an output that cannot be written."""
     data, text = _read_input(source)
     _check_output(target)
     _some_json_or_exit(source, text)
     changed = [0]
     items = list(read_items(source, text, count=changed))
     where = "item" if is_json_list(text) else "line"
-    checkers = build_checkers(model=args.model, claim_format=args.claim_format, threshold=args.threshold)
-    extractor, checker = checkers.extractor, checkers.checker
+    return _Input(source=source, data=data, items=items, where=where, nulled=changed[0])
 
-    partial = target.with_name(target.name + ".partial.jsonl")
-    key = _run_key(data, args)
-    saved = _saved(partial, key, len(items)) if partial.exists() else {}
+
+def _resume(partial: Path, key: str, total: int) -> dict[int, dict[str, Any]]:
+    """The results an earlier run of the same input and options saved, said on stderr; none from another run."""
+    saved = _saved(partial, key, total) if partial.exists() else {}
     if saved is None:
         print(f"{partial}: saved progress is from another input or other options; starting over", file=sys.stderr)
     elif saved:
         print(f"resuming: {len(saved)} items already done in {partial}", file=sys.stderr)
-    done = saved or {}
-    show = args.progress or (args.progress is None and sys.stderr.isatty() and len(items) > 20)
-    failures = sum(1 for result in done.values() if set(result) == {"error", where})
+    return saved or {}
+
+
+def _check_and_save(
+    read: _Input,
+    done: dict[int, dict[str, Any]],
+    *,
+    partial: Path,
+    key: str,
+    args: argparse.Namespace,
+    checkers: Checkers,
+    show: bool,
+) -> None:
+    """Check each item not in ``done``, adding its result there and saving it to ``partial`` as it comes."""
     try:
         progress = partial.open("a" if done else "w", encoding="utf-8")
     except OSError as error:
         msg = f"{partial}: cannot save progress ({error.strerror or error})"
         raise CommandError(msg) from None
-    try:
-        with progress:
-            if done and not partial.read_bytes().endswith(b"\n"):
-                progress.write("\n")  # end a line cut short by the crash, so the next record stands alone
-            for position, (number, item, unreadable) in enumerate(items):
-                if position not in done:
-                    result, problem = _result(item, unreadable, args, extractor, checker)
-                    if problem is not None:
-                        failures += 1
-                        off_the_bar = "\n" if show else ""
-                        print(f"{off_the_bar}{source}: {where} {number}: {problem}; skipped", file=sys.stderr)
-                        result = {"error": problem, where: number}
-                    progress.write(dumps({"run": key, "position": position, "item": result}) + "\n")
-                    progress.flush()
-                    done[position] = result
-                if show:
-                    _progress(position + 1, len(items), sys.stderr)
-    except KeyboardInterrupt:
-        if show:
-            sys.stderr.write("\n")  # off the progress bar's line
-        saved_count = f"{len(done)} of {len(items)} items saved in {partial}"
-        print(f"interrupted — run again to resume ({saved_count})", file=sys.stderr)
-        return 130
-    _write_output(target, [done[i] for i in range(len(items))])
+    with progress:
+        if done and not partial.read_bytes().endswith(b"\n"):
+            progress.write("\n")  # end a line cut short by the crash, so the next record stands alone
+        for position, (number, item, unreadable) in enumerate(read.items):
+            if position not in done:
+                result, problem = _result(item, unreadable, args, checkers.extractor, checkers.checker)
+                if problem is not None:
+                    off_the_bar = "\n" if show else ""
+                    print(f"{off_the_bar}{read.source}: {read.where} {number}: {problem}; skipped", file=sys.stderr)
+                    result = {"error": problem, read.where: number}
+                progress.write(dumps({"run": key, "position": position, "item": result}) + "\n")
+                progress.flush()
+                done[position] = result
+            if show:
+                _progress(position + 1, len(read.items), sys.stderr)
+
+
+def _finish(read: _Input, done: dict[int, dict[str, Any]], *, target: Path, partial: Path) -> int:
+    """Write the output, drop the saved progress, say what was done: 0, or 1 when an item was skipped."""
+    _write_output(target, [done[i] for i in range(len(read.items))])
     partial.unlink()
-    if changed[0]:
-        print(f"{source}: {changed[0]} numbers JSON cannot hold ({_NON_FINITE}) written as null", file=sys.stderr)
-    print(f"{len(items) - failures} items written to {target}; {failures} skipped", file=sys.stderr)
+    if read.nulled:
+        print(f"{read.source}: {read.nulled} numbers JSON cannot hold ({_NON_FINITE}) written as null", file=sys.stderr)
+    # An error record, this run's or a saved one, is exactly {"error", <where>}: a result always adds fields.
+    failures = sum(1 for result in done.values() if set(result) == {"error", read.where})
+    print(f"{len(read.items) - failures} items written to {target}; {failures} skipped", file=sys.stderr)
     return 0 if not failures else 1
 
 
