@@ -8,6 +8,7 @@ standard ``Citation`` annotations. Skips loudly when the CLI is not installed.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -45,14 +46,23 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _example_copy(folder: Path) -> Path:
+    """The example in ``folder``, its dependency the checkout: the server keeps its state (.langgraph_api/) there."""
+    shutil.copy(EXAMPLE / "agent.py", folder / "agent.py")
+    config = json.loads((EXAMPLE / "langgraph.json").read_text(encoding="utf-8"))
+    config["dependencies"] = [str((EXAMPLE / dependency).resolve()) for dependency in config["dependencies"]]
+    (folder / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     cli = _langgraph_cli()
     port = _free_port()
     env = {**os.environ, "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"}
     process = subprocess.Popen(
         [cli, "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"],
-        cwd=EXAMPLE,
+        cwd=_example_copy(tmp_path_factory.mktemp("langgraph-dev")),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
