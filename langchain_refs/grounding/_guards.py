@@ -30,7 +30,10 @@ The guards, each switched on or off in `MeaningGuards`:
   claim states. Negations are "not", "n't", "no", "never", "no longer",
   "without", "none"...; "not only ... but", "not just", "no doubt" negate
   nothing, and a negated negative word ("not uncommon") is a double negation
-  that affirms.
+  that affirms. A claim that negates needs a negation in the evidence
+  sentence that states it ("failed", "lacks", "impossible", "remains" for
+  "does not change" count); a negation in a condition ("if not treated"), a
+  question ("why it is not") or a quotation is not the claim's own.
 - ``antonym``: a word of a small built-in list (before/after, more/less,
   first/last, increase/decrease, won/lost, all/some, always/sometimes...)
   that the best evidence sentence replaces by its opposite.
@@ -1026,7 +1029,7 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
                 guard="polarity", label="Contradiction", claim_value=" ".join(found), source_value=quoted,
                 reason=f'the sources negate it: "{quoted}"', start=sentence.start, end=sentence.end,
             )  # fmt: skip
-    return _negation_missing(said, evidence)
+    return _negation_missing(said, claim, evidence)
 
 
 # Words that negate in their own way: the evidence may say "failed to" where the claim says "did not".
@@ -1048,14 +1051,87 @@ def _reach(text: str, at: int) -> set[str]:
     return found
 
 
-def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
-    """The claim negates something, and no negation of the evidence bears on it: Neutral.
+# A negation in a sentence of the evidence, in so many words or in a word that means one: "failed to", "lacks".
+_STATED_NEGATION: Final = re.compile(
+    r"(?:\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without|nowhere|fail\w*|lack\w*|unable|absen\w*|"
+    r"refus\w*|den(?:y|ies|ied)|rarely|hardly|barely|seldom|declin\w*|avoid\w*|reject\w*|prohibit\w*|forb[ia]d\w*|"
+    r"ban|banned|ceas\w*|prevent\w*|unlike\w*)|n['\u2019]t)\b"
+)
+# Words that state a negated verb in one word: "remains" is "does not change".
+_NEGATED_AS: Final = {
+    "chang": ("remain", "stay", "unchang", "same", "constant"),
+    "allow": ("prohibit", "forbid", "forbidden", "ban", "banned"),
+    "permit": ("prohibit", "forbid", "forbidden", "ban", "banned"),
+    "includ": ("exclud", "except"),
+    "remember": ("forget", "forgot"),
+    "succeed": ("fail",),
+}
 
-    A negation bears on the claim's negated phrase when the words it reaches
-    hold that phrase's first word or two of its words. Only a phrase whose
-    first word the evidence has counts (a negation said in other words,
-    "will not change" for "remain", is left alone). A negated negative word ("not uncommon") whose
-    positive the evidence states is a double negation: nothing to find.
+
+# Words that open a clause whose negation the claim does not assert: "if not treated", "why they do not".
+_NOT_ASSERTED: Final = frozenset({"if", "unless", "whether", "why", "lest"})
+
+
+def _clause(tokens: Sequence[_Token], at: int, text: str) -> tuple[frozenset[str], bool]:
+    """The content words (stemmed, negations left out) of the clause around token ``at``, and whether it asserts.
+
+    A negation after "if", "unless", "whether" or "why" in its clause is a
+    condition or a question, and one inside quotation marks is someone's
+    words: not something the claim states.
+    """
+    first = at
+    while first > 0 and not (tokens[first - 1].kind == "mark" and tokens[first - 1].text in _CLAUSE_END):
+        first -= 1
+    last = at
+    while last + 1 < len(tokens) and not (tokens[last + 1].kind == "mark" and tokens[last + 1].text in _CLAUSE_END):
+        last += 1
+    words = frozenset(stem(t.low) for t in tokens[first : last + 1] if _is_content(t) and not _is_negation(t))
+    asserted = not any(t.low in _NOT_ASSERTED for t in tokens[first:at]) and not _quoted(text, tokens[at].start)
+    return words, asserted
+
+
+def _states_negation(sentence: str, scope: tuple[str, ...]) -> bool:
+    """Whether a sentence of the evidence negates something: a negation, or a word meaning "not" + the scope's word.
+
+    "impossible" states "not possible"; "remains" states "does not change".
+    """
+    lowered = _lowered(sentence)
+    if _STATED_NEGATION.search(lowered):
+        return True
+    head = scope[0]
+    if head in _NEGATED_AS and any(word in lowered for word in _NEGATED_AS[head]):
+        return True
+    return any(prefix + head in lowered for prefix in _NEGATIVE_PREFIXES)
+
+
+def _never_negated(scope: tuple[str, ...], evidence: str, stems: frozenset[str]) -> bool:
+    """The evidence has the word a negation of the claim bears on, and nowhere negates it (nor says it in one word)."""
+    head = scope[0]
+    if head not in stems:
+        return False
+    if any(head in _reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(_lowered(evidence))):
+        return False
+    lowered = _lowered(evidence)
+    return not (
+        any(word in lowered for word in _NEGATED_AS.get(head, ()))
+        or any(prefix + head in lowered for prefix in _NEGATIVE_PREFIXES)
+    )
+
+
+def _negation_missing(said: _Sentence, claim: str, evidence: str) -> GuardFinding | None:
+    """The claim negates something, and the evidence sentence that states its clause negates nothing: Neutral.
+
+    The clause around each negation of the claim is looked for in the
+    evidence: the sentences sharing most of its content words (two at least,
+    or its only one) must hold a negation of their own — "not", "n't",
+    "never", "no"..., a word that negates ("failed", "lacks", "refused",
+    "prevents"), or one word for the negated word ("impossible" for "not
+    possible", "remains" for "does not change"). Which word the evidence's
+    negation bears on is not read: a negation said in other words ("it was
+    not built" for "construction never began") is allowed for. A negated
+    negative word ("not uncommon") whose positive the evidence states is a
+    double negation: nothing to find. Evidence that states none of the
+    clause is left to the scorer.
     """
     stems = stemmed_words(evidence)[0]
     scopes = [
@@ -1065,19 +1141,32 @@ def _negation_missing(said: _Sentence, evidence: str) -> GuardFinding | None:
     ]
     if not scopes:
         return None
-    # What each negation of the evidence bears on: the content words just after it.
-    reaches = [_reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(_lowered(evidence))]
+    spans = _spans_of(evidence)
     for at, scope in scopes:
-        # The evidence speaks of what the claim negates (its first word, or two of its words), and never negates it.
-        spoken_of = scope[0] in stems or len(set(scope) & stems) >= min(2, len(scope))
-        negated = any(scope[0] in reach or len(set(scope) & reach) >= 2 for reach in reaches)
-        if spoken_of and not negated:
-            phrase = " ".join(t.text for t in said.tokens[at : at + 1 + _SCOPE_REACH] if t.kind != "mark")
-            phrase = " ".join(phrase.split()[: _SCOPE_WORDS + 2])
-            return GuardFinding(
-                guard="polarity", label="Neutral", claim_value=phrase, source_value=None,
-                reason=f'the sources do not say "{phrase}"',
-            )  # fmt: skip
+        clause, asserted = _clause(said.tokens, at, claim)
+        if not asserted or not clause & stems:
+            continue
+        # The sentences that state the clause: those holding most of what the negation bears on (or, when
+        # none holds any of it, most of the clause).
+        read = [stemmed_words(evidence[start:end])[0] for start, end in spans]
+        if max((len(clause & words) for words in read), default=0) < min(2, len(clause)):
+            continue
+        shares = [len(set(scope) & words) for words in read]
+        if not any(shares):
+            shares = [len(clause & words) for words in read]
+        best = max(shares)
+        stated = any(
+            share == best and _states_negation(evidence[start:end], scope)
+            for share, (start, end) in zip(shares, spans, strict=True)
+        )
+        if stated and not _never_negated(scope, evidence, stems):
+            continue
+        phrase = " ".join(t.text for t in said.tokens[at : at + 1 + _SCOPE_REACH] if t.kind != "mark")
+        phrase = " ".join(phrase.split()[: _SCOPE_WORDS + 2])
+        return GuardFinding(
+            guard="polarity", label="Neutral", claim_value=phrase, source_value=None,
+            reason=f'the sources do not say "{phrase}"',
+        )  # fmt: skip
     return None
 
 

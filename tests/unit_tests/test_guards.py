@@ -90,6 +90,42 @@ POLARITY_QUIET = [
     ("The museum is not in London.", "The museum is not in London but in Paris."),  # negated on both sides
     ("No doubt the museum is in Paris.", LOUVRE),
 ]
+# A claim that negates, against evidence whose sentence stating the claim negates nothing: Neutral.
+NEGATION_MISSING_FIRES = [
+    (
+        "The Education Act was not passed in South Africa in 1953.",
+        "The Education Act, a South African law, was enacted in 1953.",
+    ),  # the negated verb said another way, the sentence negates nothing
+    ("The tax rates will not change next year.", "The tax rates will rise next year."),
+    ("The wound is not treated promptly.", "The wound is treated late."),
+    ("The cat is not using the box.", "The cat goes outside the box."),
+    (
+        "In 2018 he said that the president hasn't done anything for the town.",
+        "In 2018 he said the president was a friend of the town.",
+    ),
+]
+NEGATION_MISSING_QUIET = [
+    (
+        "Tax rates will not change in the next two years.",
+        "The current rates will remain in effect for the next two years.",
+    ),  # one word for "not change"
+    ("The merger is not legal in France.", "The merger is illegal in France."),  # one word for "not legal"
+    (
+        "Polar bears do not have natural predators except humans.",
+        "Adult bears have no natural predators.\n\nPolar bear predators: humans have hunted polar bears.",
+    ),  # the sentence holding what the negation bears on negates it, another sentence shares more of the clause
+    (
+        "The offer was declined as he did not want to leave the band.",
+        "He declined the offer to stay with the band.",
+    ),  # a negation said in other words: "declined"
+    ("The wound can be fatal if it is not treated promptly.", "The wound can be fatal when it is treated late."),
+    ("Find out why the cat is not using the box.", "Find out why the cat goes outside the box."),
+    (
+        'In 2018 he said that the president "hasn\'t done anything" for the town.',
+        "In 2018 he said the president was a friend of the town.",
+    ),  # someone's words, quoted: not what the claim states
+    ("The museum is not open on Mondays.", "Visitors: the bridge is open every day."),  # the evidence states no clause
+]
 ANTONYM_FIRES = [
     ("Sales increased in 2020.", "Sales decreased in 2020.", "decreased"),
     ("The team won the final in 2019.", "The team lost the final in 2019.", "lost"),
@@ -144,6 +180,20 @@ def test_polarity_guard_fires(claim: str, evidence: str) -> None:
 @pytest.mark.parametrize(("claim", "evidence"), POLARITY_QUIET)
 def test_polarity_guard_near_misses(claim: str, evidence: str) -> None:
     """Double negation, "not only", a negation of another clause and "no doubt" change nothing."""
+    assert polarity_guard(claim, evidence) is None
+
+
+@pytest.mark.parametrize(("claim", "evidence"), NEGATION_MISSING_FIRES)
+def test_polarity_guard_finds_a_negation_the_sources_lack(claim: str, evidence: str) -> None:
+    """A negated claim whose stating sentence of the evidence negates nothing is Neutral, naming the negated words."""
+    found = polarity_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("polarity", "Neutral", None)
+
+
+@pytest.mark.parametrize(("claim", "evidence"), NEGATION_MISSING_QUIET)
+def test_polarity_guard_accepts_a_negation_said_another_way(claim: str, evidence: str) -> None:
+    """A negation in other words, in one word, in a condition, question or quotation, or about nothing stated: quiet."""
     assert polarity_guard(claim, evidence) is None
 
 
