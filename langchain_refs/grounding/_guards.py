@@ -21,10 +21,15 @@ The guards, each switched on or off in `MeaningGuards`:
   first word of a sentence, unless a second capitalised word follows it)
   is in the evidence, in any case and inflection ("Paris", "paris",
   "Parisian"; "Carey's" for "Carey"), as an abbreviation ("NASA", "U.S."
-  for "United States"), or as the last part of a longer name ("Neil
-  Armstrong" where the evidence says "Armstrong"). Another capitalised word
-  in the same slot (the same two words before or after it) is a
-  Contradiction.
+  for "United States"; "TV" for "television"; "U. S." with spaces), as a
+  country's other name ("British" for "Britain", "U.S." for "American";
+  `_NATIONS`), written as one word ("A.V. Club": "avclub"), a hyphenated
+  name's parts without its prefix ("Neo-Babylonian": "Babylon"), or as a
+  part of a longer name that the evidence writes as a name ("Neil
+  Armstrong" where the evidence says "Armstrong"; "Rebecca Bunch" where it
+  says "Rebecca"). Another capitalised word in the same slot (the same two
+  words before or after it), or next to the name's part ("Crazy
+  Ex-Girlfriend" for "Protectorate Ex-Girlfriend"), is a Contradiction.
 - ``polarity``: the evidence sentence that shares most of the claim's words
   must not state un-negated what the claim negates, nor negate what the
   claim states. Negations are "not", "n't", "no", "never", "no longer",
@@ -46,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -344,9 +350,49 @@ class _Lexicon:
     prefixes: frozenset[str]  # the first five letters of words of five letters or more
     initials: frozenset[str]  # initials of runs of capitalised words ("United States" -> "us")
     abbreviations: frozenset[str]  # abbreviations written in the text, letters only ("U.S." -> "us")
+    names: frozenset[str]  # words written capitalised inside a sentence, folded: the text's names
+    capitalised: frozenset[str]  # words (and parts, and first five letters) written capitalised anywhere, folded
+    nations: frozenset[str]  # the countries the text names, by name, demonym or abbreviation (`_NATIONS`)
 
 
 _INITIALS_SKIP: Final = frozenset({"of", "and", "the", "for", "de", "in", "on", "&"})
+
+# Countries whose name, demonym and abbreviation share no first five letters: each way of naming one.
+# A name here stands for no other ("England" is not "the UK"). Abbreviations count only written in capitals.
+_NATIONS: Final = {
+    "united states": ("united states", "america", "american", "americans", "US", "USA"),
+    "united kingdom": ("united kingdom", "britain", "great britain", "british", "briton", "britons", "brits", "UK"),
+    "netherlands": ("netherlands", "holland", "dutch"),
+    "switzerland": ("switzerland", "swiss"),
+    "france": ("france", "french"),
+    "spain": ("spain", "spanish", "spaniard", "spaniards"),
+    "ireland": ("ireland", "irish"),
+    "denmark": ("denmark", "danish", "dane", "danes"),
+    "sweden": ("sweden", "swedish", "swede", "swedes"),
+    "finland": ("finland", "finnish", "finn", "finns"),
+    "norway": ("norway", "norwegian", "norwegians"),
+    "poland": ("poland", "polish", "pole", "poles"),
+    "turkey": ("turkey", "turkish", "turk", "turks"),
+    "greece": ("greece", "greek", "greeks"),
+    "china": ("china", "chinese", "PRC"),
+    "wales": ("wales", "welsh"),
+    "scotland": ("scotland", "scottish", "scots", "scot"),
+    "england": ("england", "english"),
+    "philippines": ("philippines", "philippine", "filipino", "filipinos"),
+    "thailand": ("thailand", "thai"),
+    "iraq": ("iraq", "iraqi", "iraqis"),
+    "iran": ("iran", "iranian", "iranians"),
+    "peru": ("peru", "peruvian", "peruvians"),
+    "cuba": ("cuba", "cuban", "cubans"),
+}
+# Each way of naming a country, folded, with the country: words, phrases (two words) and abbreviations.
+_NATION_WORDS: Final = {form: nation for nation, forms in _NATIONS.items() for form in forms if form.islower()}
+_NATION_FIRST_WORDS: Final = frozenset(form.split()[0] for form in _NATION_WORDS if " " in form)
+_NATION_ABBREVIATIONS: Final = {
+    form.lower(): nation for nation, forms in _NATIONS.items() for form in forms if form.isupper()
+}
+# Initials written with spaces: "U. S.", "J. R. R.".
+_SPACED_INITIALS: Final = re.compile(r"\b(?:[A-Z]\. ){1,}[A-Z]\.")
 
 
 def _capitalised(token: _Token) -> bool:
@@ -401,12 +447,30 @@ def _lexicon(text: str) -> _Lexicon:
         run = []
     abbreviations = {t.low.replace(".", "") for t in tokens if t.kind == "abbr"}
     abbreviations |= {t.low for t in tokens if t.kind == "word" and len(t.text) >= 2 and t.text.isupper()}
+    if ". " in text:
+        abbreviations |= {m.group().replace(". ", "").replace(".", "").lower() for m in _SPACED_INITIALS.finditer(text)}
+    nations = {_NATION_WORDS[w] for w in folded & _NATION_WORDS.keys()}
+    if folded & _NATION_FIRST_WORDS:
+        words = [t.low for t in tokens if t.kind == "word"]
+        nations |= {_NATION_WORDS[f"{a} {b}"] for a, b in itertools.pairwise(words) if f"{a} {b}" in _NATION_WORDS}
+    nations |= {_NATION_ABBREVIATIONS[a] for a in abbreviations if a in _NATION_ABBREVIATIONS}
     return _Lexicon(
         folded=frozenset(folded),
         stems=frozenset(stem(w) for w in folded),
         prefixes=frozenset(w[:5] for w in folded if len(w) >= 5),
         initials=frozenset(initials),
         abbreviations=frozenset(abbreviations),
+        names=frozenset(
+            t.low for t in tokens if _capitalised(t) and not t.initial and len(t.low) >= 2 and t.low not in STOP_WORDS
+        ),
+        capitalised=frozenset(
+            form
+            for t in tokens
+            if _capitalised(t)
+            for part in t.low.split("-")
+            for form in (part, part[:5] if len(part) >= 5 else part)
+        ),
+        nations=frozenset(nations),
     )
 
 
@@ -753,11 +817,38 @@ def _names(tokens: Sequence[_Token]) -> list[list[int]]:
     return runs
 
 
+# Prefixes written with a hyphen before a name: "Neo-Babylonian" names Babylon.
+_NAME_PREFIXES: Final = frozenset(
+    {"neo", "pre", "post", "anti", "pro", "non", "ex", "mid", "pan", "proto", "pseudo", "sub", "trans", "ultra"}
+)
+# Abbreviations of one word, read as the word.
+_WORD_ABBREVIATIONS: Final = {"tv": "television", "dr": "doctor", "st": "saint", "mt": "mount", "jr": "junior"}
+
+
+def _word_in(low: str, evidence: _Lexicon) -> bool:
+    """A word of a name in the evidence: the same word, its stem, or a word sharing its first five letters."""
+    return low in evidence.folded or stem(low) in evidence.stems or (len(low) >= 5 and low[:5] in evidence.prefixes)
+
+
+def _nation(token: _Token) -> str | None:
+    """The country a word or an abbreviation in capitals names (`_NATIONS`), or None."""
+    if token.kind == "abbr" or token.text.isupper():
+        return _NATION_ABBREVIATIONS.get(token.low.replace(".", ""))
+    return _NATION_WORDS.get(token.low)
+
+
 def _name_in(token: _Token, evidence: _Lexicon) -> bool:
     low = token.low
     if low in evidence.folded or stem(low) in evidence.stems:
         return True
-    if "-" in low and all(part in evidence.folded for part in low.split("-")):
+    # A hyphenated name whose every part is in the evidence, a prefix ("Neo-") left aside: "Neo-Babylonian".
+    if "-" in low and all(_word_in(part, evidence) for part in low.split("-") if part not in _NAME_PREFIXES):
+        return True
+    # A country by another of its names: "British" for "Britain", "U.S." for "American".
+    nation = _nation(token)
+    if nation is not None and nation in evidence.nations:
+        return True
+    if low in _WORD_ABBREVIATIONS and _WORD_ABBREVIATIONS[low] in evidence.folded:
         return True
     # An abbreviation of the claim ("NASA", "U.S.") for a name the evidence spells out, or written the same.
     letters = low.replace(".", "")
@@ -767,6 +858,12 @@ def _name_in(token: _Token, evidence: _Lexicon) -> bool:
         return True
     # Inflection: "Canadian" for "Canada", "Parisian" for "Paris".
     return len(low) >= 5 and low[:5] in evidence.prefixes
+
+
+def _written_as_name(token: _Token, evidence: _Lexicon) -> bool:
+    """Whether the evidence writes a word of the claim's name capitalised: itself, a part of it, or an inflection."""
+    parts = [p for p in token.low.replace(".", "").split("-") if p not in _NAME_PREFIXES] or [token.low]
+    return any(p in evidence.capitalised or p[:5] in evidence.capitalised for p in parts)
 
 
 def _abbreviated(tokens: Sequence[_Token], at: int, abbreviations: frozenset[str]) -> bool:
@@ -845,12 +942,19 @@ def name_guard(claim: str, evidence: str) -> GuardFinding | None:
         return None
     lexicon = _lexicon(evidence)
     for run in runs:
-        missing = [i for i in run if not _name_in(tokens[i], lexicon)]
+        # A sentence's first word before the name is a part of it when the evidence writes it as a name:
+        # "Rebecca Bunch sings" where the evidence says "sung by Rebecca".
+        before = tokens[run[0] - 1] if run[0] else None
+        if before is not None and before.initial and _capitalised(before) and before.low in lexicon.names:
+            run = [run[0] - 1, *run]
+        together = _found_together(tokens, run, lexicon)
+        missing = [i for i in run if i not in together and not _name_in(tokens[i], lexicon)]
         if not missing:
             continue
-        # A longer name whose other parts the evidence has: "Neil Armstrong" for "Armstrong" passes,
-        # unless the evidence puts another name where the missing part stands ("Lance Armstrong").
-        if len(missing) < len(run):
+        # A longer name whose other parts the evidence has, as a name: "Neil Armstrong" for "Armstrong" passes,
+        # unless the evidence puts another name where the missing part stands ("Lance Armstrong"). A part the
+        # evidence writes only in lower case is a common word there: "the empire" names no "Neo-Assyrian Empire".
+        if len(missing) < len(run) and any(_written_as_name(tokens[i], lexicon) for i in run if i not in missing):
             clash = _part_clash(tokens, run, missing, evidence)
             if clash is None:
                 continue
@@ -885,6 +989,24 @@ def name_guard(claim: str, evidence: str) -> GuardFinding | None:
     return None
 
 
+def _found_together(tokens: Sequence[_Token], run: list[int], evidence: _Lexicon) -> set[int]:
+    """Words of a name the evidence has together: a country in two words, or words written as one.
+
+    "United States" for "American"; "The A.V. Club" for "avclub", "Play Station" for "PlayStation".
+    """
+    found: set[int] = set()
+    for first in range(len(run) - 1):
+        for last in range(first + 1, len(run)):
+            if run[last] - run[first] != last - first:
+                break  # not one stretch of the claim
+            words = [tokens[i].low for i in run[first : last + 1]]
+            nation = _NATION_WORDS.get(" ".join(words))
+            joined = "".join(ch for word in words for ch in word if ch.isalnum())
+            if (nation is not None and nation in evidence.nations) or joined in evidence.folded:
+                found.update(run[first : last + 1])
+    return found
+
+
 def _part_clash(
     tokens: Sequence[_Token], run: list[int], missing: list[int], evidence: str
 ) -> tuple[str, _Sentence] | None:
@@ -904,8 +1026,11 @@ def _part_clash(
                     continue
                 other = at + step
                 if 0 <= other < len(theirs) and _capitalised(theirs[other]) and theirs[other].low != tokens[i].low:
-                    # A sentence's first word, a stop word, or a word the claim has too clashes with nothing.
-                    if theirs[other].initial or theirs[other].low in STOP_WORDS or theirs[other].low in claimed:
+                    # A stop word or a word the claim has too clashes with nothing; nor does a sentence's first word,
+                    # unless the part follows it, capitalised ("Bantu Education Act was passed in 1953").
+                    if theirs[other].low in STOP_WORDS or theirs[other].low in claimed:
+                        continue
+                    if theirs[other].initial and not (step < 0 and _capitalised(token)):
                         continue
                     first, last = (other, at) if step < 0 else (at, other)
                     value = " ".join(t.text for t in theirs[first : last + 1])

@@ -73,6 +73,46 @@ NAME_QUIET = [
         "It is read from the body mass index of the patient.",
     ),
 ]
+# Names said another way (name parts, countries, abbreviations, words written as one): each rule with a case
+# that must pass and a near miss that must still fire.
+NAME_FORMS_FIRE = [
+    ("John Hancock signed it first.", "Adams signed the declaration; many signed it.", "Neutral", None),
+    (
+        "The Vikings Education Act was passed in 1953.",
+        "Bantu Education Act was passed in 1953. It set up the Department of Bantu Education.",
+        "Contradiction",
+        "Bantu Education",
+    ),  # a sentence's first word before a name's part is a part of the evidence's name
+    (
+        "Rebecca Bunch sings the songs in Protectorate Ex-Girlfriend.",
+        "Title: Crazy Ex-Girlfriend\nThe songs are sung by Rebecca.",
+        "Contradiction",
+        "Crazy Ex-Girlfriend",
+    ),
+    ("The show aired in the UK in 1990.", "The show aired in England in 1990.", "Neutral", None),  # a part, not all
+    ("He was born in the Neo-Assyrian Empire.", "He was born in Babylon, in the empire.", "Neutral", None),
+    ("The TV series aired on CBS.", "The radio series aired on CBS.", "Neutral", None),
+]
+NAME_FORMS_QUIET = [
+    (
+        "Rebecca Bunch sings the songs in Crazy Ex-Girlfriend.",
+        "Title: Crazy Ex-Girlfriend\nThe songs are usually sung by Rebecca.",
+    ),  # the first word of the claim is the name's given part, which the evidence writes as a name
+    ("The average weight for men in the U.S. is 200 pounds.", "The typical weight for an American man is 200 pounds."),
+    ("The show was a British series.", "The show was a series made in Britain."),  # demonym and country
+    ("The Dutch team won the final.", "The team from the Netherlands won the final."),
+    (
+        "It was decided by the Supreme Court of the United States in 1985.",
+        "Decided January 1985, 469 U. S. 325, by the Supreme Court.",
+    ),  # initials written with spaces
+    ("The TV series aired on CBS.", "It is a television series that aired on CBS."),  # an abbreviation of one word
+    (
+        "After his conquest of the Neo-Babylonian Empire, he issued the Cyrus Cylinder.",
+        "The armies of Cyrus the Great conquered the city of Babylon. Known today as the Cyrus Cylinder, it survives.",
+    ),  # a hyphenated name's prefix left aside, its other part a name of the evidence
+    ('Annie Zaleski of "The A.V. Club" praised it.', "Source: music.avclub.com. Annie Zaleski praised it."),
+    ("In October 2018 she joined India's squad.", "In NZ she joined India's squad in October 2018."),
+]
 POLARITY_FIRES = [
     ("The Eiffel Tower is not 330 metres tall.", TOWER),
     ("The Eiffel Tower is never open to visitors.", "The Eiffel Tower is open to visitors every day."),
@@ -166,6 +206,20 @@ def test_name_guard_fires(claim: str, evidence: str, label: str, value: str | No
 @pytest.mark.parametrize(("claim", "evidence"), NAME_QUIET)
 def test_name_guard_near_misses(claim: str, evidence: str) -> None:
     """Case, possessives, name parts, abbreviations and inflections find the name."""
+    assert name_guard(claim, evidence) is None
+
+
+@pytest.mark.parametrize(("claim", "evidence", "label", "value"), NAME_FORMS_FIRE)
+def test_name_guard_fires_past_other_forms(claim: str, evidence: str, label: str, value: str | None) -> None:
+    """A name's other forms do not excuse a part, a country or a word the evidence does not have as a name."""
+    found = name_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("name", label, value)
+
+
+@pytest.mark.parametrize(("claim", "evidence"), NAME_FORMS_QUIET)
+def test_name_guard_finds_other_forms(claim: str, evidence: str) -> None:
+    """Given names, demonyms, spaced initials, one-word abbreviations, prefixes and joined words find the name."""
     assert name_guard(claim, evidence) is None
 
 
