@@ -15,8 +15,9 @@ The guards, each switched on or off in `MeaningGuards`:
   digits, or in words from ten up: "twelve", "two million") is stated by the
   evidence, in digits or in words ("330" and "three hundred and thirty" are
   one value; "1,000" and "1000" too). "about", "over", "nearly"... allow a
-  nearby value. Another number in the same slot (the same unit, or the same
-  word before it) is a Contradiction.
+  nearby value; a scale written on it counts ("100k", "$5M", "2.5bn").
+  Another number in the same slot (the same unit, or the same word before
+  it) is a Contradiction.
 - ``name``: every name or other capitalised word of the claim (not the
   first word of a sentence, unless a second capitalised word follows it)
   is in the evidence, in any case and inflection ("Paris", "paris",
@@ -53,7 +54,7 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Final, Literal, NamedTuple
 
@@ -113,7 +114,7 @@ class GuardFinding:
 # suffix), a word (with inner apostrophes or hyphens), or a mark that ends a clause.
 _TOKEN = re.compile(
     r"(?P<abbr>(?:[A-Za-z]\.){2,})"
-    r"|(?P<num>\d+(?:[.,]\d+)*(?:st|nd|rd|th|s)?)(?![\w])"
+    r"|(?P<num>\d+(?:[.,]\d+)*(?:st|nd|rd|th|s|k|K|M|mn|bn)?)(?![\w])"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
     r"|(?P<mark>[,;:.!?()\u2013\u2014\[\]%\"\u201c\u201d\n])"
 )
@@ -172,6 +173,8 @@ _UNITS: Final = {
 }  # fmt: skip
 _SCALES: Final = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
                   "trillion": 1_000_000_000_000}  # fmt: skip
+# A scale written onto a number: "100k", "$5M", "2.5bn" (a lower-case "m" is metres as often: left alone).
+_SCALE_SUFFIXES: Final = {"k": 1_000, "K": 1_000, "M": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
 # Words before a number that make it approximate or a bound: the evidence's value may differ a little.
 _ABOUT: Final = frozenset({"about", "around", "approximately", "nearly", "almost", "roughly", "some", "circa",
                            "c", "estimated", "approx", "up", "to"})  # fmt: skip
@@ -243,11 +246,13 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         spelled = False
         start = i
         if token.kind == "num":
-            read = _number_value(token.low)
+            scale = _SCALE_SUFFIXES.get(token.text[-2:]) or _SCALE_SUFFIXES.get(token.text[-1])
+            read = _number_value(token.low.rstrip("kmbn") if scale else token.low)
             if read is None:
                 i += 1
                 continue
             value, decade = read
+            value *= scale or 1
             i += 1
             # "2.5 million", "5 thousand"
             while i < len(tokens) and tokens[i].low in _SCALES:
@@ -1096,6 +1101,18 @@ def _first_content_stem(text: str, at: int) -> str | None:
     return None
 
 
+# Verbs that negate what follows them: a sentence holding one does not plainly state what it reaches.
+_NEGATING_VERB: Final = re.compile(
+    r"\b(?:avoid\w*|prevent\w*|refrain\w*|refus\w*|fail\w*|stop\w*|ceas\w*|prohibit\w*|forb[ia]d\w*|ban|banned)\b"
+)
+
+
+def _negates_otherwise(sentence: _Sentence, claim: _Sentence) -> bool:
+    """The sentence negates in a verb the claim does not use: "punishing ... worse, so avoid it" for "do not punish"."""
+    text = " ".join(t.low for t in sentence.tokens if t.kind == "word")
+    return any(stem(m.group()) not in claim.words for m in _NEGATING_VERB.finditer(text))
+
+
 def _coverage(claim: _Sentence, sentence: _Sentence) -> float:
     return len(claim.words & sentence.words) / len(claim.words) if claim.words else 0.0
 
@@ -1143,7 +1160,7 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
         if _coverage(said, sentence) < coverage:
             continue
         quoted = _as_written(sentence.start, sentence.end, evidence)
-        if (found := _flipped(said, sentence)) is not None:
+        if (found := _flipped(said, sentence)) is not None and not _negates_otherwise(sentence, said):
             return GuardFinding(
                 guard="polarity", label="Contradiction", claim_value="not " + " ".join(found),
                 source_value=quoted, reason=f'the sources state it without the negation: "{quoted}"',
@@ -1229,13 +1246,25 @@ def _states_negation(sentence: str, scope: tuple[str, ...]) -> bool:
     return any(prefix + head in lowered for prefix in _NEGATIVE_PREFIXES)
 
 
+def _shared(words: Iterable[str], reading: tuple[frozenset[str], frozenset[str]]) -> int:
+    """How many of the stems ``words`` a text's reading (its stems, their first five letters) holds.
+
+    Matched as the scorer matches them: "lawful" is in "lawfully".
+    """
+    stems, prefixes = reading
+    return sum(1 for word in set(words) if word in stems or (len(word) >= 5 and word[:5] in prefixes))
+
+
 def _never_negated(scope: tuple[str, ...], evidence: str, stems: frozenset[str]) -> bool:
     """The evidence has the word a negation of the claim bears on, and nowhere negates it (nor says it in one word)."""
     head = scope[0]
     if head not in stems:
         return False
-    if any(head in _reach(evidence, m.end()) for m in _NEGATIVE_MEANING.finditer(_lowered(evidence))):
-        return False
+    prefix = head[:5] if len(head) >= 5 else None
+    for match in _NEGATIVE_MEANING.finditer(_lowered(evidence)):
+        reach = _reach(evidence, match.end())
+        if head in reach or (prefix is not None and any(word[:5] == prefix for word in reach)):
+            return False
     lowered = _lowered(evidence)
     return not (
         any(word in lowered for word in _NEGATED_AS.get(head, ()))
@@ -1273,12 +1302,12 @@ def _negation_missing(said: _Sentence, claim: str, evidence: str) -> GuardFindin
             continue
         # The sentences that state the clause: those holding most of what the negation bears on (or, when
         # none holds any of it, most of the clause).
-        read = [stemmed_words(evidence[start:end])[0] for start, end in spans]
-        if max((len(clause & words) for words in read), default=0) < min(2, len(clause)):
+        read = [stemmed_words(evidence[start:end]) for start, end in spans]
+        if max((_shared(clause, words) for words in read), default=0) < min(2, len(clause)):
             continue
-        shares = [len(set(scope) & words) for words in read]
+        shares = [_shared(scope, words) for words in read]
         if not any(shares):
-            shares = [len(clause & words) for words in read]
+            shares = [_shared(clause, words) for words in read]
         best = max(shares)
         stated = any(
             share == best and _states_negation(evidence[start:end], scope)

@@ -39,6 +39,8 @@ NUMBER_FIRES = [
     ("The city has 12 bridges.", "The city has many bridges over the river.", "Neutral", None),
     ("It cost twenty million euros.", "It cost five million euros.", "Contradiction", "five million euros"),
     ("The tower is about 500 metres tall.", TOWER, "Contradiction", "330 metres"),
+    ("It is given at 200,000 subscribers.", "It is given at 100k subscribers.", "Contradiction", "100k subscribers"),
+    ("The wall is 5,000 m long.", "The wall is 5m long.", "Neutral", None),  # "5m" is five metres, not five million
 ]
 NUMBER_QUIET = [
     ("The Eiffel Tower is three hundred and thirty metres tall.", TOWER),  # the number in words
@@ -51,6 +53,9 @@ NUMBER_QUIET = [
     ("The tower was finished in the 1880s.", TOWER),
     ("It is cited in the survey [3].", "It is cited in the survey."),  # a citation marker is no number
     ("1. Visit the tower first.", "Visit the tower first."),  # a list item's number
+    ("It is awarded at 100,000 subscribers.", "It is awarded at 100k subscribers."),  # a scale written on the number
+    ("It cost 5 million dollars.", "It cost $5M."),
+    ("It cost 2,500,000,000 dollars.", "It cost $2.5bn."),
 ]
 NAME_FIRES = [
     ("The Louvre museum is in London.", LOUVRE, "Contradiction", "Paris"),
@@ -130,6 +135,16 @@ POLARITY_QUIET = [
     ("The museum is not in London.", "The museum is not in London but in Paris."),  # negated on both sides
     ("No doubt the museum is in Paris.", LOUVRE),
 ]
+# A sentence that negates in a verb of its own ("avoid") does not plainly state what the claim negates.
+NEGATING_VERB_CASES = [
+    ("Do not punish the cat for going outside the box.", "Punishing the cat for going outside the box works.", True),
+    (
+        "Do not punish the cat for going outside the box.",
+        "Punishing the cat for going outside the box makes it worse, so avoid it.",
+        False,
+    ),
+    ("The drug does not prevent the disease.", "The drug prevents the disease.", True),  # the claim's own verb
+]
 # A claim that negates, against evidence whose sentence stating the claim negates nothing: Neutral.
 NEGATION_MISSING_FIRES = [
     (
@@ -142,6 +157,11 @@ NEGATION_MISSING_FIRES = [
     (
         "In 2018 he said that the president hasn't done anything for the town.",
         "In 2018 he said the president was a friend of the town.",
+    ),
+    (
+        "A married man could not then have a lawful marriage under the Customary Act.",
+        "Customary marriages are recorded by the state. "
+        "A married man may marry under the Customary Act and this will be lawfully recognised.",
     ),
 ]
 NEGATION_MISSING_QUIET = [
@@ -165,6 +185,11 @@ NEGATION_MISSING_QUIET = [
         "In 2018 he said the president was a friend of the town.",
     ),  # someone's words, quoted: not what the claim states
     ("The museum is not open on Mondays.", "Visitors: the bridge is open every day."),  # the evidence states no clause
+    (
+        "A married man could not then have a lawful marriage under the Customary Act.",
+        "Customary marriages are recorded by the state. "
+        "A married man cannot marry under the Customary Act as this will not be lawfully recognised.",
+    ),  # "lawfully" negated is "lawful" negated: words matched as the scorer matches them
 ]
 ANTONYM_FIRES = [
     ("Sales increased in 2020.", "Sales decreased in 2020.", "decreased"),
@@ -235,6 +260,13 @@ def test_polarity_guard_fires(claim: str, evidence: str) -> None:
 def test_polarity_guard_near_misses(claim: str, evidence: str) -> None:
     """Double negation, "not only", a negation of another clause and "no doubt" change nothing."""
     assert polarity_guard(claim, evidence) is None
+
+
+@pytest.mark.parametrize(("claim", "evidence", "contradicts"), NEGATING_VERB_CASES)
+def test_polarity_contradiction_needs_a_plain_statement(claim: str, evidence: str, contradicts: bool) -> None:
+    """A negated claim is contradicted by a sentence stating it, not by one that negates it with "avoid"."""
+    found = polarity_guard(claim, evidence)
+    assert (found is not None and found.label == "Contradiction") is contradicts
 
 
 @pytest.mark.parametrize(("claim", "evidence"), NEGATION_MISSING_FIRES)
