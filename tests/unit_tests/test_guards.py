@@ -297,6 +297,25 @@ def test_antonym_guard_near_misses(claim: str, evidence: str) -> None:
     assert antonym_guard(claim, evidence) is None
 
 
+# Claims the guards' shortcuts (reading a claim's tokens only when a cheap test says so) must still read.
+SHORTCUT_CASES = [
+    ("The prize went to \u00d6lkers in 2001.", "The prize went to Smith in 2001.", "name"),  # a non-ASCII capital
+    ("NASA launched the probe.", "The agency launched the probe.", "name"),  # capitals opening a sentence
+    ("The museum, Mus\u00e9e d'Orsay, is in Paris.", "The museum is in Paris.", "name"),
+    ("It is the fourth-strongest team in the league.", "It is the fourth-weakest team in the league.", "antonym"),
+    ("The museum is in Paris.", "The museum is not in Paris, it moved to Lens.", "polarity"),  # the evidence negates
+    ("The team won the final.", "The team lost the final.", "antonym"),
+]
+
+
+@pytest.mark.parametrize(("claim", "evidence", "guard"), SHORTCUT_CASES)
+def test_shortcuts_miss_nothing(claim: str, evidence: str, guard: str) -> None:
+    """A name in non-ASCII or all capitals, a hyphenated listed word, the evidence's own negation: each still fires."""
+    found = MeaningGuards().check(claim, evidence)
+    assert found is not None
+    assert found.guard == guard
+
+
 def test_reasons_say_what_the_source_says() -> None:
     """The reason is one line naming the source's value."""
     assert number_guard("The tower is 450 metres tall.", TOWER).reason == "the sources say 330 metres, not 450 metres"  # type: ignore[union-attr]
