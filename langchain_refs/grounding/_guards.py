@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Final, Literal, NamedTuple
 
-from langchain_refs.text import STOP_WORDS, fold, split_sentences, stem, stemmed_words
+from langchain_refs.text import STOP_WORDS, SentenceSplitter, fold, stem, stemmed_words
 
 __all__ = [
     "ANTONYMS",
@@ -112,6 +112,9 @@ class GuardFinding:
 
 # An abbreviation with dots ("U.S."), a number (with separators, a decimal part, an ordinal or decade
 # suffix), a word (with inner apostrophes or hyphens), or a mark that ends a clause.
+# One splitter for every text (`split_sentences` builds one, reading its abbreviations, at each call).
+_SPLITTER: Final = SentenceSplitter()
+
 _TOKEN = re.compile(
     r"(?P<abbr>(?:[A-Za-z]\.){2,})"
     r"|(?P<num>\d+(?:[.,]\d+)*(?:st|nd|rd|th|s|k|K|M|mn|bn)?)(?![\w])"
@@ -544,7 +547,7 @@ def _sentences_of(text: str) -> tuple[_Sentence, ...]:
     tokens = _tokens(text)
     starts = [t.start for t in tokens]
     found = []
-    for span in split_sentences(text):
+    for span in _SPLITTER.split(text):
         first, last = bisect.bisect_left(starts, span.start), bisect.bisect_left(starts, span.end)
         found.append(_sentence(tokens[first:last], span.start, span.end))
     return tuple(found)
@@ -723,7 +726,7 @@ def _best_sentence(claim: _Sentence, evidence: str) -> tuple[_Sentence, float] |
 
 @functools.lru_cache(maxsize=8192)
 def _spans_of(text: str) -> tuple[tuple[int, int], ...]:
-    return tuple((span.start, span.end) for span in split_sentences(text))
+    return tuple((span.start, span.end) for span in _SPLITTER.split(text))
 
 
 def _as_written(start: int, end: int, text: str) -> str:
@@ -1423,6 +1426,14 @@ def _word_search(words: frozenset[str]) -> re.Pattern[str]:
 
 
 _LETTERS: Final = re.compile(r"[a-z]+")
+
+
+@functools.lru_cache(maxsize=1024)
+def _letter_words(text: str) -> frozenset[str]:
+    """The runs of letters of a text, lowered: every word a lower-case pattern can find in it, and more."""
+    return frozenset(_LETTERS.findall(_lowered(text)))
+
+
 # Compiled once: each listed word alone, and its opposites (a claim's own words among them are skipped).
 _WORD_PATTERNS: Final = {word: _word_search(frozenset({word})) for word in _OPPOSITES}
 _OPPOSITE_PATTERNS: Final = {word: _word_search(opposites) for word, opposites in _OPPOSITES.items()}
@@ -1443,10 +1454,13 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
         True
     """
     # Read the claim only when the evidence has the opposite of one of its listed words somewhere.
-    lowered = _lowered(evidence)
     listed = _OPPOSITE_WORDS.intersection(_LETTERS.findall(_lower(claim)))
-    if not any(_OPPOSITE_PATTERNS[word].search(lowered) for word in listed):
+    if not listed:
         return None
+    present = _letter_words(evidence)
+    if all(_OPPOSITES[word].isdisjoint(present) for word in listed):
+        return None
+    lowered = _lowered(evidence)
     said = _whole(claim)
     # A word of the list, alone or as the last part of a hyphenated word ("fourth-strongest").
     candidates = [(i, t.low.rsplit("-", 1)[-1]) for i, t in enumerate(said.tokens) if t.kind == "word"]
@@ -1555,6 +1569,7 @@ class MeaningGuards:
             _piece,
             _lowered,
             _negation_cues,
+            _letter_words,
         ):
             cached.cache_clear()
 
