@@ -1382,17 +1382,21 @@ def _negation_missing(said: _Sentence, claim: str, evidence: str) -> GuardFindin
 
 
 def _neighbours(tokens: Sequence[_Token], at: int) -> set[str]:
-    """The content words (stemmed) next to a token on either side, within its clause."""
+    """The two content words (stemmed) nearest a token on either side, within its clause and four tokens.
+
+    Two, not one: an adjective between the word and its noun ("the lowest career scoring average" against
+    "the highest scoring average") keeps the two in the same place.
+    """
     found = set()
     for step in (-1, 1):
-        i = at + step
-        while 0 <= i < len(tokens) and abs(i - at) <= 3:
+        i, taken = at + step, 0
+        while 0 <= i < len(tokens) and abs(i - at) <= 4 and taken < 2:
             token = tokens[i]
             if token.kind == "mark" and token.text in _CLAUSE_END:
                 break
             if _is_content(token) and token.low not in _OPPOSITE_WORDS:
                 found.add(stem(token.low))
-                break
+                taken += 1
             i += step
     return found
 

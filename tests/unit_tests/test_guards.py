@@ -197,12 +197,23 @@ ANTONYM_FIRES = [
     ("It was built before the war.", "It was built after the war.", "after"),
     ("All students passed the exam.", "Some students passed the exam.", "Some"),
     ("She was the first woman to win the prize.", "She was the last woman to win the prize.", "last"),
+    (
+        "Michael Jordan holds the lowest career scoring average record against many teams, including the Blazers, "
+        "Jazz, Suns, Celtics and Hornets.",
+        "Jordan has Chamberlain beat with the highest scoring average.\n\nJordan played many teams, including the "
+        "Blazers, Jazz, Suns, Celtics and Hornets, and holds a record against them.",
+        "highest",
+    ),  # an adjective between the word and its noun, in a sentence that holds little of the claim
 ]
 ANTONYM_QUIET = [
     ("It was built before the war.", "It was built before the war and restored after it."),
     ("The heart pumps more blood with fewer beats.", "The heart pumps more blood with fewer beats."),
     ("Sales increased in 2020.", "Sales increased in 2020, while costs decreased."),
     ("Sales increased in 2020.", "The weather was worse in 2020 and costs decreased."),  # another slot
+    (
+        "Exports increased sharply in 2020 across Europe.",
+        "Across Europe in 2020, exports increased; imports from distant Asian markets decreased.",
+    ),  # the opposite beside other words, the claim's own word in the evidence
 ]
 
 
