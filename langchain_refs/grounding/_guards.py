@@ -1255,15 +1255,25 @@ _STATED_NEGATION: Final = re.compile(
     r"refus\w*|den(?:y|ies|ied)|rarely|hardly|barely|seldom|declin\w*|avoid\w*|reject\w*|prohibit\w*|forb[ia]d\w*|"
     r"ban|banned|ceas\w*|prevent\w*|unlike\w*)|n['\u2019]t)\b"
 )
-# Words that state a negated verb in one word: "remains" is "does not change".
+# Words that state a negated verb in one word: "remains" is "does not change" (patterns, whole words from their start).
 _NEGATED_AS: Final = {
-    "chang": ("remain", "stay", "unchang", "same", "constant"),
-    "allow": ("prohibit", "forbid", "forbidden", "ban", "banned"),
-    "permit": ("prohibit", "forbid", "forbidden", "ban", "banned"),
-    "includ": ("exclud", "except"),
-    "remember": ("forget", "forgot"),
-    "succeed": ("fail",),
+    "chang": (r"remain\w*", r"stay(?:s|ed|ing)?\b", r"unchang\w*", r"same\b", r"constant\w*"),
+    "allow": (r"prohibit\w*", r"forb[ia]d\w*", r"ban(?:s|ned|ning)?\b"),
+    "permit": (r"prohibit\w*", r"forb[ia]d\w*", r"ban(?:s|ned|ning)?\b"),
+    "includ": (r"exclud\w*", r"except\w*"),
+    "remember": (r"forg[eo]t\w*",),
+    "succeed": (r"fail\w*",),
 }
+
+
+def _one_word_negation(head: str, lowered: str) -> bool:
+    """Whether a lowered text says "not" + ``head`` (a stem) in one word.
+
+    A negative prefix on the word itself ("illegal" for "legal", "impossible"
+    for "possible"), or a word of `_NEGATED_AS` ("remains" for "change").
+    """
+    forms = [rf"(?:un|in|im|il|ir|dis|non)-?{re.escape(head)}", *_NEGATED_AS.get(head, ())]
+    return re.search(r"\b(?:" + "|".join(forms) + ")", lowered) is not None
 
 
 # Words that open a clause whose negation the claim does not assert: "if not treated", "why they do not".
@@ -1296,10 +1306,7 @@ def _states_negation(sentence: str, scope: tuple[str, ...]) -> bool:
     lowered = _lower(sentence)
     if _STATED_NEGATION.search(lowered):
         return True
-    head = scope[0]
-    if head in _NEGATED_AS and any(word in lowered for word in _NEGATED_AS[head]):
-        return True
-    return any(prefix + head in lowered for prefix in _NEGATIVE_PREFIXES)
+    return _one_word_negation(scope[0], lowered)
 
 
 def _shared(words: Iterable[str], reading: tuple[frozenset[str], frozenset[str]]) -> int:
@@ -1322,11 +1329,7 @@ def _never_negated(scope: tuple[str, ...], evidence: str, stems: frozenset[str])
         reach = _reach(lowered, match.end())
         if head in reach or (prefix is not None and any(word[:5] == prefix for word in reach)):
             return False
-    lowered = _lowered(evidence)
-    return not (
-        any(word in lowered for word in _NEGATED_AS.get(head, ()))
-        or any(prefix + head in lowered for prefix in _NEGATIVE_PREFIXES)
-    )
+    return not _one_word_negation(head, lowered)
 
 
 def _negation_missing(said: _Sentence, claim: str, evidence: str) -> GuardFinding | None:

@@ -154,6 +154,7 @@ NEGATION_MISSING_FIRES = [
     ("The tax rates will not change next year.", "The tax rates will rise next year."),
     ("The wound is not treated promptly.", "The wound is treated late."),
     ("The cat is not using the box.", "The cat goes outside the box."),
+    ("Cars are not allowed in the town centre.", "Cars may enter the urban town centre."),  # "ban" in "urban" is none
     (
         "In 2018 he said that the president hasn't done anything for the town.",
         "In 2018 he said the president was a friend of the town.",
@@ -170,6 +171,7 @@ NEGATION_MISSING_QUIET = [
         "The current rates will remain in effect for the next two years.",
     ),  # one word for "not change"
     ("The merger is not legal in France.", "The merger is illegal in France."),  # one word for "not legal"
+    ("Cars are not allowed in the town centre.", "Cars are banned from the town centre."),
     (
         "Polar bears do not have natural predators except humans.",
         "Adult bears have no natural predators.\n\nPolar bear predators: humans have hunted polar bears.",
