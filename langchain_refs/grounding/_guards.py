@@ -719,7 +719,11 @@ def _best_sentence(claim: _Sentence, evidence: str) -> tuple[_Sentence, float] |
     if not spans:
         return None
     words = claim.words
-    start, end = max(spans, key=lambda span: len(words & stemmed_words(evidence[span[0] : span[1]])[0]))
+    # Only the sentences that may share a word are read (a sentence sharing none is never the best unless all are).
+    start, end = max(
+        _spans_holding(evidence, words) or spans[:1],
+        key=lambda span: len(words & stemmed_words(evidence[span[0] : span[1]])[0]),
+    )
     best = _piece(evidence[start:end], start)
     return best, _coverage(claim, best)
 
@@ -727,6 +731,20 @@ def _best_sentence(claim: _Sentence, evidence: str) -> tuple[_Sentence, float] |
 @functools.lru_cache(maxsize=8192)
 def _spans_of(text: str) -> tuple[tuple[int, int], ...]:
     return tuple((span.start, span.end) for span in _SPLITTER.split(text))
+
+
+def _spans_holding(evidence: str, words: Iterable[str]) -> tuple[tuple[int, int], ...]:
+    """The sentences of the evidence that may hold one of ``words`` (stems), by a look at its lowered text.
+
+    A stem is the start of its word ("migrat"; "study" is "studi" in "studies"): a sentence whose text holds
+    no stem's first letters shares none of them, and need not be read. Not ASCII: every sentence.
+    """
+    spans = _spans_of(evidence)
+    if not evidence.isascii():
+        return spans
+    lowered = _lowered(evidence)
+    keys = {(word[:-1] if word.endswith("y") else word)[:5] for word in words}
+    return tuple(span for span in spans if any(lowered.find(key, *span) >= 0 for key in keys))
 
 
 def _as_written(start: int, end: int, text: str) -> str:
@@ -1355,13 +1373,13 @@ def _negation_missing(said: _Sentence, claim: str, evidence: str) -> GuardFindin
     ]
     if not scopes:
         return None
-    spans = _spans_of(evidence)
     for at, scope in scopes:
         clause, asserted = _clause(said.tokens, at, claim)
         if not asserted or not clause & stems:
             continue
         # The sentences that state the clause: those holding most of what the negation bears on (or, when
-        # none holds any of it, most of the clause).
+        # none holds any of it, most of the clause). A sentence holding none of the clause is never one.
+        spans = _spans_holding(evidence, clause | set(scope))
         read = [stemmed_words(evidence[start:end]) for start, end in spans]
         if max((_shared(clause, words) for words in read), default=0) < min(2, len(clause)):
             continue
