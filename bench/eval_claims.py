@@ -4,6 +4,7 @@
     python bench/eval_claims.py --write-readme  # ... and puts them in docs/checking.md
     python bench/eval_claims.py --limit 200     # a quick look on fewer rows of each file
     python bench/eval_claims.py --sweep         # macro-F1 of both sets at --threshold 0.20, 0.25, ... 0.80
+    python bench/eval_claims.py --no-guards     # the checker's score alone, the meaning guards off (the "before")
 
 Every row goes through ``langchain-refs check extract-check`` itself (rule-based
 extraction, the scorer checker, strict aggregation, the command's default
@@ -41,6 +42,7 @@ never copied into the project.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -49,13 +51,16 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.eval_grounding import EVAL, auroc  # noqa: E402
 from bench.readme import replace_section  # noqa: E402
+from langchain_refs.apps import checking  # noqa: E402
 from langchain_refs.apps import main as cli  # noqa: E402
+from langchain_refs.grounding import ScorerClaimChecker  # noqa: E402
 
 LABELS = ("Entailment", "Neutral", "Contradiction", "Abstain")
 
@@ -188,7 +193,20 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N rows of each file")
     parser.add_argument("--write-readme", action="store_true")
     parser.add_argument("--sweep", action="store_true", help="macro-F1 at each threshold, to choose the default")
+    parser.add_argument("--no-guards", action="store_true", help="the meaning guards off (figures only, not written)")
     args = parser.parse_args()
+    if args.no_guards:
+        if args.write_readme:
+            raise SystemExit("--no-guards figures are for comparison: they are not written")
+        # The command builds its checker with the default guards: the same checker with none.
+        with mock.patch.object(checking, "ScorerClaimChecker", functools.partial(ScorerClaimChecker, guards=None)):
+            run(args)
+        return
+    run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """The tables (and, with ``--write-readme``, docs/checking.md's section)."""
     if args.sweep:
         sweep(args.limit)
         return
@@ -216,6 +234,7 @@ def main() -> None:
     bench_counts = label_counts(bench_rows, bench_results, "attribution_label")
     wice_counts = label_counts(wice_rows, wice_results, "label")
     limit = f" --limit {args.limit}" if args.limit else ""
+    limit += " --no-guards" if args.no_guards else ""
     lines = [
         f"`python bench/eval_claims.py{limit}`: each development row through `langchain-refs check "
         "extract-check` offline (defaults: rule-based claims, scorer checker, strict aggregation). AUROC of the "

@@ -5,6 +5,7 @@
     python bench/eval_grounding.py --write-readme       # ... and puts them in docs/grounding.md
     python bench/eval_grounding.py --limit 200          # a quick look on a sample of each file
     python bench/eval_grounding.py --context-sweep      # how the predictor's context setting was chosen
+    python bench/eval_grounding.py --no-guards          # the scores alone, the meaning guards off (the "before")
 
 What is measured, for each scorer:
 
@@ -65,6 +66,7 @@ from bench.readme import replace_section  # noqa: E402
 from bench.workloads import chunked, prose  # noqa: E402
 from langchain_refs import Citation, LexicalScorer, Reference, ReferencePredictor, verify_citations  # noqa: E402
 from langchain_refs.grounding import MeaningGuards  # noqa: E402
+from langchain_refs.grounding._guards import DEFAULT_GUARDS  # noqa: E402
 from langchain_refs.streaming import AnswerReferences  # noqa: E402
 from langchain_refs.text import LexicalSupport  # noqa: E402
 
@@ -162,7 +164,9 @@ def verdict(scorer: BaseCrossEncoder, claim: str, documents: list[Document]) -> 
     Supported is the threshold reached and no meaning guard fired (a guarded
     citation keeps a lowered score, which may still reach the threshold).
     """
-    checked = verify_citations(cite(claim, len(documents)), documents, scorer).citations[0]
+    # The scorer's own guards, as ``manage_references(verifier=scorer)`` applies them.
+    guards = getattr(scorer, "guards", DEFAULT_GUARDS)
+    checked = verify_citations(cite(claim, len(documents)), documents, scorer, guards=guards).citations[0]
     return (0.0 if checked.support is None else checked.support), bool(checked.supported)
 
 
@@ -331,6 +335,17 @@ def truncation(ab_rows: list[dict[str, Any]]) -> str | None:
     )
 
 
+def unguarded(build: Callable[[], BaseCrossEncoder]) -> Callable[[], BaseCrossEncoder]:
+    """``build`` with the scorer's meaning guards off: what `verify_citations` gave before them."""
+
+    def built() -> BaseCrossEncoder:
+        scorer = build()
+        scorer.guards = None  # type: ignore[attr-defined]
+        return scorer
+
+    return built
+
+
 def builders(names: list[str]) -> dict[str, tuple[Callable[[], BaseCrossEncoder], Callable[[], BaseCrossEncoder]]]:
     """For each scorer: how to build the one the quality figures use, and a fresh one for the cold speed figure.
 
@@ -473,6 +488,7 @@ def main() -> None:
         "--speed-rows", type=int, default=300, help="AttributionBench rows timed cold (a seeded sample)"
     )
     parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--no-guards", action="store_true", help="the meaning guards off (figures only, not written)")
     parser.add_argument(
         "--context-sweep", action="store_true", help="only: how the predictor's context setting was chosen (WiCE)"
     )
@@ -484,6 +500,10 @@ def main() -> None:
     ab_rows = load("attributionbench_dev.jsonl", args.limit)
     wice_rows = load("wice_claim_dev.jsonl", args.limit)
     chosen = builders(args.scorers.split(","))
+    if args.no_guards:
+        if args.write_readme:
+            raise SystemExit("--no-guards figures are for comparison: they are not written")
+        chosen = {f"{name}, guards off": (unguarded(b), unguarded(f)) for name, (b, f) in chosen.items()}
     # Every speed first, while the machine is as it was when the load average was read; then the quality.
     speeds = {name: speed(fresh, ab_rows, args.speed_rows) for name, (_, fresh) in chosen.items()}
     cold, warm = predictor_cost()

@@ -181,6 +181,9 @@ class ClaimCheck:
 # A whitespace run is tried from its start only: retrying inside it made a long run quadratic.
 _CLAUSE = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although)\s+|(?<!\s)\s+(?:but|whereas)\s+")
 _WORDS = re.compile(r"\w+")
+# Double quotation marks that open (after a space, a bracket or the start) and that close (before one, or punctuation).
+_OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s(\[]))[\"\u201c]")
+_CLOSING_QUOTE = re.compile(r"[\"\u201d](?=[\s.,;:!?)\]]|$)")
 # Citation markers such as "[3]" or "[2, 5]" are references, not numbers the claim states.
 _CITATION_MARKER = re.compile(r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?:\(id=[^)]*\))?")
 # A sentence of fewer words is a fragment to the sentence rules (as for `needs_reference`).
@@ -247,7 +250,7 @@ class RuleBasedClaimExtractor:
 
         claims = []
         fragments = []
-        for sentence in self.splitter.split(response):
+        for sentence in self._sentences(response):
             if not needs_reference(sentence.text):
                 if _WORDS.search(sentence.text) and not _NOT_AN_ANSWER.match(sentence.text) and _is_bare(sentence.text):
                     fragments.append(sentence)
@@ -270,6 +273,27 @@ class RuleBasedClaimExtractor:
         """
         questions = questions or [None] * len(responses)
         return [self.extract(r, q) for r, q in zip(responses, questions, strict=True)]
+
+    def _sentences(self, response: str) -> list[Span]:
+        """The splitter's sentences, a sentence that ends inside quotation marks joined to the next.
+
+        "The A.V. Club" must not end a sentence at "A.V.": a sentence whose
+        quotation marks open more often than they close goes on.
+        """
+        sentences: list[Span] = []
+        open_quote = False
+        for sentence in self.splitter.split(response):
+            if open_quote and sentences:
+                start = sentences[-1].start
+                sentence = Span(start=start, end=sentence.end, text=response[start : sentence.end])
+                sentences[-1] = sentence
+            else:
+                sentences.append(sentence)
+            text = sentence.text
+            open_quote = ('"' in text or "\u201c" in text) and len(_OPENING_QUOTE.findall(text)) > len(
+                _CLOSING_QUOTE.findall(text)
+            )
+        return sentences
 
     def _clauses(self, sentence: Span) -> list[Span]:
         pieces: list[Span] = []

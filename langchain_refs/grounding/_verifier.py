@@ -29,6 +29,9 @@ by 0.002 at a third more guarded citations (see ``bench/eval_grounding.py``).
 """
 
 
+_SPLITTER = SentenceSplitter()
+
+
 class SupportScorer(BaseCrossEncoder):
     """A cross-encoder whose scores say how well evidence supports a claim, in [0, 1].
 
@@ -125,7 +128,8 @@ def verify_citations(
     """
     if threshold is None:
         threshold = support_threshold_of(scorer)
-    splitter = splitter or SentenceSplitter()
+    # One default splitter for every call: building one reads its abbreviations anew.
+    splitter = splitter or _SPLITTER
     texts: dict[int, list[str]] = {}
     for citation in references.citations:
         for position in citation.document_positions:

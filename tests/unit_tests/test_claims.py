@@ -44,6 +44,34 @@ def test_rule_based_extractor_offsets() -> None:
         assert response[claim.start : claim.end] == claim.text
 
 
+QUOTED_SENTENCES = [
+    (
+        'Annie Zaleski of "The A.V. Club" praised the cover. It sold well in 2015.',
+        ['Annie Zaleski of "The A.V. Club" praised the cover.', "It sold well in 2015."],
+    ),  # the splitter ends a sentence at "A.V.", inside quotation marks
+    (
+        "The critic of \u201cThe A.V. Club\u201d praised the cover. It sold well in 2015.",
+        ["The critic of \u201cThe A.V. Club\u201d praised the cover.", "It sold well in 2015."],
+    ),
+    (
+        "The player is 5'9\" tall and fast. He joined the club in 2015.",
+        ["The player is 5'9\" tall and fast.", "He joined the club in 2015."],
+    ),  # an inch mark opens no quotation
+    (
+        'She called it "a triumph." The album sold well in 2015.',
+        ['She called it "a triumph."', "The album sold well in 2015."],
+    ),  # a quotation closed before the sentence ends
+]
+
+
+@pytest.mark.parametrize(("response", "expected"), QUOTED_SENTENCES)
+def test_rule_based_extractor_keeps_quotations_whole(response: str, expected: list[str]) -> None:
+    """A sentence never ends inside quotation marks; an inch mark or a closed quotation changes nothing."""
+    claims = RuleBasedClaimExtractor().extract(response)
+    assert [c.text for c in claims] == expected
+    assert all(response[c.start : c.end] == c.text for c in claims)
+
+
 def test_llm_extractor_triplets_subsentences_and_bad_replies(caplog: pytest.LogCaptureFixture) -> None:
     """The LLM extractor reads triplets or sub-sentences, in batches; malformed replies give no claims."""
     model = FakeListChatModel(

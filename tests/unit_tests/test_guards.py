@@ -39,6 +39,8 @@ NUMBER_FIRES = [
     ("The city has 12 bridges.", "The city has many bridges over the river.", "Neutral", None),
     ("It cost twenty million euros.", "It cost five million euros.", "Contradiction", "five million euros"),
     ("The tower is about 500 metres tall.", TOWER, "Contradiction", "330 metres"),
+    ("It is given at 200,000 subscribers.", "It is given at 100k subscribers.", "Contradiction", "100k subscribers"),
+    ("The wall is 5,000 m long.", "The wall is 5m long.", "Neutral", None),  # "5m" is five metres, not five million
 ]
 NUMBER_QUIET = [
     ("The Eiffel Tower is three hundred and thirty metres tall.", TOWER),  # the number in words
@@ -51,6 +53,9 @@ NUMBER_QUIET = [
     ("The tower was finished in the 1880s.", TOWER),
     ("It is cited in the survey [3].", "It is cited in the survey."),  # a citation marker is no number
     ("1. Visit the tower first.", "Visit the tower first."),  # a list item's number
+    ("It is awarded at 100,000 subscribers.", "It is awarded at 100k subscribers."),  # a scale written on the number
+    ("It cost 5 million dollars.", "It cost $5M."),
+    ("It cost 2,500,000,000 dollars.", "It cost $2.5bn."),
 ]
 NAME_FIRES = [
     ("The Louvre museum is in London.", LOUVRE, "Contradiction", "Paris"),
@@ -73,6 +78,46 @@ NAME_QUIET = [
         "It is read from the body mass index of the patient.",
     ),
 ]
+# Names said another way (name parts, countries, abbreviations, words written as one): each rule with a case
+# that must pass and a near miss that must still fire.
+NAME_FORMS_FIRE = [
+    ("John Hancock signed it first.", "Adams signed the declaration; many signed it.", "Neutral", None),
+    (
+        "The Vikings Education Act was passed in 1953.",
+        "Bantu Education Act was passed in 1953. It set up the Department of Bantu Education.",
+        "Contradiction",
+        "Bantu Education",
+    ),  # a sentence's first word before a name's part is a part of the evidence's name
+    (
+        "Rebecca Bunch sings the songs in Protectorate Ex-Girlfriend.",
+        "Title: Crazy Ex-Girlfriend\nThe songs are sung by Rebecca.",
+        "Contradiction",
+        "Crazy Ex-Girlfriend",
+    ),
+    ("The show aired in the UK in 1990.", "The show aired in England in 1990.", "Neutral", None),  # a part, not all
+    ("He was born in the Neo-Assyrian Empire.", "He was born in Babylon, in the empire.", "Neutral", None),
+    ("The TV series aired on CBS.", "The radio series aired on CBS.", "Neutral", None),
+]
+NAME_FORMS_QUIET = [
+    (
+        "Rebecca Bunch sings the songs in Crazy Ex-Girlfriend.",
+        "Title: Crazy Ex-Girlfriend\nThe songs are usually sung by Rebecca.",
+    ),  # the first word of the claim is the name's given part, which the evidence writes as a name
+    ("The average weight for men in the U.S. is 200 pounds.", "The typical weight for an American man is 200 pounds."),
+    ("The show was a British series.", "The show was a series made in Britain."),  # demonym and country
+    ("The Dutch team won the final.", "The team from the Netherlands won the final."),
+    (
+        "It was decided by the Supreme Court of the United States in 1985.",
+        "Decided January 1985, 469 U. S. 325, by the Supreme Court.",
+    ),  # initials written with spaces
+    ("The TV series aired on CBS.", "It is a television series that aired on CBS."),  # an abbreviation of one word
+    (
+        "After his conquest of the Neo-Babylonian Empire, he issued the Cyrus Cylinder.",
+        "The armies of Cyrus the Great conquered the city of Babylon. Known today as the Cyrus Cylinder, it survives.",
+    ),  # a hyphenated name's prefix left aside, its other part a name of the evidence
+    ('Annie Zaleski of "The A.V. Club" praised it.', "Source: music.avclub.com. Annie Zaleski praised it."),
+    ("In October 2018 she joined India's squad.", "In NZ she joined India's squad in October 2018."),
+]
 POLARITY_FIRES = [
     ("The Eiffel Tower is not 330 metres tall.", TOWER),
     ("The Eiffel Tower is never open to visitors.", "The Eiffel Tower is open to visitors every day."),
@@ -90,18 +135,87 @@ POLARITY_QUIET = [
     ("The museum is not in London.", "The museum is not in London but in Paris."),  # negated on both sides
     ("No doubt the museum is in Paris.", LOUVRE),
 ]
+# A sentence that negates in a verb of its own ("avoid") does not plainly state what the claim negates.
+NEGATING_VERB_CASES = [
+    ("Do not punish the cat for going outside the box.", "Punishing the cat for going outside the box works.", True),
+    (
+        "Do not punish the cat for going outside the box.",
+        "Punishing the cat for going outside the box makes it worse, so avoid it.",
+        False,
+    ),
+    ("The drug does not prevent the disease.", "The drug prevents the disease.", True),  # the claim's own verb
+]
+# A claim that negates, against evidence whose sentence stating the claim negates nothing: Neutral.
+NEGATION_MISSING_FIRES = [
+    (
+        "The Education Act was not passed in South Africa in 1953.",
+        "The Education Act, a South African law, was enacted in 1953.",
+    ),  # the negated verb said another way, the sentence negates nothing
+    ("The tax rates will not change next year.", "The tax rates will rise next year."),
+    ("The wound is not treated promptly.", "The wound is treated late."),
+    ("The cat is not using the box.", "The cat goes outside the box."),
+    ("Cars are not allowed in the town centre.", "Cars may enter the urban town centre."),  # "ban" in "urban" is none
+    (
+        "In 2018 he said that the president hasn't done anything for the town.",
+        "In 2018 he said the president was a friend of the town.",
+    ),
+    (
+        "A married man could not then have a lawful marriage under the Customary Act.",
+        "Customary marriages are recorded by the state. "
+        "A married man may marry under the Customary Act and this will be lawfully recognised.",
+    ),
+]
+NEGATION_MISSING_QUIET = [
+    (
+        "Tax rates will not change in the next two years.",
+        "The current rates will remain in effect for the next two years.",
+    ),  # one word for "not change"
+    ("The merger is not legal in France.", "The merger is illegal in France."),  # one word for "not legal"
+    ("Cars are not allowed in the town centre.", "Cars are banned from the town centre."),
+    (
+        "Polar bears do not have natural predators except humans.",
+        "Adult bears have no natural predators.\n\nPolar bear predators: humans have hunted polar bears.",
+    ),  # the sentence holding what the negation bears on negates it, another sentence shares more of the clause
+    (
+        "The offer was declined as he did not want to leave the band.",
+        "He declined the offer to stay with the band.",
+    ),  # a negation said in other words: "declined"
+    ("The wound can be fatal if it is not treated promptly.", "The wound can be fatal when it is treated late."),
+    ("Find out why the cat is not using the box.", "Find out why the cat goes outside the box."),
+    (
+        'In 2018 he said that the president "hasn\'t done anything" for the town.',
+        "In 2018 he said the president was a friend of the town.",
+    ),  # someone's words, quoted: not what the claim states
+    ("The museum is not open on Mondays.", "Visitors: the bridge is open every day."),  # the evidence states no clause
+    (
+        "A married man could not then have a lawful marriage under the Customary Act.",
+        "Customary marriages are recorded by the state. "
+        "A married man cannot marry under the Customary Act as this will not be lawfully recognised.",
+    ),  # "lawfully" negated is "lawful" negated: words matched as the scorer matches them
+]
 ANTONYM_FIRES = [
     ("Sales increased in 2020.", "Sales decreased in 2020.", "decreased"),
     ("The team won the final in 2019.", "The team lost the final in 2019.", "lost"),
     ("It was built before the war.", "It was built after the war.", "after"),
     ("All students passed the exam.", "Some students passed the exam.", "Some"),
     ("She was the first woman to win the prize.", "She was the last woman to win the prize.", "last"),
+    (
+        "Michael Jordan holds the lowest career scoring average record against many teams, including the Blazers, "
+        "Jazz, Suns, Celtics and Hornets.",
+        "Jordan has Chamberlain beat with the highest scoring average.\n\nJordan played many teams, including the "
+        "Blazers, Jazz, Suns, Celtics and Hornets, and holds a record against them.",
+        "highest",
+    ),  # an adjective between the word and its noun, in a sentence that holds little of the claim
 ]
 ANTONYM_QUIET = [
     ("It was built before the war.", "It was built before the war and restored after it."),
     ("The heart pumps more blood with fewer beats.", "The heart pumps more blood with fewer beats."),
     ("Sales increased in 2020.", "Sales increased in 2020, while costs decreased."),
     ("Sales increased in 2020.", "The weather was worse in 2020 and costs decreased."),  # another slot
+    (
+        "Exports increased sharply in 2020 across Europe.",
+        "Across Europe in 2020, exports increased; imports from distant Asian markets decreased.",
+    ),  # the opposite beside other words, the claim's own word in the evidence
 ]
 
 
@@ -133,6 +247,20 @@ def test_name_guard_near_misses(claim: str, evidence: str) -> None:
     assert name_guard(claim, evidence) is None
 
 
+@pytest.mark.parametrize(("claim", "evidence", "label", "value"), NAME_FORMS_FIRE)
+def test_name_guard_fires_past_other_forms(claim: str, evidence: str, label: str, value: str | None) -> None:
+    """A name's other forms do not excuse a part, a country or a word the evidence does not have as a name."""
+    found = name_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("name", label, value)
+
+
+@pytest.mark.parametrize(("claim", "evidence"), NAME_FORMS_QUIET)
+def test_name_guard_finds_other_forms(claim: str, evidence: str) -> None:
+    """Given names, demonyms, spaced initials, one-word abbreviations, prefixes and joined words find the name."""
+    assert name_guard(claim, evidence) is None
+
+
 @pytest.mark.parametrize(("claim", "evidence"), POLARITY_FIRES)
 def test_polarity_guard_fires(claim: str, evidence: str) -> None:
     """A negation added or dropped ("not", "never", "no longer", "n't") is a Contradiction."""
@@ -144,6 +272,27 @@ def test_polarity_guard_fires(claim: str, evidence: str) -> None:
 @pytest.mark.parametrize(("claim", "evidence"), POLARITY_QUIET)
 def test_polarity_guard_near_misses(claim: str, evidence: str) -> None:
     """Double negation, "not only", a negation of another clause and "no doubt" change nothing."""
+    assert polarity_guard(claim, evidence) is None
+
+
+@pytest.mark.parametrize(("claim", "evidence", "contradicts"), NEGATING_VERB_CASES)
+def test_polarity_contradiction_needs_a_plain_statement(claim: str, evidence: str, contradicts: bool) -> None:
+    """A negated claim is contradicted by a sentence stating it, not by one that negates it with "avoid"."""
+    found = polarity_guard(claim, evidence)
+    assert (found is not None and found.label == "Contradiction") is contradicts
+
+
+@pytest.mark.parametrize(("claim", "evidence"), NEGATION_MISSING_FIRES)
+def test_polarity_guard_finds_a_negation_the_sources_lack(claim: str, evidence: str) -> None:
+    """A negated claim whose stating sentence of the evidence negates nothing is Neutral, naming the negated words."""
+    found = polarity_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("polarity", "Neutral", None)
+
+
+@pytest.mark.parametrize(("claim", "evidence"), NEGATION_MISSING_QUIET)
+def test_polarity_guard_accepts_a_negation_said_another_way(claim: str, evidence: str) -> None:
+    """A negation in other words, in one word, in a condition, question or quotation, or about nothing stated: quiet."""
     assert polarity_guard(claim, evidence) is None
 
 
@@ -159,6 +308,25 @@ def test_antonym_guard_fires(claim: str, evidence: str, value: str) -> None:
 def test_antonym_guard_near_misses(claim: str, evidence: str) -> None:
     """The claim's own word present, both words in the claim, or the opposite in another slot: quiet."""
     assert antonym_guard(claim, evidence) is None
+
+
+# Claims the guards' shortcuts (reading a claim's tokens only when a cheap test says so) must still read.
+SHORTCUT_CASES = [
+    ("The prize went to \u00d6lkers in 2001.", "The prize went to Smith in 2001.", "name"),  # a non-ASCII capital
+    ("NASA launched the probe.", "The agency launched the probe.", "name"),  # capitals opening a sentence
+    ("The museum, Mus\u00e9e d'Orsay, is in Paris.", "The museum is in Paris.", "name"),
+    ("It is the fourth-strongest team in the league.", "It is the fourth-weakest team in the league.", "antonym"),
+    ("The museum is in Paris.", "The museum is not in Paris, it moved to Lens.", "polarity"),  # the evidence negates
+    ("The team won the final.", "The team lost the final.", "antonym"),
+]
+
+
+@pytest.mark.parametrize(("claim", "evidence", "guard"), SHORTCUT_CASES)
+def test_shortcuts_miss_nothing(claim: str, evidence: str, guard: str) -> None:
+    """A name in non-ASCII or all capitals, a hyphenated listed word, the evidence's own negation: each still fires."""
+    found = MeaningGuards().check(claim, evidence)
+    assert found is not None
+    assert found.guard == guard
 
 
 def test_reasons_say_what_the_source_says() -> None:
