@@ -44,7 +44,7 @@ from pydantic import BaseModel, Field
 from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards
 from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._scoring import LexicalScorer
-from langchain_refs.text import STOP_WORDS, SentenceSplitter, Span, fold, sentence_windows, stem
+from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, SentenceSplitter, Span, fold, sentence_windows, stem
 
 __all__ = [
     "ABSTAIN",
@@ -237,7 +237,7 @@ class RuleBasedClaimExtractor:
 
     def __init__(self, *, min_words: int = 3, splitter: SentenceSplitter | None = None) -> None:
         self.min_words = min_words
-        self.splitter = splitter or SentenceSplitter()
+        self.splitter = splitter or DEFAULT_SPLITTER
 
     def extract(self, response: str, question: str | None = None) -> list[Claim]:
         """The claims of one response, with their offsets in it.
@@ -679,7 +679,7 @@ class ScorerClaimChecker:
         self.contradiction_overlap = contradiction_overlap
         self.window = window
         self.together = together
-        self.splitter = splitter or SentenceSplitter()
+        self.splitter = splitter or DEFAULT_SPLITTER
 
     def _windows(self, references: Sequence[str]) -> list[tuple[int, int, int, str]]:
         windows: list[tuple[int, int, int, str]] = []

@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Final, Literal, NamedTuple
 
-from langchain_refs.text import STOP_WORDS, SentenceSplitter, fold, stem, stemmed_words
+from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, fold, stem, stemmed_words
 
 __all__ = [
     "ANTONYMS",
@@ -112,8 +112,6 @@ class GuardFinding:
 
 # An abbreviation with dots ("U.S."), a number (with separators, a decimal part, an ordinal or decade
 # suffix), a word (with inner apostrophes or hyphens), or a mark that ends a clause.
-# One splitter for every text (`split_sentences` builds one, reading its abbreviations, at each call).
-_SPLITTER: Final = SentenceSplitter()
 
 _TOKEN = re.compile(
     r"(?P<abbr>(?:[A-Za-z]\.){2,})"
@@ -547,7 +545,7 @@ def _sentences_of(text: str) -> tuple[_Sentence, ...]:
     tokens = _tokens(text)
     starts = [t.start for t in tokens]
     found = []
-    for span in _SPLITTER.split(text):
+    for span in DEFAULT_SPLITTER.split(text):
         first, last = bisect.bisect_left(starts, span.start), bisect.bisect_left(starts, span.end)
         found.append(_sentence(tokens[first:last], span.start, span.end))
     return tuple(found)
@@ -730,7 +728,7 @@ def _best_sentence(claim: _Sentence, evidence: str) -> tuple[_Sentence, float] |
 
 @functools.lru_cache(maxsize=8192)
 def _spans_of(text: str) -> tuple[tuple[int, int], ...]:
-    return tuple((span.start, span.end) for span in _SPLITTER.split(text))
+    return tuple((span.start, span.end) for span in DEFAULT_SPLITTER.split(text))
 
 
 def _spans_holding(evidence: str, words: Iterable[str]) -> tuple[tuple[int, int], ...]:

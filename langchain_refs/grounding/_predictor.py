@@ -24,7 +24,7 @@ from langchain_refs._inputs import document_text, documents_from, input_value
 from langchain_refs.grounding._guards import DEFAULT_GUARDS, MeaningGuards
 from langchain_refs.grounding._scoring import LexicalScorer
 from langchain_refs.streaming import support_threshold_of
-from langchain_refs.text import SentenceSplitter, sentence_windows, window_indices
+from langchain_refs.text import DEFAULT_SPLITTER, SentenceSplitter, sentence_windows, window_indices
 
 __all__ = ["PredictedReference", "ReferencePredictor", "needs_reference"]
 
@@ -218,7 +218,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         self.context_sentences = context_sentences
         self.context_weight = context_weight
         self.scorer = scorer or LexicalScorer()
-        self.splitter = splitter or SentenceSplitter()
+        self.splitter = splitter or DEFAULT_SPLITTER
         self.answer_key = answer_key
         self.documents_key = documents_key
         self.answer_window = (answer_window_size, answer_window_stride)

@@ -11,7 +11,7 @@ from langchain_core.documents.base import BaseMedia
 from langchain_refs._inputs import document_text
 from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards
 from langchain_refs.streaming import AnswerReferences, support_threshold_of
-from langchain_refs.text import SentenceSplitter, sentence_windows
+from langchain_refs.text import DEFAULT_SPLITTER, SentenceSplitter, sentence_windows
 
 __all__ = ["GUARD_FROM", "GUARD_PENALTY", "SupportScorer", "citation_findings", "verify_citations"]
 
@@ -27,9 +27,6 @@ the threshold with a factor of 0.95 keeps the AUROC of AttributionBench
 (0.752) and of WiCE (0.938), where guarding from 0.8 of it would raise them
 by 0.002 at a third more guarded citations (see ``bench/eval_grounding.py``).
 """
-
-
-_SPLITTER = SentenceSplitter()
 
 
 class SupportScorer(BaseCrossEncoder):
@@ -128,8 +125,7 @@ def verify_citations(
     """
     if threshold is None:
         threshold = support_threshold_of(scorer)
-    # One default splitter for every call: building one reads its abbreviations anew.
-    splitter = splitter or _SPLITTER
+    splitter = splitter or DEFAULT_SPLITTER
     texts: dict[int, list[str]] = {}
     for citation in references.citations:
         for position in citation.document_positions:

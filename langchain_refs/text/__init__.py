@@ -13,6 +13,7 @@ from langchain_refs.text._lexical import LexicalSupport, stemmed_words
 from langchain_refs.text._passages import PairScorer, PassageFinder, PassageSpan, find_passages
 from langchain_refs.text._sentences import (
     DEFAULT_ABBREVIATIONS,
+    DEFAULT_SPLITTER,
     EXTENDED_ABBREVIATIONS,
     SentenceSplitter,
     Span,
@@ -24,6 +25,7 @@ from langchain_refs.text._words import STOP_WORDS, WORD, content_words, fold, st
 
 __all__ = [
     "DEFAULT_ABBREVIATIONS",
+    "DEFAULT_SPLITTER",
     "EXTENDED_ABBREVIATIONS",
     "STOP_WORDS",
     "WORD",

@@ -36,13 +36,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from langchain_refs.text._sentences import SentenceSplitter
+from langchain_refs.text._sentences import DEFAULT_SPLITTER
 from langchain_refs.text._words import WORD, content_words, fold, stem
 
 __all__ = ["CandidateIndex", "LexicalMatcher", "LexicalSupport", "stemmed_words"]
 
-# `split_sentences` builds a splitter per call; evidence is split sentence by sentence.
-_SPLITTER: Final = SentenceSplitter()
 _NUMBER: Final = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED: Final = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 
@@ -419,7 +417,7 @@ class LexicalMatcher:
 @functools.lru_cache(maxsize=4096)
 def _evidence(text: str, window: int) -> _Evidence:
     """A text read whole and as windows of ``window`` sentences (cached: evidence repeats)."""
-    sentences = [s.text for s in _SPLITTER.split(text)]
+    sentences = [s.text for s in DEFAULT_SPLITTER.split(text)]
     windows: tuple[_Words, ...] = ()
     if len(sentences) > window:
         windows = tuple(_analyse(" ".join(sentences[i : i + window])) for i in range(len(sentences) - window + 1))

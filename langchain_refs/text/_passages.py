@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from langchain_refs.text._lexical import CandidateIndex, LexicalMatcher, LexicalSupport
-from langchain_refs.text._sentences import SentenceSplitter, sentence_windows
+from langchain_refs.text._sentences import DEFAULT_SPLITTER, SentenceSplitter, sentence_windows
 
 __all__ = ["PairScorer", "PassageFinder", "PassageSpan", "find_passages"]
 
@@ -90,7 +90,7 @@ def find_passages(
     scoring = _scorer(scorer)
     if type(scoring) is LexicalSupport:
         return PassageFinder(scorer=scoring, size=size, splitter=splitter).find(pairs)
-    splitter = splitter or SentenceSplitter()
+    splitter = splitter or DEFAULT_SPLITTER
     windows: dict[str, list[tuple[int, int, str]]] = {}
     for _, text in pairs:
         if text not in windows:
@@ -170,7 +170,7 @@ class PassageFinder:
             raise ValueError(msg)
         self._scorer = scorer if scorer is not None else LexicalSupport()
         self._size = size
-        self._splitter = splitter or SentenceSplitter()
+        self._splitter = splitter or DEFAULT_SPLITTER
         # Each distinct text: its windows, its index (made when first needed), its number.
         self._windows: dict[str, list[tuple[int, int, str]]] = {}
         self._indexes: dict[str, CandidateIndex] = {}

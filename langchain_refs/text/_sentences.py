@@ -28,6 +28,7 @@ from typing import Final
 
 __all__ = [
     "DEFAULT_ABBREVIATIONS",
+    "DEFAULT_SPLITTER",
     "EXTENDED_ABBREVIATIONS",
     "SentenceSplitter",
     "Span",
@@ -101,9 +102,22 @@ class SentenceSplitter:
         ['Dr. Who won No. 5 in the U.S. in 2.5 s.', 'Then he left.']
     """
 
+    # Read-only once built: one splitter (`DEFAULT_SPLITTER`) serves every caller.
+    __slots__ = ("_abbreviations", "_strict")
+
     def __init__(self, *, abbreviations: Iterable[str] = DEFAULT_ABBREVIATIONS, strict: bool = False) -> None:
-        self.abbreviations = frozenset(a.lower().rstrip(".") for a in abbreviations)
-        self.strict = strict
+        self._abbreviations = frozenset(a.lower().rstrip(".") for a in abbreviations)
+        self._strict = strict
+
+    @property
+    def abbreviations(self) -> frozenset[str]:
+        """The lower-case words (no final period) that do not end a sentence."""
+        return self._abbreviations
+
+    @property
+    def strict(self) -> bool:
+        """Whether every line break and semicolon also ends a sentence."""
+        return self._strict
 
     def split(self, text: str) -> list[Span]:
         """The sentences of ``text``, in order, with offsets.
@@ -191,14 +205,19 @@ class SentenceSplitter:
         return not (len(token) == 1 and word[1][0].isupper())
 
 
+DEFAULT_SPLITTER: Final = SentenceSplitter()
+"""The splitter `split_sentences` uses: one for every caller (building one reads its abbreviations)."""
+_STRICT_SPLITTER: Final = SentenceSplitter(strict=True)
+
+
 def split_sentences(text: str, *, strict: bool = False) -> list[Span]:
-    """The sentences of ``text`` with the default splitter.
+    """The sentences of ``text`` with the default splitter (`DEFAULT_SPLITTER`; with ``strict``, its strict twin).
 
     Example:
         >>> [s.text for s in split_sentences("It costs $3.50, e.g. at noon... or later. Fine.")]
         ['It costs $3.50, e.g. at noon... or later.', 'Fine.']
     """
-    return SentenceSplitter(strict=strict).split(text)
+    return (_STRICT_SPLITTER if strict else DEFAULT_SPLITTER).split(text)
 
 
 def window_indices(count: int, size: int, stride: int) -> list[tuple[int, int]]:

@@ -179,3 +179,15 @@ def test_linear_splitter_cuts_where_the_old_one_did(text: str, strict: bool, ext
 def test_sentence_end_tails(text: str, sentences: list[str]) -> None:
     """Closers, marker chains and a line break before the period are read as before."""
     assert [s.text for s in split_sentences(text)] == sentences
+
+
+def test_the_shared_default_splitter_cannot_be_changed() -> None:
+    """DEFAULT_SPLITTER serves every caller, so its settings are read-only and it takes no new attributes."""
+    from langchain_refs.text import DEFAULT_SPLITTER, split_sentences
+
+    with pytest.raises(AttributeError):
+        DEFAULT_SPLITTER.strict = True  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        DEFAULT_SPLITTER.extra = 1  # type: ignore[attr-defined]
+    assert [s.text for s in split_sentences("a; b.", strict=True)] == ["a;", "b."]
+    assert [s.text for s in split_sentences("a; b.")] == ["a; b."]
