@@ -417,17 +417,28 @@ class LexicalMatcher:
 @functools.lru_cache(maxsize=4096)
 def _evidence(text: str, window: int) -> _Evidence:
     """A text read whole and as windows of ``window`` sentences (cached: evidence repeats)."""
-    sentences = [s.text for s in DEFAULT_SPLITTER.split(text)]
     windows: tuple[_Words, ...] = ()
-    if len(sentences) > window:
-        windows = tuple(_analyse(" ".join(sentences[i : i + window])) for i in range(len(sentences) - window + 1))
+    spans = DEFAULT_SPLITTER.split(text)
+    if len(spans) > window:
+        # Each sentence is read once: no word crosses a sentence's edge, so the words of a window
+        # (its sentences joined by spaces) are those of its sentences in turn.
+        sentences = [content_words(s.text) for s in spans]
+        windows = tuple(
+            _words_of(list(itertools.chain.from_iterable(sentences[i : i + window])))
+            for i in range(len(sentences) - window + 1)
+        )
+    # The whole text through `_analyse`'s cache: the meaning guards read the same evidence again.
     return _Evidence(whole=_analyse(text), windows=windows, numbers=frozenset(_NUMBER.findall(text)))
 
 
 @functools.lru_cache(maxsize=16_384)
 def _analyse(text: str) -> _Words:
     """The content words of a text and what coverage needs of them (cached: evidence repeats)."""
-    found = content_words(text)
+    return _words_of(content_words(text))
+
+
+def _words_of(found: list[str]) -> _Words:
+    """What coverage needs of a text's content words, in order."""
     return _Words(
         present=frozenset(found),
         prefixes=frozenset(w[:5] for w in found if len(w) >= 5),

@@ -38,6 +38,23 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
+class _WithoutCombiningMarks(dict[int, int | None]):
+    """A `str.translate` table that drops combining marks, filled in as characters are first seen.
+
+    One `unicodedata.combining` call per distinct character instead of one
+    per character of every text: the table holds at most the characters the
+    process has folded.
+    """
+
+    def __missing__(self, code: int) -> int | None:
+        kept = None if unicodedata.combining(chr(code)) else code
+        self[code] = kept
+        return kept
+
+
+_DROP_COMBINING_MARKS: Final = _WithoutCombiningMarks()
+
+
 def fold(text: str) -> str:
     """Lower case without accents.
 
@@ -49,8 +66,7 @@ def fold(text: str) -> str:
     if lowered.isascii():
         # Nothing to decompose: the common case, and the costly one to do by hand.
         return lowered
-    decomposed = unicodedata.normalize("NFKD", lowered)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return unicodedata.normalize("NFKD", lowered).translate(_DROP_COMBINING_MARKS)
 
 
 def content_words(text: str) -> list[str]:

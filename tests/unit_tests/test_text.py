@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from langchain_refs import LexicalScorer
 from langchain_refs.text import LexicalSupport, PassageSpan, SentenceSplitter, Span, find_passages, fold, stem
@@ -169,3 +172,23 @@ def test_scorer_answering_the_wrong_count_and_bad_size_are_errors() -> None:
         find_passages([("x", LYON)], scorer=Short())
     with pytest.raises(ValueError, match="size must be at least one sentence"):
         find_passages([("x", LYON)], size=0)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40))
+def test_fold_is_lower_case_nfkd_without_combining_marks(text: str) -> None:
+    """fold drops exactly the characters unicodedata calls combining, whatever it has folded before."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    assert fold(text) == "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+_PROSE = st.text(alphabet=st.sampled_from(list("ab Zé1.!?;\n\u00a8\u0301\u2019\"'()[]#-")), max_size=80)
+
+
+@given(_PROSE, st.integers(min_value=1, max_value=3))
+def test_evidence_read_sentence_by_sentence_is_the_text_read_whole_and_by_window(text: str, window: int) -> None:
+    """The words of the evidence are those of the whole text, and of each window's sentences joined by spaces."""
+    sentences = [s.text for s in SentenceSplitter().split(text)]
+    found = _evidence(text, window)
+    assert found.whole == _analyse(text)
+    expected = [_analyse(" ".join(sentences[i : i + window])) for i in range(len(sentences) - window + 1)]
+    assert list(found.windows) == (expected if len(sentences) > window else [])
