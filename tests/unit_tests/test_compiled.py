@@ -132,3 +132,15 @@ def test_styles_stay_subclassable_when_the_session_is_compiled() -> None:
     style = Tagged()
     style.extra = 1  # type: ignore[attr-defined]
     assert style.extra == 1  # type: ignore[attr-defined]
+
+
+def test_the_compiled_build_is_asked_for_never_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hatchling runs the mypyc hook only with HATCH_BUILD_HOOK_ENABLE_MYPYC=1: pip install and the wheel stay pure."""
+    wheel = pytest.importorskip("hatchling.builders.wheel")
+    monkeypatch.delenv("HATCH_BUILD_HOOK_ENABLE_MYPYC", raising=False)
+    monkeypatch.delenv("HATCH_BUILD_HOOKS_ENABLE", raising=False)
+    assert "mypyc" not in wheel.WheelBuilder(str(ROOT)).config.hook_config
+    monkeypatch.setenv("HATCH_BUILD_HOOK_ENABLE_MYPYC", "1")
+    config = wheel.WheelBuilder(str(ROOT)).config
+    assert "mypyc" in config.hook_config
+    assert "hatch-mypyc==0.16.0" in config.dependencies
