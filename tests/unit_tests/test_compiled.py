@@ -6,6 +6,7 @@ pin what differs between them, so that nothing in the core leans on what mypyc t
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import re
@@ -16,7 +17,16 @@ from typing import Any
 import pytest
 
 import langchain_refs
-from langchain_refs import COMPILED, CitationVerifier, MarkdownReferenceStyle, ReferenceSession, TextReferenceStyle
+from langchain_refs import (
+    COMPILED,
+    Citation,
+    CitationVerifier,
+    MarkdownReferenceStyle,
+    Marker,
+    ReferenceSession,
+    Text,
+    TextReferenceStyle,
+)
 from langchain_refs.streaming import CitationParser, SourceRegistry
 from tests.unit_tests.fakes import sample_documents
 
@@ -144,3 +154,41 @@ def test_the_compiled_build_is_asked_for_never_the_default(monkeypatch: pytest.M
     config = wheel.WheelBuilder(str(ROOT)).config
     assert "mypyc" in config.hook_config
     assert "hatch-mypyc==0.16.0" in config.dependencies
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        Text(text="Paris"),
+        Marker(raw="[1](id=2)", ids=(2,)),
+        Citation(
+            number=1,
+            document_positions=(2,),
+            start=5,
+            end=8,
+            text_start=0,
+            text_end=5,
+            text="Paris",
+            marker="[1](id=2)",
+        ),
+    ],
+    ids=["Text", "Marker", "Citation"],
+)
+def test_the_streamed_values_are_frozen_dataclasses_in_either_build(value: Any) -> None:
+    """Text, Marker and Citation keep their own __init__ (compiled: straight into the slots) and stay frozen."""
+    first = dataclasses.fields(value)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(value, first, getattr(value, first))
+    copy = dataclasses.replace(value)
+    assert copy == value
+    assert hash(copy) == hash(value)
+    assert repr(copy) == repr(value)
+    assert dataclasses.asdict(copy) == dataclasses.asdict(value)
+
+
+def test_the_values_know_which_build_they_are_in() -> None:
+    """The modules' own test for a compiled build (their functions are native) agrees with COMPILED."""
+    from langchain_refs.streaming import _parser, _references
+
+    assert _parser._NATIVE is COMPILED
+    assert _references._NATIVE is COMPILED
