@@ -21,6 +21,12 @@ the floor is what the middleware's own work costs.
 ``--compare REV`` copies the package as it was at a git revision under
 another name and runs it as one more contender in the same interleaved
 runs, so a change is measured before and after in one run.
+
+Both builds: this process runs the pure Python package (the working tree);
+the compiled build (mypyc, ``HATCH_BUILD_HOOK_ENABLE_MYPYC=1 python -m
+build``) runs in a second process with its own bare stream, its runs taken in
+turn with this process's (``bench/compiled.py``). ``--no-compiled`` leaves it
+out; ``--compiled-wheel`` runs a wheel built elsewhere.
 """
 
 from __future__ import annotations
@@ -47,10 +53,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+if os.environ.get("BENCH_COMPILED_PACKAGE_DIR"):  # the compiled build's process (bench/compiled.py)
+    sys.path.insert(0, os.environ["BENCH_COMPILED_PACKAGE_DIR"])
 
 from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
 
 from bench.agent_transformer import transformer_cost  # noqa: E402
+from bench.compiled import TAG, Worker, build  # noqa: E402
 from bench.readme import replace_section  # noqa: E402
 from bench.workloads import (  # noqa: E402
     ChunkChatModel,
@@ -78,6 +87,7 @@ BARE = "bare"
 FLOOR = "floor"
 GENERATOR = "identity as RunnableGenerator"
 OURS = "langchain-refs"
+OURS_ON = "langchain-refs, passages on"
 THEIRS = "langchain-references 0.2.33"
 _MARKER = re.compile(r"\[[^\]\n]*\]\(id=[^)\n]*\)")
 
@@ -123,9 +133,27 @@ def contenders(inner: Any, revisions: list[tuple[str, Any]], *, full: bool) -> d
     if full:
         out[GENERATOR] = generator_wrapper(inner)
     out.update(ours(inner, revisions))
+    # Default options: the passage behind each citation is found once the answer is complete.
+    out[OURS_ON] = manage_references(inner, style=MarkdownReferenceStyle())
     if langchain_references is not None:
         out[THEIRS] = langchain_references.manage_references(inner)
     return out
+
+
+def own_contenders(inner: Any) -> dict[str, Any]:
+    """The contenders each build's process runs around ``inner``: bare, floor, ours with passages off and on."""
+    return {
+        BARE: inner,
+        FLOOR: FloorWrapper(inner),
+        OURS: manage_references(inner, style=MarkdownReferenceStyle(), passages=False),
+        OURS_ON: manage_references(inner, style=MarkdownReferenceStyle()),
+    }
+
+
+def inner_stream(chunk_size: int, kind: str, length: int) -> Any:
+    """The bare stream of the end-to-end rows: the answer in ``chunk_size`` chunks, as messages or ``str``."""
+    chunks = chunked(answer(length), chunk_size)
+    return message_stream(chunks) if kind == "message" else str_stream(chunks)
 
 
 def ours(inner: Any, revisions: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -155,6 +183,9 @@ def timed(run: Callable[[], object]) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), time.thread_time()
     run()
     return time.perf_counter() - wall, time.thread_time() - cpu
+
+
+INPUTS = {"documents": documents()}
 
 
 def drain(runnable: Any, inputs: Any) -> None:
@@ -195,12 +226,15 @@ def end_to_end(
     loop: asyncio.AbstractEventLoop,
     *,
     full: bool,
+    worker: Worker | None = None,
 ) -> dict[str, Any]:
+    """One row of the end-to-end tables, sync and async; with ``worker``, the compiled build's runs in turn."""
     text = answer(length)
     chunks = chunked(text, chunk_size)
-    inner = message_stream(chunks) if kind == "message" else str_stream(chunks)
-    inputs = {"documents": documents()}
+    inner = inner_stream(chunk_size, kind, length)
+    inputs = INPUTS
     runnables = contenders(inner, revisions, full=full)
+    compiled = worker.call("stream_setup", chunk_size=chunk_size, kind=kind, length=length) if worker else []
     rows = {}
     for mode in ("sync", "async"):
         if mode == "sync":
@@ -210,6 +244,8 @@ def end_to_end(
                 name: (lambda r=r: timed(lambda: loop.run_until_complete(adrain(r, inputs))))
                 for name, r in runnables.items()
             }
+        for name in compiled:
+            runs[TAG + name] = lambda n=name, m=mode: worker.timing("stream_run", name=n, mode=m)  # type: ignore[union-attr]
         best = interleaved(runs, repeats)
         rows[mode] = {
             "chunk_size": chunk_size,
@@ -433,34 +469,62 @@ def model_call_cost(repeats: int, docs: list[Any]) -> dict[str, float]:
 # -- the session alone --------------------------------------------------------------
 
 
-def session_cost(repeats: int, revisions: list[tuple[str, Any]]) -> dict[str, Any]:
+def session_middlewares() -> dict[str, Any]:
+    """The middleware whose sessions both builds' processes time.
+
+    One, with default options: passages are found when the references of a
+    closed session are first read (the end-to-end rows count them), not in
+    `feed`, nor in `close` for a style that does not show them (this one),
+    so they do not change the session's own figures.
+    """
+    return {OURS: manage_references(message_stream([]), style=MarkdownReferenceStyle())}
+
+
+def session_texts() -> dict[tuple[int, bool], list[str]]:
+    """The session's inputs by (chunk size, with markers): the answer, and the same text with no marker."""
+    sizes, kinds = (4, 32), (True, False)
+    return {(size, markers): chunked(answer(200_000, markers=markers), size) for size in sizes for markers in kinds}
+
+
+def session_run(middleware: Any, chunks: list[str]) -> tuple[float, float]:
+    """One session of ``middleware`` fed ``chunks`` and closed, timed."""
+
+    def feed_all() -> None:
+        session = middleware.start_session(INPUTS)
+        for chunk in chunks:
+            session.feed(chunk)
+        session.close()
+
+    return timed(feed_all)
+
+
+def session_cost(repeats: int, revisions: list[tuple[str, Any]], worker: Worker | None = None) -> dict[str, Any]:
     """CPU µs per marker of a session: the answer against the same text with its markers turned to letters.
 
     In 4-char chunks (a marker arrives over about four chunks) and in 32-char
-    chunks (most markers arrive in one); and µs per plain 4-char chunk.
+    chunks (most markers arrive in one); and µs per plain 4-char chunk. With
+    ``worker``, the compiled build's too.
     """
     markers = len(_MARKER.findall(answer(200_000)))
-    inputs = {"documents": documents()}
     middleware_of = ours(message_stream([]), revisions)
-    texts = {size: (chunked(answer(200_000), size), chunked(answer(200_000, markers=False), size)) for size in (4, 32)}
-
-    def run(middleware: Any, chunks: list[str]) -> tuple[float, float]:
-        def feed_all() -> None:
-            session = middleware.start_session(inputs)
-            for chunk in chunks:
-                session.feed(chunk)
-            session.close()
-
-        return timed(feed_all)
+    by_key = session_texts()
+    texts = {size: (by_key[(size, True)], by_key[(size, False)]) for size in (4, 32)}
 
     runs = {}
     for name, middleware in middleware_of.items():
         for size, (cited, plain) in texts.items():
-            runs[f"{name}|{size}|markers"] = lambda m=middleware, c=cited: run(m, c)
-            runs[f"{name}|{size}|plain"] = lambda m=middleware, c=plain: run(m, c)
+            runs[f"{name}|{size}|markers"] = lambda m=middleware, c=cited: session_run(m, c)
+            runs[f"{name}|{size}|plain"] = lambda m=middleware, c=plain: session_run(m, c)
+    compiled = worker.call("session_setup") if worker else []
+    for name in compiled:
+        for size in texts:
+            for cited, kind in ((True, "markers"), (False, "plain")):
+                runs[f"{TAG}{name}|{size}|{kind}"] = lambda n=name, s=size, k=cited: worker.timing(  # type: ignore[union-attr]
+                    "session_run", name=n, size=s, markers=k
+                )
     best = interleaved(runs, repeats)
     out: dict[str, Any] = {"markers": markers}
-    for name in middleware_of:
+    for name in [*middleware_of, *(TAG + n for n in compiled)]:
         out[name] = {
             **{
                 f"us_per_marker_{size}": (best[f"{name}|{size}|markers"].cpu - best[f"{name}|{size}|plain"].cpu)
@@ -474,8 +538,10 @@ def session_cost(repeats: int, revisions: list[tuple[str, Any]]) -> dict[str, An
 
 
 def message_copies() -> dict[str, Any]:
-    """What rewriting a message chunk costs LangChain's side: pydantic's `model_copy`, and how often it happens."""
+    """What rewriting a message chunk costs: its copy (ours, and pydantic's `model_copy`), and how often it happens."""
     from langchain_core.messages import AIMessageChunk
+
+    from langchain_refs.streaming._chunks import copy_chunk
 
     chunk = AIMessageChunk(content="abcd", id="run-bench")
     runs = 100_000
@@ -484,7 +550,12 @@ def message_copies() -> dict[str, Any]:
         for _ in range(runs):
             chunk.model_copy(update={"content": ""})
 
+    def copy_ours() -> None:
+        for _ in range(runs):
+            copy_chunk(chunk, {"content": ""})
+
     best = min(timed(copy_many)[1] for _ in range(3))
+    ours_best = min(timed(copy_ours)[1] for _ in range(3))
     inputs = {"documents": documents()}
     middleware = manage_references(message_stream([]), style=MarkdownReferenceStyle())
     text = answer(200_000)
@@ -495,7 +566,7 @@ def message_copies() -> dict[str, Any]:
         pieces = chunked(text if size != 1 else answer(50_000), size)
         count = sum(session.feed(piece) is not piece for piece in pieces)
         changed[size] = count / (markers if size != 1 else len(_MARKER.findall(answer(50_000))))
-    return {"model_copy_us": best / runs * 1e6, "changed_per_marker": changed}
+    return {"model_copy_us": best / runs * 1e6, "copy_us": ours_best / runs * 1e6, "changed_per_marker": changed}
 
 
 # -- parser, holdback, memory, predictor ---------------------------------------------------
@@ -731,9 +802,8 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
     bare4 = four["cpu_s"][BARE] / four["chunks"] * 1e6
     plain_share = session["us_per_plain_chunk"] / bare4 * 100
     marker_share = session["us_per_marker_4"] * four["markers"] / (four["cpu_s"][BARE] * 1e6) * 100
-    copy_share = (
-        copies["model_copy_us"] * copies["changed_per_marker"][4] * four["markers"] / (four["cpu_s"][BARE] * 1e6) * 100
-    )
+    copy_us = copies.get("copy_us", copies["model_copy_us"])
+    copy_share = copy_us * copies["changed_per_marker"][4] * four["markers"] / (four["cpu_s"][BARE] * 1e6) * 100
     lines = ["", "Why the targets marked no are out of reach in this design (figures from this run):", ""]
     if missed & {"4-message", "1-message", "32-message"}:
         lines.append(
@@ -742,13 +812,13 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
             f"The session alone then takes {session['us_per_plain_chunk']:.2f} µs per plain chunk "
             f"({plain_share:.1f}% of a bare chunk) and {session['us_per_marker_4']:.1f} µs per marker "
             f"({marker_share:.1f}% of the bare 4-char stream at a citation every ~150 characters), and every "
-            f"message chunk whose text changes is copied by pydantic's `model_copy` "
-            f"({copies['model_copy_us']:.1f} µs; {copies['changed_per_marker'][4]:.1f} chunks per marker in "
+            f"message chunk whose text changes is copied (`copy_chunk`, {copy_us:.1f} µs; pydantic's `model_copy` "
+            f"{copies['model_copy_us']:.1f} µs; {copies['changed_per_marker'][4]:.1f} chunks per marker in "
             f"4-char chunks, {copies['changed_per_marker'][1]:.1f} in 1-char, "
             f"{copies['changed_per_marker'][32]:.1f} in 32-char: {copy_share:.1f}% more) — before the Runnable's "
             f"own step per chunk. That is already near or past 5% at 4-char chunks; 32-char chunks carry 8x "
-            f"fewer chunks to spread the same per-marker work over. Getting under the bounds would take the "
-            f"scanning and rendering out of Python (a compiled parser), not a cheaper Python path."
+            f"fewer chunks to spread the same per-marker work over. The compiled build (below) takes the "
+            f"scanning and rendering out of the interpreter's loop; a cheaper Python path would not."
         )
     if "str" in missed:
         bare_str = row[(4, "str")]["cpu_s"][BARE] / row[(4, "str")]["chunks"] * 1e6
@@ -794,8 +864,107 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
     return lines
 
 
+# Targets of issue 25, for the compiled build with default options (passages on).
+TARGETS_COMPILED = {(4, "message"): 1.05, (32, "message"): 1.15}
+
+
+def _in_build(cpu: dict[str, float], prefix: str, name: str, row: dict[str, Any]) -> tuple[float, float]:
+    """A contender's ratio to the bare stream of its own build's process, and µs it adds per chunk."""
+    bare = cpu[prefix + BARE]
+    return cpu[prefix + name] / bare, (cpu[prefix + name] - bare) / row["chunks"] * 1e6
+
+
+def compiled_targets(results: dict[str, Any]) -> list[str]:
+    """The targets of issue 25 for the compiled build, the pure build's figures beside them."""
+    if "compiled" not in results:
+        return []
+    lines = [
+        "",
+        "**Targets of the compiled build** (issue 25; default options: passages on, with passages off in brackets; "
+        "each build's ratio is to the bare stream measured in its own process, in this run):",
+        "",
+        "| target | compiled build | pure build | met |",
+        "|---|---|---|---|",
+    ]
+    for mode in ("sync", "async"):
+        for row in results["end_to_end"][mode]:
+            cpu = row["cpu_s"]
+            key = (row["chunk_size"], row["kind"])
+            if key in TARGETS_COMPILED:
+                figure = 0
+                target = f"{_label(row)}, {mode}: ≤ {TARGETS_COMPILED[key]:.2f}x the bare stream"
+            elif key == (4, "str"):
+                figure = 1
+                target = f"{_label(row)}, {mode}: ≤ {TARGET_STR_US} µs added per chunk"
+            else:
+                continue
+            cells = []
+            for prefix in (TAG, ""):
+                on, off = _in_build(cpu, prefix, OURS_ON, row)[figure], _in_build(cpu, prefix, OURS, row)[figure]
+                cells.append(f"{_ratio(on)} ({_ratio(off)})" if figure == 0 else f"{on:.2f} µs ({off:.2f} µs)")
+            compiled_on = _in_build(cpu, TAG, OURS_ON, row)[figure]
+            met = compiled_on <= (TARGETS_COMPILED[key] if figure == 0 else TARGET_STR_US)
+            lines.append(f"| {target} | {cells[0]} | {cells[1]} | {'yes' if met else 'no'} |")
+    session = results["session"]
+    cells = [
+        f"{session[prefix + OURS]['us_per_marker_4']:.2f} µs ({session[prefix + OURS]['us_per_marker_32']:.2f} µs in "
+        "32-char chunks)"
+        for prefix in (TAG, "")
+    ]
+    met = session[TAG + OURS]["us_per_marker_4"] <= TARGET_SESSION_US
+    lines.append(
+        f"| session alone: ≤ {TARGET_SESSION_US:.0f} µs per marker, 4-char chunks | {cells[0]} | {cells[1]} | "
+        f"{'yes' if met else 'no'} |"
+    )
+    return lines
+
+
+def both_builds_table(results: dict[str, Any]) -> list[str]:
+    """The end-to-end rows and the session alone, pure and compiled side by side, with the floor and theirs."""
+    if "compiled" not in results:
+        return []
+    lines = [
+        "",
+        "**Both builds** (CPU time; each build's ratio to the bare stream measured in its own process: the compiled "
+        "build runs in a second process, its runs taken in turn with this one's; passages on is the default):",
+        "",
+        "| chunks | bare stream, µs per chunk (pure / compiled process) | floor (pure / compiled) | pure, passages on "
+        f"| pure, passages off | **compiled, passages on** | compiled, passages off | {THEIRS} |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for mode in ("sync", "async"):
+        for row in results["end_to_end"][mode]:
+            cpu = row["cpu_s"]
+            bare = [cpu[prefix + BARE] / row["chunks"] * 1e6 for prefix in ("", TAG)]
+            floor = [_in_build(cpu, prefix, FLOOR, row)[0] for prefix in ("", TAG)]
+            theirs = _ratio(cpu[THEIRS] / cpu[BARE]) if THEIRS in cpu else "not installed"
+            lines.append(
+                f"| {_label(row)}, {mode} | {bare[0]:.2f} / {bare[1]:.2f} | {_ratio(floor[0])} / {_ratio(floor[1])} | "
+                f"{_ratio(_in_build(cpu, '', OURS_ON, row)[0])} | {_ratio(_in_build(cpu, '', OURS, row)[0])} | "
+                f"**{_ratio(_in_build(cpu, TAG, OURS_ON, row)[0])}** | {_ratio(_in_build(cpu, TAG, OURS, row)[0])} | "
+                f"{theirs} |"
+            )
+    session = results["session"]
+    names = [OURS, TAG + OURS]
+    lines += [
+        "",
+        f"**The session alone, both builds** (CPU µs; {session['markers']:,} markers; `feed` and `close`, which "
+        "passages do not touch in the Markdown style: they are found when the references are first read):",
+        "",
+        "| measure | pure | compiled |",
+        "|---|---|---|",
+    ]
+    for label, key in (
+        ("per marker, 4-char chunks", "us_per_marker_4"),
+        ("per marker, 32-char chunks", "us_per_marker_32"),
+        ("per plain 4-char chunk", "us_per_plain_chunk"),
+    ):
+        lines.append(f"| {label} | " + " | ".join(f"{session[name][key]:.2f}" for name in names) + " |")
+    return lines
+
+
 def end_to_end_table(rows: list[dict[str, Any]], names: list[str], mode: str) -> list[str]:
-    others = [n for n in names if n not in (BARE, FLOOR)]
+    others = [n for n in names if n not in (BARE, FLOOR) and not n.startswith(TAG)]
     head = ["chunks", "bare stream, µs per chunk", "floor (same plumbing, identity)"]
     for name in others:
         head.append(name if name != OURS else f"{OURS} (to the floor)")
@@ -986,7 +1155,13 @@ def table(results: dict[str, Any]) -> str:
         f"{results['langchain_core']}, with `{results['command']}`. Times are CPU time of the streaming "
         f"thread (`time.thread_time`), the best of {results['repeats']} interleaved runs (the time to the first chunk: "
         "the median of thousands); wall-time ratios beside them. langchain-refs runs with `passages=False`: the "
-        "passage behind each citation, found once the answer is complete, has its own row.",
+        "passage behind each citation, found once the answer is complete, has its own row (and the end-to-end "
+        f"tables a column with passages on, the default). Load average {results.get('load', '-')}."
+        + (
+            " The compiled build (mypyc) runs in a second process: see **Both builds**."
+            if "compiled" in results
+            else ""
+        ),
         "",
         "**Targets** (issue 12; each measured in this run):",
         "",
@@ -1004,6 +1179,8 @@ def table(results: dict[str, Any]) -> str:
             missed.add(key)
         lines.append(f"| {target} | {measured} | {verdict} |")
     lines += why_not(results, missed)
+    lines += compiled_targets(results)
+    lines += both_builds_table(results)
     for mode, title in (("sync", "`stream`"), ("async", "`astream`")):
         lines += [
             "",
@@ -1107,9 +1284,17 @@ def main() -> None:
         "--compare", action="append", default=[], metavar="REV", help="also run the package as it was at REV"
     )
     parser.add_argument("--repeats", type=int, help="interleaved runs per figure (default 7, 3 with --quick)")
+    parser.add_argument(
+        "--no-compiled", action="store_true", help="leave out the compiled build (built once per state of the sources)"
+    )
+    parser.add_argument(
+        "--compiled-wheel", type=Path, metavar="WHEEL", help="the compiled build from this wheel, not built here"
+    )
     args = parser.parse_args()
     if args.quick and args.write_readme:
         parser.error("the docs show a full run: drop --quick")
+    if args.no_compiled and args.write_readme:
+        parser.error("the docs show both builds: drop --no-compiled")
     import langchain_core
 
     started = time.perf_counter()
@@ -1125,21 +1310,26 @@ def main() -> None:
         "command": command,
         "repeats": repeats,
     }
+    load_before = os.getloadavg()[0]
+    worker = None if args.no_compiled else Worker(build(args.compiled_wheel))
     loop = asyncio.new_event_loop()
     full = not args.quick
     if full:
         # First: it leans on the grounding wing, and a failure should not cost the long runs.
         results["predictor"] = predictor_speed(repeats)
     rows = [
-        end_to_end(4, "message", 200_000, repeats, revisions, loop, full=full),
-        end_to_end(1, "message", 50_000, repeats, revisions, loop, full=full),
-        end_to_end(32, "message", 200_000, repeats, revisions, loop, full=full),
-        end_to_end(4, "str", 200_000, repeats, revisions, loop, full=full),
+        end_to_end(4, "message", 200_000, repeats, revisions, loop, full=full, worker=worker),
+        end_to_end(1, "message", 50_000, repeats, revisions, loop, full=full, worker=worker),
+        end_to_end(32, "message", 200_000, repeats, revisions, loop, full=full, worker=worker),
+        end_to_end(4, "str", 200_000, repeats, revisions, loop, full=full, worker=worker),
     ]
     results["end_to_end"] = {mode: [row[mode] for row in rows] for mode in ("sync", "async")}
     results["first_chunk"] = first_chunk(300 if args.quick else 2000, revisions, loop)
     results["last_chunk"] = last_chunk(repeats, revisions, loop)
-    results["session"] = session_cost(repeats, revisions)
+    results["session"] = session_cost(repeats, revisions, worker)
+    if worker is not None:
+        results["compiled"] = {"file": worker.file}
+        worker.close()
     results["agents"] = agents_cost(repeats)
     results["agent_stream"] = agent_stream_cost(repeats)
     results["passages"] = passage_cost(repeats)
@@ -1153,6 +1343,7 @@ def main() -> None:
     unkept = [r for r in results["memory"] if not r["keep_citations"] and r["text"] == "answer"][-1]
     results["bytes_per_citation"] = (kept["peak_kib"] - unkept["peak_kib"]) * 1024 / kept["citations_kept"]
     results["seconds"] = time.perf_counter() - started
+    results["load"] = f"{load_before:.2f} at the start, {os.getloadavg()[0]:.2f} at the end (1 minute)"
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=2), encoding="utf-8")

@@ -72,6 +72,40 @@ def _as_chunk(message: Any) -> AIMessageChunk:
     raise TypeError(msg)
 
 
+_set: Final = object.__setattr__
+_new_chunk: Final = AIMessageChunk.__new__
+_FIELDS: Final = frozenset(AIMessageChunk.model_fields)
+
+
+def copy_chunk(chunk: AIMessageChunk, update: dict[str, Any]) -> AIMessageChunk:
+    """``chunk.model_copy(update=update)``, for fields of the message, without pydantic's general path.
+
+    The same shallow copy pydantic's ``__copy__`` makes (the fields, the set of
+    fields set, the extra fields), with ``update`` applied to the fields and
+    added to the fields set, and no validation, as ``model_copy`` does; for
+    two thirds of its cost (1.2 µs against 1.9), as every chunk whose text
+    changes is copied. A subclass, a chunk with private attributes, or an
+    update of anything but fields goes through ``model_copy`` itself.
+
+    Example:
+        >>> chunk = AIMessageChunk(content="a[1](id=1)", id="run-1", response_metadata={"model": "m"})
+        >>> copied = copy_chunk(chunk, {"content": "a[1]"})
+        >>> copied == chunk.model_copy(update={"content": "a[1]"}), copied.content, chunk.content
+        (True, 'a[1]', 'a[1](id=1)')
+    """
+    if type(chunk) is not AIMessageChunk or chunk.__pydantic_private__ is not None or not update.keys() <= _FIELDS:
+        return chunk.model_copy(update=update)
+    copied = _new_chunk(AIMessageChunk)
+    fields = chunk.__dict__.copy()
+    fields.update(update)
+    _set(copied, "__dict__", fields)
+    _set(copied, "__pydantic_fields_set__", chunk.__pydantic_fields_set__ | update.keys())
+    extra = chunk.__pydantic_extra__
+    _set(copied, "__pydantic_extra__", None if extra is None else extra.copy())
+    _set(copied, "__pydantic_private__", None)
+    return copied
+
+
 def merge_chunks(chunks: Iterable[Any]) -> Any:
     """Streamed chunks added up into the value ``invoke`` returns: an ``AIMessage``, or the ``str``.
 
@@ -266,7 +300,7 @@ class ChunkRewriter:
         if _HAS_CHUNK_POSITION and chunk.chunk_position == "last":
             # The last chunk is the one `finish` adds.
             update = {**(update or {}), "chunk_position": None}
-        return chunk if update is None else chunk.model_copy(update=update)
+        return chunk if update is None else copy_chunk(chunk, update)
 
     def on_chunk_v1(self, chunk: Any) -> Any:
         """The chunk to pass on for ``chunk``, text as standard blocks (``"v1"``); str chunks stay str."""
@@ -299,7 +333,7 @@ class ChunkRewriter:
             update["content"] = self._blocks(content)
         if chunk.tool_call_chunks:
             self._tool_calls = True
-        return chunk.model_copy(update=update)
+        return copy_chunk(chunk, update)
 
     def _grounded(self, chunk: AIMessageChunk, rewrite: Callable[[Any], Any]) -> Any:
         """``chunk`` rewritten with Google's grounding of the answer (read once) as native citations.

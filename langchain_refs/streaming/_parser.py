@@ -126,6 +126,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import FunctionType
 from typing import Final
 
 import regex
@@ -156,7 +157,20 @@ _MAX_RANGE_IDS: Final = 32
 _MAX_ID_DIGITS: Final = 9
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+def _native() -> bool:
+    """Whether this module runs compiled (mypyc): its functions are then native, not Python functions."""
+    return not isinstance(_native, FunctionType)
+
+
+# The events' own __init__ (below): compiled, it stores each field straight into its slot, past the frozen
+# __setattr__ that Python callers meet (mypyc would otherwise run dataclasses' generated __init__, which
+# sets each field through object.__setattr__ in the interpreter: 20 times slower); in pure Python it sets
+# them as that generated __init__ does. Either way the instances are frozen (tests/unit_tests/test_compiled.py).
+_NATIVE: Final = _native()
+_set: Final = object.__setattr__
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Text:
     """Characters to pass on unchanged.
 
@@ -167,8 +181,14 @@ class Text:
 
     text: str
 
+    def __init__(self, *, text: str) -> None:
+        if _NATIVE:
+            self.text = text  # type: ignore[misc]
+        else:
+            _set(self, "text", text)
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Marker:
     """A recognised citation marker.
 
@@ -187,6 +207,18 @@ class Marker:
     ids: tuple[int, ...]
     malformed: tuple[str, ...] = ()
     syntax: str = "id"
+
+    def __init__(self, *, raw: str, ids: tuple[int, ...], malformed: tuple[str, ...] = (), syntax: str = "id") -> None:
+        if _NATIVE:
+            self.raw = raw  # type: ignore[misc]
+            self.ids = ids  # type: ignore[misc]
+            self.malformed = malformed  # type: ignore[misc]
+            self.syntax = syntax  # type: ignore[misc]
+        else:
+            _set(self, "raw", raw)
+            _set(self, "ids", ids)
+            _set(self, "malformed", malformed)
+            _set(self, "syntax", syntax)
 
 
 Event = Text | Marker

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import FunctionType
 from typing import Any, Final
 
 __all__ = [
@@ -16,6 +17,15 @@ __all__ = [
     "Passage",
     "Reference",
 ]
+
+
+def _native() -> bool:
+    """Whether this module runs compiled (mypyc): its functions are then native, not Python functions."""
+    return not isinstance(_native, FunctionType)
+
+
+# Compiled, Citation's __init__ stores each field straight into its slot (see streaming/_parser.py, _NATIVE).
+_NATIVE: Final = _native()
 
 # Without a passage, ``cited_text`` is the start of the cited document, cut here.
 _DOCUMENT_START: Final = 300
@@ -109,7 +119,7 @@ class Reference:
     document_positions: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Citation:
     """One citation as it stands in the output text.
 
@@ -149,6 +159,55 @@ class Citation:
     unsupported_reason: str | None = None
     passage: Passage | None = None
     native: Mapping[str, Any] | None = field(default=None, hash=False)
+
+    def __init__(
+        self,
+        *,
+        number: int,
+        document_positions: tuple[int, ...],
+        start: int,
+        end: int,
+        text_start: int,
+        text_end: int,
+        text: str,
+        marker: str,
+        support: float | None = None,
+        supported: bool | None = None,
+        unsupported_reason: str | None = None,
+        passage: Passage | None = None,
+        native: Mapping[str, Any] | None = None,
+    ) -> None:
+        # One per citation, as it streams: compiled, each field goes straight into its slot; in pure
+        # Python each is set as dataclasses' frozen __init__ sets it.
+        if _NATIVE:
+            self.number = number  # type: ignore[misc]
+            self.document_positions = document_positions  # type: ignore[misc]
+            self.start = start  # type: ignore[misc]
+            self.end = end  # type: ignore[misc]
+            self.text_start = text_start  # type: ignore[misc]
+            self.text_end = text_end  # type: ignore[misc]
+            self.text = text  # type: ignore[misc]
+            self.marker = marker  # type: ignore[misc]
+            self.support = support  # type: ignore[misc]
+            self.supported = supported  # type: ignore[misc]
+            self.unsupported_reason = unsupported_reason  # type: ignore[misc]
+            self.passage = passage  # type: ignore[misc]
+            self.native = native  # type: ignore[misc]
+        else:
+            _set = object.__setattr__
+            _set(self, "number", number)
+            _set(self, "document_positions", document_positions)
+            _set(self, "start", start)
+            _set(self, "end", end)
+            _set(self, "text_start", text_start)
+            _set(self, "text_end", text_end)
+            _set(self, "text", text)
+            _set(self, "marker", marker)
+            _set(self, "support", support)
+            _set(self, "supported", supported)
+            _set(self, "unsupported_reason", unsupported_reason)
+            _set(self, "passage", passage)
+            _set(self, "native", native)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,7 +11,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_refs import BRACKET_SYNTAX, DAGGER_SYNTAX, ID_SYNTAX, CitationParser, Marker, Text
+from langchain_refs import BRACKET_SYNTAX, COMPILED, DAGGER_SYNTAX, ID_SYNTAX, CitationParser, Marker, Text
 from langchain_refs.streaming import _parser
 from langchain_refs.streaming._parser import Event, parse_ids
 from tests.unit_tests.cases import CASE_IDS, CASES, Case
@@ -360,6 +360,10 @@ def test_stray_backtick_line_one_past_the_bound_is_code(line_end: str) -> None:
 
 # -- the states and their transitions --------------------------------------------
 
+# The parser's source: in the compiled build the module is an extension module (its __file__ the .so, its
+# __doc__ None); the wheel ships the .py beside it.
+PARSER_SOURCE = Path(_parser.__file__).with_name("_parser.py").read_text(encoding="utf-8")
+
 HEADER_ROW = regex.compile(
     r"^ {8}(prose|open span|code span|fence) +([A-Z_]+) +(prose|open span|code span|fence) ", regex.MULTILINE
 )
@@ -385,12 +389,13 @@ def taken_transitions(texts: list[str], monkeypatch: pytest.MonkeyPatch) -> set[
 
 def test_header_table_is_the_transition_table() -> None:
     """The states table in the parser's header lists exactly the rows of _TRANSITIONS."""
-    header = {(a, event, b) for a, event, b in HEADER_ROW.findall(_parser.__doc__ or "")}
+    header = {(a, event, b) for a, event, b in HEADER_ROW.findall(ast.get_docstring(ast.parse(PARSER_SOURCE)) or "")}
     table = {(a.value, event.name, b.value) for (a, event), b in _parser._TRANSITIONS.items()}
     assert header == table
     assert len(table) == 8
 
 
+@pytest.mark.skipif(COMPILED, reason="records transitions by patching CitationParser._take: a compiled class cannot be")
 def test_the_case_table_takes_every_transition_and_no_other(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every transition the parser takes on the cases is a row of the table, and every row is taken."""
     texts = [case.answer for case in CASES]
@@ -401,7 +406,7 @@ def test_the_case_table_takes_every_transition_and_no_other(monkeypatch: pytest.
 
 def test_the_state_changes_only_through_the_table() -> None:
     """``self._mode`` is assigned in __init__ and in _take only; every event _take is given is in the table."""
-    tree = ast.parse(Path(_parser.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(PARSER_SOURCE)
     assigning: set[str] = set()
     events_used: set[str] = set()
     for function in ast.walk(tree):

@@ -130,6 +130,34 @@ def test_unchanged_chunks_pass_through_untouched() -> None:
     assert out[1] is originals[1]
 
 
+def test_a_changed_chunk_is_the_models_chunk_with_new_text() -> None:
+    """A chunk whose text changes is a copy with the new text: id, metadata, usage, tool-call chunks and extra kept.
+
+    The copy is the one ``model_copy(update=...)`` makes (fields set included) and the model's chunk is untouched:
+    the inner run's traced output keeps the model's own words.
+    """
+    call_chunk = tool_call_chunk(name="search", args='{"q"', id="call-1", index=1)
+    original = AIMessageChunk(
+        content="See[1](id=3).",
+        id="run-7",
+        response_metadata={"model_name": "fake", "finish_reason": None},
+        usage_metadata={"input_tokens": 3, "output_tokens": 2, "total_tokens": 5},
+        additional_kwargs={"refusal": None},
+        tool_call_chunks=[call_chunk],
+        provider_field="kept",
+    )
+    before = original.model_dump()
+    (changed, *_) = list(manage_references(message_chunks([original]), style=TextReferenceStyle()).stream(inputs()))
+    expected = original.model_copy(update={"content": "See[1]."})
+    assert changed is not original
+    assert changed.model_dump() == expected.model_dump()
+    assert changed.model_fields_set == expected.model_fields_set
+    assert changed.model_extra == {"provider_field": "kept"}
+    assert changed.model_extra is not original.model_extra
+    assert changed.tool_call_chunks == [call_chunk]
+    assert original.model_dump() == before
+
+
 def test_tool_call_chunks_survive() -> None:
     """Tool-call chunks reach the output unchanged."""
     call_chunk = tool_call_chunk(name="search", args='{"q": 1}', id="call-1", index=0)

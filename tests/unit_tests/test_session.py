@@ -143,29 +143,32 @@ def test_long_claim_is_the_whole_sentence() -> None:
 
 
 class _OneMarker:
-    """A stand-in parser that yields one given marker: the session's side, whatever the parser does."""
+    """A session whose parser, whatever it is fed, yields the text and then one given marker: the session's side.
 
-    held = ""
+    The marker reaches the session's own step for parser events (``_render``); the session's parser is left as
+    it is (in the compiled build that attribute takes a `CitationParser` only).
+    """
 
-    def __init__(self, marker: Marker) -> None:
+    def __init__(self, session: ReferenceSession, marker: Marker) -> None:
+        self.session = session
         self.marker = marker
 
-    def pass_through(self, text: str) -> bool:
-        return False
+    def feed(self, text: str) -> str:
+        return self.session._render([Text(text=text), self.marker])
 
-    def feed(self, text: str) -> list[Text | Marker]:
-        return [Text(text=text), self.marker]
+    def close(self) -> str:
+        return self.session.close()
 
-    def close(self) -> list[Text | Marker]:
-        return []
+    @property
+    def references(self) -> AnswerReferences:
+        return self.session.references
 
 
-def session_with_marker(marker: Marker, *, keep_citations: bool = True) -> ReferenceSession:
+def session_with_marker(marker: Marker, *, keep_citations: bool = True) -> _OneMarker:
     style = TextReferenceStyle()
     docs = sample_documents()[:3]
     session = ReferenceSession(docs, source_key=style.source_of, style=style, keep_citations=keep_citations)
-    session._parser = _OneMarker(marker)  # type: ignore[assignment]
-    return session
+    return _OneMarker(session, marker)
 
 
 def test_huge_range_is_one_log_line_and_one_invalid_citation(caplog: pytest.LogCaptureFixture) -> None:
