@@ -29,10 +29,8 @@ behave the same and pass the same tests; the compiled one is faster.
 
 import warnings
 from importlib import metadata, util
-from importlib.machinery import EXTENSION_SUFFIXES
-from typing import Any, Final
+from typing import Any
 
-import langchain_refs.streaming._parser as _parser
 from langchain_refs.grounding import (
     EXTENDED_ABBREVIATIONS,
     Claim,
@@ -63,6 +61,7 @@ from langchain_refs.grounding import (
 )
 from langchain_refs.streaming import (
     BRACKET_SYNTAX,
+    COMPILED,
     DAGGER_SYNTAX,
     DEFAULT_MAX_HOLDBACK,
     FORMAT_REFERENCES,
@@ -102,9 +101,6 @@ try:
     __version__ = metadata.version(__package__ or __name__)
 except metadata.PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = ""
-
-COMPILED: Final[bool] = (_parser.__file__ or "").endswith(tuple(EXTENSION_SUFFIXES))
-"""True in the build whose streaming core mypyc compiled (an extension module), False in pure Python."""
 
 _AGENT_NAMES = frozenset(
     {"CitationLeakWarning", "ReferencesChatModel", "ReferencesMiddleware", "ReferencesState", "documents_tool_output"}

@@ -14,8 +14,10 @@ Example:
 """
 
 import warnings
-from typing import Any
+from importlib.machinery import EXTENSION_SUFFIXES
+from typing import Any, Final
 
+import langchain_refs.streaming._parser as _parser_module
 from langchain_refs.streaming._chunks import ChunkRewriter, merge_chunks
 from langchain_refs.streaming._parser import (
     BRACKET_SYNTAX,
@@ -67,6 +69,7 @@ from langchain_refs.streaming._styles import (
 
 __all__ = [
     "BRACKET_SYNTAX",
+    "COMPILED",
     "DAGGER_SYNTAX",
     "DEFAULT_MAX_HOLDBACK",
     "FORMAT_REFERENCES",
@@ -109,6 +112,10 @@ __all__ = [
     "styles_directory",
     "support_threshold_of",
 ]
+
+
+COMPILED: Final[bool] = (_parser_module.__file__ or "").endswith(tuple(EXTENSION_SUFFIXES))
+"""True in the build whose streaming core mypyc compiled (an extension module), False in pure Python."""
 
 
 def __getattr__(name: str) -> Any:
