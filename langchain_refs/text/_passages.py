@@ -149,6 +149,7 @@ class PassageFinder:
     __slots__ = (
         "_batch",
         "_claims",
+        "_generation",
         "_indexes",
         "_matcher",
         "_scorer",
@@ -178,8 +179,11 @@ class PassageFinder:
         # The texts of the batch so far (those with a claim) and its matcher (made when first needed).
         self._batch: dict[str, None] = {}
         self._matcher: LexicalMatcher | None = None
+        # Goes up each time the batch changes (a text joins it, or `find` asks another one): a pair's
+        # result is reused only by a `find` whose batch is the very one it was found in.
+        self._generation = 0
         # Per pair added: its claim, its text's number, the window found, its score, and
-        # the batch's size then (-1: a blank claim, nothing found).
+        # the batch's generation then (-1: a blank claim, nothing found).
         self._claims: list[str] = []
         self._text_of = array("i")
         self._windows_found = array("i")
@@ -195,8 +199,9 @@ class PassageFinder:
             if text not in self._batch:
                 self._batch[text] = None
                 self._matcher = None
+                self._generation += 1
             i, score = self._best(claim, text)
-            version = len(self._batch)
+            version = self._generation
         self._claims.append(claim)
         self._text_of.append(number)
         self._windows_found.append(i)
@@ -212,7 +217,8 @@ class PassageFinder:
             # Another batch than the one added: its own rarity, nothing added reused.
             self._batch = batch
             self._matcher = None
-        size = len(self._batch)
+            self._generation += 1
+        generation = self._generation
         added = len(self._claims)
         claims, texts, text_of, versions = self._claims, self._texts, self._text_of, self._versions
         again: dict[tuple[str, str], tuple[int, float]] = {}
@@ -223,7 +229,7 @@ class PassageFinder:
             if not claim.strip():
                 out.append(_first_window(spans))
                 continue
-            if k < added and versions[k] == size and claims[k] == claim and texts.get(text, -1) == text_of[k]:
+            if k < added and versions[k] == generation and claims[k] == claim and texts.get(text, -1) == text_of[k]:
                 i, score = self._windows_found[k], self._scores[k]
             else:
                 found = again.get(pair)

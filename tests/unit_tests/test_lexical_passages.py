@@ -238,17 +238,30 @@ def test_finder_finds_again_what_a_later_text_changes() -> None:
     added=st.lists(st.tuples(st.lists(st.sampled_from(WORDS), max_size=8), st.integers(0, 5)), max_size=8),
     extra=st.lists(st.tuples(st.lists(st.sampled_from(WORDS), max_size=8), st.integers(0, 5)), max_size=3),
     keep=st.integers(0, 8),
+    replace_first=st.booleans(),
 )
 def test_finder_after_random_adds_matches_the_oracle(
     documents: list[str],
     added: list[tuple[list[str], int]],
     extra: list[tuple[list[str], int]],
     keep: int,
+    replace_first: bool,
 ) -> None:
-    """Pairs added one by one, then asked with some dropped and others new: the oracle's passages."""
+    """Pairs added one by one, then asked with some dropped, one replaced or others new: the oracle's passages."""
     finder = PassageFinder()
     first = [(" ".join(words), documents[k % len(documents)]) for words, k in added]
     for claim, text in first:
         finder.add(claim, text)
-    asked = first[:keep] + [(" ".join(words), documents[k % len(documents)]) for words, k in extra]
+    others = [(" ".join(words), documents[k % len(documents)]) for words, k in extra]
+    # Replaced: the added pairs in their places but the first (a batch of the same size may hold other texts).
+    asked = [others[0], *first[1:], *others[1:]] if replace_first and first and others else first[:keep] + others
+    assert finder.find(asked) == oracle(asked, LexicalSupport())
+
+
+def test_finder_reuses_nothing_from_another_batch_of_the_same_size() -> None:
+    """Two texts added, then a batch of two other texts asked: the pair left in its place is found again."""
+    finder = PassageFinder()
+    finder.add("Paris capital", PARIS)
+    finder.add("silk Lyon Paris", TIES)
+    asked = [("Paris capital", ROME), ("silk Lyon Paris", TIES)]  # {ROME, TIES}: another rarity than {PARIS, TIES}
     assert finder.find(asked) == oracle(asked, LexicalSupport())
