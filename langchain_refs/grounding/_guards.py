@@ -954,16 +954,9 @@ def _defined_here(tokens: Sequence[_Token], at: int) -> bool:
     return len(letters) >= 2 and "".join(w[:1] for w in words[-len(letters) :]) == letters
 
 
-# A word written with a capital (the name guard's candidates, sentence's first words included).
-_CAPITALISED_WORD: Final = re.compile(r"\b[A-Z][\w'\u2019.\-]*")
-
-
-def _opens_sentence(text: str, at: int) -> bool:
-    """Whether offset ``at`` starts a sentence, as `_tokens` reads one: after a sentence's end mark, or first."""
-    i = at - 1
-    while i >= 0 and text[i] in " \t":
-        i -= 1
-    return i < 0 or text[i] in _SENTENCE_END
+# A word written with a capital (the name guard's candidates, the claim's first word included): after
+# anything but a letter, so "_Lyon_" and "1900Lyon" are read too.
+_CAPITALISED_WORD: Final = re.compile(r"(?<![A-Za-z])[A-Z][\w'\u2019.\-]*")
 
 
 def name_guard(claim: str, evidence: str) -> GuardFinding | None:
@@ -985,12 +978,12 @@ def name_guard(claim: str, evidence: str) -> GuardFinding | None:
         return all(stem(p) in stems for p in parts) or (len(low) >= 5 and low[:5] in prefixes)
 
     # The common case without reading the claim's tokens: every word that may be a name (capitalised, not
-    # a stop word nor a sentence's first word) is in the evidence. ASCII only: the pattern knows ASCII capitals.
+    # a stop word nor the claim's very first word) is in the evidence. ASCII only: the pattern knows ASCII
+    # capitals. Only the first word is let off here: where later sentences start is `_tokens`'s to say
+    # ("e.g. Lyon" starts none), in the full reading below.
+    first = len(claim) - len(claim.lstrip())
     if claim.isascii() and all(
-        quickly_found(low)
-        or low in STOP_WORDS
-        or len(low) < 2
-        or (_opens_sentence(claim, m.start()) and not m.group().isupper())
+        quickly_found(low) or low in STOP_WORDS or len(low) < 2 or (m.start() == first and not m.group().isupper())
         for m in _CAPITALISED_WORD.finditer(claim)
         for low in (m.group().lower(),)
     ):

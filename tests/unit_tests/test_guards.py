@@ -63,6 +63,10 @@ NAME_FIRES = [
     ("In 1969 Buzz Aldrin visited the United States.", LOUVRE, "Neutral", None),
     ("The museum is run by UNESCO.", LOUVRE, "Neutral", None),
     ("Paterson died on July 10, 2018.", "Paterson died on June 10, 2018.", "Contradiction", "June"),
+    # A name after an abbreviation's period, or after a mark that is not a letter, is a name all the same.
+    ("Museums, e.g. the Prado, are in Paris.", LOUVRE, "Neutral", None),
+    ("Art, i.e. Prado art, is in Paris.", LOUVRE, "Neutral", None),
+    ("The _Prado_ museum is in Paris.", LOUVRE, "Neutral", None),
 ]
 NAME_QUIET = [
     ("The Louvre museum is in PARIS.", LOUVRE),  # another case
