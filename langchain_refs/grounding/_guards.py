@@ -717,11 +717,15 @@ def _best_sentence(claim: _Sentence, evidence: str) -> tuple[_Sentence, float] |
     if not spans:
         return None
     words = claim.words
-    # Only the sentences that may share a word are read (a sentence sharing none is never the best unless all are).
-    start, end = max(
-        _spans_holding(evidence, words) or spans[:1],
-        key=lambda span: len(words & stemmed_words(evidence[span[0] : span[1]])[0]),
-    )
+
+    def shared(span: tuple[int, int]) -> int:
+        return len(words & stemmed_words(evidence[span[0] : span[1]])[0])
+
+    # Only the sentences that may share a word are read. Where none shares one, the first sentence is the best,
+    # as when every sentence is read (a look by letters may keep a sentence that shares none: "cat" in "concatenate").
+    start, end = max(_spans_holding(evidence, words) or spans[:1], key=shared)
+    if (start, end) != spans[0] and shared((start, end)) == 0:
+        start, end = spans[0]
     best = _piece(evidence[start:end], start)
     return best, _coverage(claim, best)
 

@@ -509,3 +509,25 @@ def test_verified_citation_carries_the_guards_reason_in_its_data() -> None:
     (citation,) = message.response_metadata["references"]["citations"]
     assert citation["supported"] is False
     assert citation["unsupported_reason"] == "the sources say 330 metres, not 450 metres"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The cat is not asleep.", "Dogs bark loudly. We concatenate the strings."),  # "cat" in "concatenate"
+        ("Lyon has silk.", "Rome is old. Lyon has silk. Lyon has silk too."),
+        ("Zebras gallop.", "Rome is old. Paris is big."),
+        ("Silk of Lyon is fine.", "Lyon is in France. Silk comes from Lyon."),
+    ],
+)
+def test_best_sentence_is_the_one_sharing_most_words_the_first_on_a_tie(claim: str, evidence: str) -> None:
+    """The sentence the polarity and antonym guards read: the most shared content words, the earliest on a tie."""
+    from langchain_refs.grounding._guards import _best_sentence, _piece
+    from langchain_refs.text import content_words, split_sentences
+
+    said = _piece(claim, 0)
+    shared = [len(set(content_words(s.text)) & said.words) for s in split_sentences(evidence)]
+    expected = split_sentences(evidence)[shared.index(max(shared))]
+    found = _best_sentence(said, evidence)
+    assert found is not None
+    assert (found[0].start, found[0].end) == (expected.start, expected.end)
