@@ -181,6 +181,8 @@ class ClaimCheck:
 # A whitespace run is tried from its start only: retrying inside it made a long run quadratic.
 _CLAUSE = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although)\s+|(?<!\s)\s+(?:but|whereas)\s+")
 _WORDS = re.compile(r"\w+")
+# The most sentences a quotation left open joins to the one it opened in.
+_QUOTE_JOINS: Final = 3
 # Double quotation marks that open (after a space, a bracket or the start) and that close (before one, or punctuation).
 _OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s(\[]))[\"\u201c]")
 _CLOSING_QUOTE = re.compile(r"[\"\u201d](?=[\s.,;:!?)\]]|$)")
@@ -278,17 +280,27 @@ class RuleBasedClaimExtractor:
         """The splitter's sentences, a sentence that ends inside quotation marks joined to the next.
 
         "The A.V. Club" must not end a sentence at "A.V.": a sentence whose
-        quotation marks open more often than they close goes on.
+        quotation marks open more often than they close goes on, on the same
+        line and for at most `_QUOTE_JOINS` more sentences (a quotation mark
+        left open must not make the rest of the response one claim).
         """
         sentences: list[Span] = []
         open_quote = False
+        joins = 0
         for sentence in self.splitter.split(response):
-            if open_quote and sentences:
+            if (
+                open_quote
+                and sentences
+                and joins < _QUOTE_JOINS
+                and "\n" not in response[sentences[-1].end : sentence.start]
+            ):
                 start = sentences[-1].start
                 sentence = Span(start=start, end=sentence.end, text=response[start : sentence.end])
                 sentences[-1] = sentence
+                joins += 1
             else:
                 sentences.append(sentence)
+                joins = 0
             text = sentence.text
             open_quote = ('"' in text or "\u201c" in text) and len(_OPENING_QUOTE.findall(text)) > len(
                 _CLOSING_QUOTE.findall(text)

@@ -61,6 +61,18 @@ QUOTED_SENTENCES = [
         'She called it "a triumph." The album sold well in 2015.',
         ['She called it "a triumph."', "The album sold well in 2015."],
     ),  # a quotation closed before the sentence ends
+    (
+        'The critic called it "a triumph. Paris has 2 million people.\n\nRome was founded in 753 BC.',
+        ['The critic called it "a triumph. Paris has 2 million people.', "Rome was founded in 753 BC."],
+    ),  # a quotation left open goes on to the line's end, never past a line break
+    (
+        'He said "yes. Rome is very old. Paris is very big. Lyon has much silk. Nice is very warm. Lille is cold too.',
+        [
+            'He said "yes. Rome is very old. Paris is very big. Lyon has much silk.',
+            "Nice is very warm.",
+            "Lille is cold too.",
+        ],
+    ),  # ... and over three more sentences at most
 ]
 
 
