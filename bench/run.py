@@ -133,7 +133,7 @@ def contenders(inner: Any, revisions: list[tuple[str, Any]], *, full: bool) -> d
     if full:
         out[GENERATOR] = generator_wrapper(inner)
     out.update(ours(inner, revisions))
-    # Default options: the passage behind each citation is found once the answer is complete.
+    # Default options: the passage behind each citation is found as the citation closes (lexical engine).
     out[OURS_ON] = manage_references(inner, style=MarkdownReferenceStyle())
     if langchain_references is not None:
         out[THEIRS] = langchain_references.manage_references(inner)
@@ -696,7 +696,7 @@ def predictor_speed(repeats: int) -> dict[str, Any]:
 
 
 def passage_cost(repeats: int) -> dict[str, Any]:
-    """The passage behind each citation (on by default), found once the answer is complete.
+    """The passage behind each citation (on by default), found for a whole answer at once (`attach_passages`).
 
     CPU time of `attach_passages` on the references of a streamed answer,
     cold (the lexical caches cleared each time: new documents every answer):
@@ -1155,7 +1155,7 @@ def table(results: dict[str, Any]) -> str:
         f"{results['langchain_core']}, with `{results['command']}`. Times are CPU time of the streaming "
         f"thread (`time.thread_time`), the best of {results['repeats']} interleaved runs (the time to the first chunk: "
         "the median of thousands); wall-time ratios beside them. langchain-refs runs with `passages=False`: the "
-        "passage behind each citation, found once the answer is complete, has its own row (and the end-to-end "
+        "passage behind each citation, found as each citation closes, has its own row (and the end-to-end "
         f"tables a column with passages on, the default). Load average {results.get('load', '-')}."
         + (
             " The compiled build (mypyc) runs in a second process: see **Both builds**."

@@ -32,6 +32,7 @@ import functools
 import itertools
 import math
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -256,7 +257,8 @@ class LexicalSupport:
         # product (well under 1/2 unit at this scale): ``slack`` bounds how far
         # two candidates' estimates can stray from their scores in opposite directions.
         slack = 2 * terms + 4
-        top = max(memoryview(total.to_bytes(count * _FIELD_BYTES, "little")).cast(_FIELD_CODE))
+        # The fields read as machine integers: written in the machine's byte order (the maximum needs no order).
+        top = max(memoryview(total.to_bytes(count * _FIELD_BYTES, sys.byteorder)).cast(_FIELD_CODE))
         if top <= slack:
             return self._best_of(claim, evidence, range(count))
         # Every field at least ``top - slack``: adding ``_HIGH - (top - slack)`` to

@@ -1,4 +1,4 @@
-"""The passage behind each citation: found once the answer is complete, in the data and, when asked, in the styles."""
+"""The passage behind each citation: in the data once the answer is complete and, when asked, in the styles."""
 
 from __future__ import annotations
 
