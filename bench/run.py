@@ -472,12 +472,12 @@ def model_call_cost(repeats: int, docs: list[Any]) -> dict[str, float]:
 def session_middlewares() -> dict[str, Any]:
     """The middleware whose sessions both builds' processes time.
 
-    One, with default options: passages are found when the references of a
-    closed session are first read (the end-to-end rows count them), not in
-    `feed`, nor in `close` for a style that does not show them (this one),
-    so they do not change the session's own figures.
+    One, with passages off as in the pure build's session row (`ours`): a
+    session finds each passage as its citation closes, in `feed`, and that
+    work has rows of its own (the passage per citation, the end-to-end rows
+    with passages on), so it is kept out of the session's own figures.
     """
-    return {OURS: manage_references(message_stream([]), style=MarkdownReferenceStyle())}
+    return {OURS: manage_references(message_stream([]), style=MarkdownReferenceStyle(), passages=False)}
 
 
 def session_texts() -> dict[tuple[int, bool], list[str]]:
@@ -948,8 +948,8 @@ def both_builds_table(results: dict[str, Any]) -> list[str]:
     names = [OURS, TAG + OURS]
     lines += [
         "",
-        f"**The session alone, both builds** (CPU µs; {session['markers']:,} markers; `feed` and `close`, which "
-        "passages do not touch in the Markdown style: they are found when the references are first read):",
+        f"**The session alone, both builds** (CPU µs; {session['markers']:,} markers; `feed` and `close` with "
+        "passages off in both: a session finds them as citations close, and they have rows of their own):",
         "",
         "| measure | pure | compiled |",
         "|---|---|---|",
