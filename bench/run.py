@@ -835,7 +835,7 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
         lines.append(
             f"- The agent ratio. The model call alone, as the messages stream drives it, takes "
             f"{call[BARE]:.1f} µs per 4-char chunk bare and {call[OURS]:.1f} µs with the wrapper: per chunk the "
-            f"wrapper makes a rewritten message (`model_copy`) and its `ChatGenerationChunk`, feeds the session, "
+            f"wrapper makes a rewritten message (`copy_chunk`) and its `ChatGenerationChunk`, feeds the session, "
             f"and LangChain merges the chunks' standard blocks (list content) where the bare model's are strings. "
             f"A transformer (`AgentMiddleware.transformers`) avoids the copies but rewrites only "
             f"`stream_events(version='v3')` (see its row); reaching the bound needs fewer objects per chunk in "
