@@ -25,7 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from langchain_refs._inputs import document_text
 from langchain_refs.streaming._references import AnswerReferences, Citation, Passage
 from langchain_refs.text import LexicalSupport, PairScorer, PassageFinder, find_passages
 
@@ -72,7 +71,7 @@ def find_as_cited(finder: PassageFinder, citations: Iterable[Citation], document
         if citation.native is None:
             for position in citation.document_positions:
                 if 1 <= position <= count:
-                    finder.add(citation.text, document_text(documents[position - 1]))
+                    finder.add(citation.text, _text_of(documents[position - 1]))
 
 
 def attach_passages(
@@ -104,7 +103,7 @@ def attach_passages(
     ]
     if not wanted:
         return references
-    pairs = [(claim, document_text(documents[position - 1])) for claim, position in wanted]
+    pairs = [(claim, _text_of(documents[position - 1])) for claim, position in wanted]
     found = iter(
         finder.find(pairs)
         if finder is not None
@@ -128,6 +127,11 @@ def attach_passages(
                     )
         attached.append(citation if best is None else replace(citation, passage=best))
     return replace(references, citations=tuple(attached))
+
+
+def _text_of(document: Any) -> str:
+    text = getattr(document, "page_content", None)
+    return text if isinstance(text, str) else ""
 
 
 def _rank(score: float) -> float:
