@@ -130,6 +130,7 @@ def attach_passages(
 
 
 def _text_of(document: Any) -> str:
+    # `_inputs.document_text` reads it the same way, but `_inputs` imports LangChain: the session must not.
     text = getattr(document, "page_content", None)
     return text if isinstance(text, str) else ""
 
