@@ -85,10 +85,11 @@ class ReferenceSession:
             with the lexical engine, a scorer with ``score(pairs)`` (any
             LangChain cross-encoder, any grounding scorer) to use that, False
             for none. With the lexical engine each kept citation's passage is
-            found as the citation closes (in the `feed` that ends it: tens of
-            µs, ordinary text none; the end of the answer then only gathers
-            them); another scorer works once the answer is complete, in one
-            batch. The references show passages once the answer is complete.
+            found once its citation closes (in the `feed` whose text ends the
+            run of adjacent markers, or at `close`: tens of µs, ordinary text
+            none; the end of the answer then only gathers them); another
+            scorer works once the answer is complete, in one batch. The
+            references show passages once the answer is complete.
 
     Each marker costs at most one log line, however many ids it names; a run
     of consecutive ids that name no document is one invalid citation.
