@@ -382,7 +382,7 @@ class ReferencesChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
         for chunk in self._inner_stream(messages, stop, kwargs):
-            yield ChatGenerationChunk(message=answer.on_chunk_v1(chunk))
+            yield answer.generation_v1(chunk)
         yield ChatGenerationChunk(message=answer.finish())
 
     @override
@@ -395,7 +395,7 @@ class ReferencesChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
         async for chunk in self._ainner_stream(messages, stop, kwargs):
-            yield ChatGenerationChunk(message=answer.on_chunk_v1(chunk))
+            yield answer.generation_v1(chunk)
         yield ChatGenerationChunk(message=answer.finish())
 
     def _inner_stream(

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessageChunk
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import override
@@ -241,3 +242,49 @@ def test_style_that_adds_to_format_reference_is_asked_every_time() -> None:
     session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style)
     out = session.feed("A[1](id=1) b[1](id=1) c[1](id=2).") + session.close()
     assert out == "A[1]* b[1]* c[2]*.\n\n- [1] a.html#chap1\n- [2] a.html#chap2\n"
+
+
+# Inner chunks of each shape a chat model streams: text (with markers split across chunks), empty text,
+# tool-call chunks, list content with text blocks (indexed or not), a provider's non-text block, a bare string.
+_INNER_SHAPES: list[AIMessageChunk] = [
+    AIMessageChunk(content="Paris is big[1](i", id="run-1"),
+    AIMessageChunk(content="d=1). Rome", id="run-1"),
+    AIMessageChunk(content="", id="run-1"),
+    AIMessageChunk(content="", id="run-1", tool_call_chunks=[{"name": "search", "args": "{}", "id": "c1", "index": 0}]),
+    AIMessageChunk(content=[{"type": "text", "text": " is old[2](id=2).", "index": 1}], id="run-1"),
+    AIMessageChunk(content=[{"type": "thinking", "thinking": "Hm.", "index": 2}], id="run-1"),
+    AIMessageChunk(content=[{"type": "text", "text": "No index[1](id=1)."}, "bare string"], id="run-1"),
+    AIMessageChunk(content=[{"text": "legacy block without a type"}], id="run-1"),
+]
+
+
+def test_wrapper_generation_chunks_equal_the_validated_ones() -> None:
+    # `generation_v1` builds the ChatGenerationChunk without pydantic's validation: each must be
+    # what `ChatGenerationChunk(message=...)` makes of the same message (text, fields set), whatever the shape.
+    from langchain_core.outputs import ChatGenerationChunk
+
+    from langchain_refs.streaming import ChunkRewriter
+
+    style = TextReferenceStyle()
+    documents = sample_documents()
+    rewriter = ChunkRewriter(ReferenceSession(documents, source_key=style.source_of, style=style), documents=documents)
+    texts = []
+    for chunk in _INNER_SHAPES:
+        made = rewriter.generation_v1(chunk)
+        validated = ChatGenerationChunk(message=made.message)
+        assert made == validated
+        assert made.model_fields_set == validated.model_fields_set
+        assert made.model_dump() == validated.model_dump()
+        texts.append(made.text)
+    # The text of each, by hand: markers rendered, list content read as LangChain reads it (a legacy
+    # block, text without a type, counts as text).
+    assert texts == [
+        "Paris is big",
+        "[1]. Rome",
+        "",
+        "",
+        " is old[2].",
+        "",
+        "No index[1].bare string",
+        "legacy block without a type",
+    ]
