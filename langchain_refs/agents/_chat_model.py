@@ -78,6 +78,8 @@ from langchain_refs.streaming import (
 
 __all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "rewrite_message", "standard_blocks"]
 
+_MISSING: Final = object()
+
 MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 """``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
 
@@ -292,7 +294,9 @@ class ReferencesChatModel(BaseChatModel):
     @property
     @override
     def _identifying_params(self) -> dict[str, Any]:
-        return {"inner": getattr(self.inner, "_identifying_params", repr(self.inner)), "documents": len(self.documents)}
+        # The inner model's own parameters; its repr only when it has none (made only then: a repr can be long).
+        inner = getattr(self.inner, "_identifying_params", _MISSING)
+        return {"inner": repr(self.inner) if inner is _MISSING else inner, "documents": len(self.documents)}
 
     # Token callbacks get text: LangChain passes them ``chunk.content``, here standard blocks.
 

@@ -46,3 +46,25 @@ class TestReferencesChatModelStandard(ChatModelUnitTests):
     def has_structured_output(self) -> bool:
         # with_structured_output is the inner model's business: the middleware leaves structured calls alone.
         return False
+
+
+class _CostlyRepr(ToolFake):
+    """A model whose repr must not be made: its own parameters say what it is."""
+
+    def __repr__(self) -> str:
+        msg = "repr made"
+        raise AssertionError(msg)
+
+
+def test_identifying_params_are_the_inner_models_and_its_repr_only_without_them() -> None:
+    # LangChain asks for the parameters on every call (invocation params, cache key): the inner
+    # model's repr (every message of a fake, the whole state of a real one) is made only when
+    # the inner object has no parameters of its own.
+    inner = _CostlyRepr(messages=iter([AIMessage("Hi")]))
+    assert ReferencesChatModel(inner=inner)._identifying_params == {"inner": inner._identifying_params, "documents": 0}
+
+    class Plain:
+        def __repr__(self) -> str:
+            return "Plain()"
+
+    assert ReferencesChatModel(inner=Plain())._identifying_params == {"inner": "Plain()", "documents": 0}
