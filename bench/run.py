@@ -438,24 +438,37 @@ def agent_stream_cost(repeats: int) -> dict[str, Any] | None:
     return out
 
 
+BARE_BLOCKS = "bare, standard text blocks"
+
+
 def model_call_cost(repeats: int, docs: list[Any]) -> dict[str, float]:
     """The agent's model call alone, as LangGraph's messages stream drives it: µs per 4-char chunk.
 
     ``invoke`` with LangGraph's own ``StreamMessagesHandler`` attached (what
     ``stream_mode="messages"`` attaches), in this thread: the bare chat model
-    against `ReferencesChatModel` around it (passages off), 20,000 characters.
+    against `ReferencesChatModel` around it (passages off), 20,000 characters;
+    and the bare model streaming its text as standard blocks (list content,
+    the shape the wrapper yields so that the annotations join the text):
+    what LangChain itself spends on that shape.
     """
     from langgraph.pregel._messages import StreamMessagesHandler
 
     from langchain_refs.agents import ReferencesChatModel
 
     emitted: list[Any] = []
-    inner = ToolRoundChatModel(chunks=chunked(answer(20_000), 4))
-    models = {BARE: inner, OURS: ReferencesChatModel(inner=inner, documents=docs, cited_text=False)}
+    chunks = chunked(answer(20_000), 4)
+    inner = ToolRoundChatModel(chunks=chunks)
+    models = {
+        BARE: inner,
+        BARE_BLOCKS: ToolRoundChatModel(chunks=chunks, blocks=True),
+        OURS: ReferencesChatModel(inner=inner, documents=docs, cited_text=False),
+    }
     config = {"metadata": {"langgraph_node": "model", "langgraph_checkpoint_ns": "model:1"}}
 
     def run(model: Any) -> tuple[float, float]:
         inner.calls = 1  # the next call answers
+        if isinstance(model, ToolRoundChatModel):
+            model.calls = 1
         emitted.clear()
         gc.collect()
         start = time.thread_time()
@@ -832,11 +845,21 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
     agent_stream = results.get("agent_stream")
     if "agent_stream" in missed and agent_stream is not None:
         call = agent_stream["model_call"]
+        blocks = call.get(BARE_BLOCKS)
+        shape = (
+            f" The same bare model streaming its text as standard blocks takes {blocks:.1f} µs: LangChain's own "
+            f"cost of that shape (the wrapper yields it so that the annotations join the text), mostly merging "
+            f"the chunks' blocks into the message, which copies the text so far at every chunk (its cost per chunk "
+            f"grows with the answer's length)."
+            if blocks is not None
+            else ""
+        )
         lines.append(
             f"- The agent ratio. The model call alone, as the messages stream drives it, takes "
             f"{call[BARE]:.1f} µs per 4-char chunk bare and {call[OURS]:.1f} µs with the wrapper: per chunk the "
-            f"wrapper makes a rewritten message (`copy_chunk`) and its `ChatGenerationChunk`, feeds the session, "
-            f"and LangChain merges the chunks' standard blocks (list content) where the bare model's are strings. "
+            f"wrapper feeds the session, makes a rewritten message (`copy_chunk`) and its `ChatGenerationChunk` "
+            f"(neither validated again: the rewriter wrote the text), and LangChain merges the chunks' standard "
+            f"blocks (list content) where the bare model's are strings.{shape} "
             f"A transformer (`AgentMiddleware.transformers`) avoids the copies but rewrites only "
             f"`stream_events(version='v3')` (see its row); reaching the bound needs fewer objects per chunk in "
             f"LangChain's chat-model streaming itself, or a compiled rewrite."

@@ -237,6 +237,8 @@ class ToolRoundChatModel(BaseChatModel):
 
     chunks: list[str]
     calls: int = 0
+    # Stream the answer as standard text blocks (list content, as the wrapper and Anthropic stream it), not str.
+    blocks: bool = False
 
     @property
     def _llm_type(self) -> str:
@@ -261,4 +263,5 @@ class ToolRoundChatModel(BaseChatModel):
             yield ChatGenerationChunk(message=AIMessageChunk(content="", id="run-tool", tool_call_chunks=[call]))
             return
         for chunk in self.chunks:
-            yield ChatGenerationChunk(message=AIMessageChunk(content=chunk, id="run-answer"))
+            content: Any = [{"type": "text", "text": chunk, "index": 0}] if self.blocks else chunk
+            yield ChatGenerationChunk(message=AIMessageChunk(content=content, id="run-answer"))
