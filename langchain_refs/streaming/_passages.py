@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any, Final
 
 from langchain_refs.streaming._references import AnswerReferences, Citation, Passage
@@ -125,8 +125,48 @@ def attach_passages(
                         excerpt=span.excerpt,
                         score=span.score,
                     )
-        attached.append(citation if best is None else replace(citation, passage=best))
+        attached.append(citation if best is None else _with_passage(citation, best))
     return replace(references, citations=tuple(attached))
+
+
+# The fields `_with_passage` copies by name: were `Citation` to gain one, it would fall back to `replace`.
+_CITATION_FIELDS: Final = (
+    "number",
+    "document_positions",
+    "start",
+    "end",
+    "text_start",
+    "text_end",
+    "text",
+    "marker",
+    "support",
+    "supported",
+    "unsupported_reason",
+    "passage",
+    "native",
+)
+_COPIED_BY_NAME: Final = tuple(f.name for f in fields(Citation)) == _CITATION_FIELDS
+
+
+def _with_passage(citation: Citation, passage: Passage) -> Citation:
+    """``replace(citation, passage=passage)``, without its generic reading of every field (one per citation)."""
+    if type(citation) is not Citation or not _COPIED_BY_NAME:
+        return replace(citation, passage=passage)
+    return Citation(
+        number=citation.number,
+        document_positions=citation.document_positions,
+        start=citation.start,
+        end=citation.end,
+        text_start=citation.text_start,
+        text_end=citation.text_end,
+        text=citation.text,
+        marker=citation.marker,
+        support=citation.support,
+        supported=citation.supported,
+        unsupported_reason=citation.unsupported_reason,
+        passage=passage,
+        native=citation.native,
+    )
 
 
 def _text_of(document: Any) -> str:

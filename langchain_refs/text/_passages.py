@@ -210,9 +210,9 @@ class PassageFinder:
 
     def find(self, pairs: Sequence[tuple[str, str]]) -> list[PassageSpan]:
         """For each ``(claim, text)``, what ``find_passages(pairs)`` gives (see `find_passages`)."""
-        for _, text in pairs:
+        for text in dict.fromkeys([text for _, text in pairs]):
             self._spans(text)
-        batch = dict.fromkeys(text for claim, text in pairs if claim.strip())
+        batch = dict.fromkeys([text for claim, text in pairs if claim.strip()])
         if batch.keys() != self._batch.keys():
             # Another batch than the one added: its own rarity, nothing added reused.
             self._batch = batch

@@ -127,10 +127,13 @@ class SentenceSplitter:
             [(0, '# Title'), (9, 'A b[1](id=2).'), (23, 'C d!')]
         """
         cuts = {0, len(text)}
-        for block in _BLOCK_BREAK.finditer(text):
-            cuts.update((block.start(), block.end()))
-        for heading in _HEADING_LINE.finditer(text):
-            cuts.update((heading.start(), heading.end()))
+        # Block breaks start at a line break, headings hold a "#": most sentences have neither.
+        if "\n" in text:
+            for block in _BLOCK_BREAK.finditer(text):
+                cuts.update((block.start(), block.end()))
+        if "#" in text:
+            for heading in _HEADING_LINE.finditer(text):
+                cuts.update((heading.start(), heading.end()))
         if self.strict:
             cuts.update(m.end() for m in re.finditer(r"\n|;", text))
         cuts.update(self._sentence_ends(text))
