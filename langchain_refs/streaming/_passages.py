@@ -105,27 +105,33 @@ def attach_passages(
         return references
     pairs = [(claim, _text_of(documents[position - 1])) for claim, position in wanted]
     found = iter(
-        finder.find(pairs)
+        finder.find_windows(pairs)
         if finder is not None
-        else find_passages(pairs, scorer=scorer if scorer is not None else DEFAULT_PASSAGE_SCORER)
+        else [
+            (span.start, span.end, span.excerpt, span.score)
+            for span in find_passages(pairs, scorer=scorer if scorer is not None else DEFAULT_PASSAGE_SCORER)
+        ]
     )
     attached = []
+    count = len(documents)
     for citation in citations:
-        best: Passage | None = None
-        if citation.native is None:
-            for position in citation.document_positions:
-                if not 1 <= position <= len(documents):
-                    continue
-                span = next(found)
-                if best is None or _rank(span.score) > _rank(best.score):
-                    best = Passage(
-                        document_position=position,
-                        document_start=span.start,
-                        document_end=span.end,
-                        excerpt=span.excerpt,
-                        score=span.score,
-                    )
-        attached.append(citation if best is None else _with_passage(citation, best))
+        if citation.native is not None:
+            attached.append(citation)
+            continue
+        best: tuple[int, int, int, str, float] | None = None
+        for position in citation.document_positions:
+            if 1 <= position <= count:
+                start, end, excerpt, score = next(found)
+                if best is None or _rank(score) > _rank(best[4]):
+                    best = (position, start, end, excerpt, score)
+        if best is None:
+            attached.append(citation)
+            continue
+        position, start, end, excerpt, score = best
+        passage = Passage(
+            document_position=position, document_start=start, document_end=end, excerpt=excerpt, score=score
+        )
+        attached.append(_with_passage(citation, passage))
     return replace(references, citations=tuple(attached))
 
 

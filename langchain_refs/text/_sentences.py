@@ -176,6 +176,14 @@ class SentenceSplitter:
     @staticmethod
     def _tail_end(text: str, start: int, chains: dict[int, int], tails: dict[int, int | None]) -> int | None:
         """Where whitespace follows the closers and markers from ``start`` (None if it does not)."""
+        if start >= len(text):
+            return None
+        # What follows a period is most often a letter or digit (no tail: "U.S.") or whitespace (an empty one).
+        following = text[start]
+        if following.isalnum():
+            return None
+        if following.isspace():
+            return start
         position = _skip(_CLOSER_RUN, text, start)
         path = []
         while position not in chains and (citation := _CITATION.match(text, position)) is not None:
