@@ -513,8 +513,8 @@ def _words_of(found: list[str]) -> _Words:
     """What coverage needs of a text's content words, in order."""
     return _Words(
         present=frozenset(found),
-        prefixes=frozenset(w[:5] for w in found if len(w) >= 5),
-        near=frozenset(itertools.pairwise(found)) | frozenset(zip(found, found[2:], strict=False)),
+        prefixes=frozenset([w[:5] for w in found if len(w) >= 5]),
+        near=frozenset(itertools.chain(itertools.pairwise(found), zip(found, found[2:], strict=False))),
     )
 
 
