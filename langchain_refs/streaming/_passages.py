@@ -103,7 +103,8 @@ def attach_passages(
     ]
     if not wanted:
         return references
-    pairs = [(claim, _text_of(documents[position - 1])) for claim, position in wanted]
+    texts = [_text_of(document) for document in documents]
+    pairs = [(claim, texts[position - 1]) for claim, position in wanted]
     found = iter(
         finder.find_windows(pairs)
         if finder is not None
