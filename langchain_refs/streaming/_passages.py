@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any, Final
 
 from langchain_refs.streaming._references import AnswerReferences, Citation, Passage
@@ -103,30 +103,77 @@ def attach_passages(
     ]
     if not wanted:
         return references
-    pairs = [(claim, _text_of(documents[position - 1])) for claim, position in wanted]
+    texts = [_text_of(document) for document in documents]
+    pairs = [(claim, texts[position - 1]) for claim, position in wanted]
     found = iter(
-        finder.find(pairs)
+        finder.find_windows(pairs)
         if finder is not None
-        else find_passages(pairs, scorer=scorer if scorer is not None else DEFAULT_PASSAGE_SCORER)
+        else [
+            (span.start, span.end, span.excerpt, span.score)
+            for span in find_passages(pairs, scorer=scorer if scorer is not None else DEFAULT_PASSAGE_SCORER)
+        ]
     )
     attached = []
+    count = len(documents)
     for citation in citations:
-        best: Passage | None = None
-        if citation.native is None:
-            for position in citation.document_positions:
-                if not 1 <= position <= len(documents):
-                    continue
-                span = next(found)
-                if best is None or _rank(span.score) > _rank(best.score):
-                    best = Passage(
-                        document_position=position,
-                        document_start=span.start,
-                        document_end=span.end,
-                        excerpt=span.excerpt,
-                        score=span.score,
-                    )
-        attached.append(citation if best is None else replace(citation, passage=best))
+        if citation.native is not None:
+            attached.append(citation)
+            continue
+        best: tuple[int, int, int, str, float] | None = None
+        for position in citation.document_positions:
+            if 1 <= position <= count:
+                start, end, excerpt, score = next(found)
+                if best is None or _rank(score) > _rank(best[4]):
+                    best = (position, start, end, excerpt, score)
+        if best is None:
+            attached.append(citation)
+            continue
+        position, start, end, excerpt, score = best
+        passage = Passage(
+            document_position=position, document_start=start, document_end=end, excerpt=excerpt, score=score
+        )
+        attached.append(_with_passage(citation, passage))
     return replace(references, citations=tuple(attached))
+
+
+# The fields `_with_passage` copies by name: were `Citation` to gain one, it would fall back to `replace`.
+_CITATION_FIELDS: Final = (
+    "number",
+    "document_positions",
+    "start",
+    "end",
+    "text_start",
+    "text_end",
+    "text",
+    "marker",
+    "support",
+    "supported",
+    "unsupported_reason",
+    "passage",
+    "native",
+)
+_COPIED_BY_NAME: Final = tuple(f.name for f in fields(Citation)) == _CITATION_FIELDS
+
+
+def _with_passage(citation: Citation, passage: Passage) -> Citation:
+    """``replace(citation, passage=passage)``, without its generic reading of every field (one per citation)."""
+    if type(citation) is not Citation or not _COPIED_BY_NAME:
+        return replace(citation, passage=passage)
+    return Citation(
+        number=citation.number,
+        document_positions=citation.document_positions,
+        start=citation.start,
+        end=citation.end,
+        text_start=citation.text_start,
+        text_end=citation.text_end,
+        text=citation.text,
+        marker=citation.marker,
+        support=citation.support,
+        supported=citation.supported,
+        unsupported_reason=citation.unsupported_reason,
+        passage=passage,
+        native=citation.native,
+    )
 
 
 def _text_of(document: Any) -> str:

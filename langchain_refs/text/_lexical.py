@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from langchain_refs.text._sentences import DEFAULT_SPLITTER
-from langchain_refs.text._words import WORD, content_words, fold, stem
+from langchain_refs.text._words import WORD, clear_word_caches, content_words, fold, stem
 
 __all__ = ["CandidateIndex", "LexicalMatcher", "LexicalSupport", "stemmed_words"]
 
@@ -82,6 +82,26 @@ class CandidateIndex:
     windowed: tuple[int, ...]  # candidates read as windows too: always scored exactly
     plain: int  # every bit of every field but the windowed candidates'
     ones: int  # the lowest bit of every field
+    # Per claim word met so far (filled by `masks`): the candidates holding it, and those holding only its prefix.
+    word_masks: dict[str, tuple[int, int]]
+
+    def masks(self, word: str) -> tuple[int, int]:
+        """The candidates holding ``word``, and those holding only its first five letters (when it has five).
+
+        Worked out once per word (claims share their words) and kept in ``word_masks``.
+
+        Example:
+            >>> index = LexicalSupport().matcher([]).index(["Lyon has silk.", "Silky cloth.", "Rome."])
+            >>> held, partly = index.masks("silk")
+            >>> held == index.words["silk"], partly
+            (True, 0)
+        """
+        found = self.word_masks.get(word)
+        if found is None:
+            held = self.words.get(word, 0)
+            partly = self.prefixes.get(word[:5], 0) & ~held if len(word) >= 5 else 0
+            found = self.word_masks[word] = (held, partly)
+        return found
 
 
 # Bits per candidate in the estimate's integer; the scale keeps every field below 2**_FIELD.
@@ -152,12 +172,12 @@ class LexicalSupport:
         rarity = self._rarity([e.whole for e in evidence.values()])
         unseen = max(rarity.values()) if rarity else 0.0
         claims: dict[str, _Claim] = {}
-        known: dict[str, tuple[str, float, str | None]] = {}
+        weights, named = self._word_weights(rarity, unseen)
         scores = []
         for claim, text in text_pairs:
             found = claims.get(claim)
             if found is None:
-                found = claims[claim] = self._claim(claim, rarity, unseen, known)
+                found = claims[claim] = self._claim(claim, weights, named)
             scores.append(self._score(found, evidence[text]))
         return scores
 
@@ -201,20 +221,21 @@ class LexicalSupport:
         return LexicalMatcher(self, evidence)
 
     def _best(
-        self, claim: _Claim, distinct: Sequence[tuple[str, float, str | None]], index: CandidateIndex
+        self,
+        claim: _Claim,
+        distinct: Sequence[tuple[str, float, str | None]],
+        estimable: bool,
+        index: CandidateIndex,
     ) -> tuple[int, float]:
-        """The best candidate of ``index`` for ``claim`` and its score (the earliest on a tie)."""
+        """The best candidate of ``index`` for ``claim`` and its score (the earliest on a tie).
+
+        ``distinct`` is each word of the claim once, with its repeats' weights
+        summed; ``estimable`` whether the claim's weights and the settings are
+        ones the estimate holds (`LexicalMatcher.best` works both out once per claim).
+        """
         evidence = index.evidence
         count = len(evidence)
-        penalty = self.number_penalty
-        if (
-            count <= 2
-            or not claim.words
-            or not all(weight > 0 for _, weight, _ in claim.words)
-            or not math.isfinite(claim.total)
-            or not 0 <= self.phrase_weight <= 1
-            or not 0 <= penalty <= 1
-        ):
+        if count <= 2 or not estimable:
             # Few candidates, or weights the estimate cannot hold (none,
             # negative, NaN, infinite, a share outside [0, 1]): score them all.
             return self._best_of(claim, evidence, range(count))
@@ -223,16 +244,17 @@ class LexicalSupport:
         # each term is rounded once, so it is off by at most half a unit per term.
         unigram = 1.0 - self.phrase_weight if claim.pairs else 1.0
         per_weight = _SCALE * unigram / claim.total
-        words, prefixes = index.words, index.prefixes
+        per_partial_weight = per_weight * 0.7
+        # Which candidates hold each word (or only its prefix): worked out once per word and candidate list.
+        word_masks = index.word_masks
         total = 0
-        for word, weight, prefix in distinct:
-            held = words.get(word, 0)
+        for word, weight, _ in distinct:
+            masks = word_masks.get(word)
+            held, partly = masks if masks is not None else index.masks(word)
             if held:
                 total += round(per_weight * weight) * held
-            if prefix is not None:
-                partly = prefixes.get(prefix, 0) & ~held
-                if partly:
-                    total += round(per_weight * 0.7 * weight) * partly
+            if partly:
+                total += round(per_partial_weight * weight) * partly
         terms = 2 * len(distinct)
         if claim.pairs:
             # How many of the claim's pairs each candidate holds, then their share.
@@ -247,6 +269,7 @@ class LexicalSupport:
             # A candidate missing a number of the claim scores ``penalty`` times
             # as much: the others' fields are scaled by ``_TENS``, these by the
             # integer nearest ``penalty * _TENS`` (its distance adds to the slack).
+            penalty = self.number_penalty
             complete = -1
             for number in claim.numbers:
                 complete &= index.numbers.get(number, 0)
@@ -293,7 +316,7 @@ class LexicalSupport:
         """
         _evidence.cache_clear()
         _analyse.cache_clear()
-        stem.cache_clear()
+        clear_word_caches()
 
     def _rarity(self, evidence: list[_Words]) -> dict[str, float]:
         """Inverse document frequency over the batch's evidence, when it is large enough.
@@ -310,45 +333,26 @@ class LexicalSupport:
         count = len(evidence)
         return {word: math.log((count + 1) / (n + 0.5)) for word, n in frequency.items()}
 
-    def _claim(
-        self, claim: str, rarity: dict[str, float], unseen: float, known: dict[str, tuple[str, float, str | None]]
-    ) -> _Claim:
+    def _word_weights(self, rarity: dict[str, float], unseen: float) -> tuple[_WordWeights, _WordWeights]:
+        """What each claim word weighs in a batch: as a common word, and as (part of) a name."""
+        return _WordWeights(self, rarity, unseen, named=False), _WordWeights(self, rarity, unseen, named=True)
+
+    def _claim(self, claim: str, weights: _WordWeights, named: _WordWeights) -> _Claim:
         """What a claim brings to every pair it is in (worked out once per claim per batch).
 
-        ``unseen`` is the rarity of a word no evidence has: the batch's highest.
-        ``known`` keeps each word's weight (when it is no name) for the batch's other claims.
+        ``weights`` and ``named`` (`_word_weights`) keep each word's weight for the batch's other claims.
         """
-        # No upper-case letter, no name: the regular expression cannot match.
-        names: set[str] = set()
-        if not claim.islower():
-            names = {stem(w) for w in WORD.findall(fold(" ".join(_CAPITALISED.findall(claim))))}
         words = content_words(claim)
-        rarity_weight = self.rarity_weight
-        common = 1 - rarity_weight
-        weighted = []
-        for word in words:
-            if word not in names:
-                seen = known.get(word)
-                if seen is not None:
-                    weighted.append(seen)
-                    continue
-            weight = 1.0 + min(len(word), 10) / 10
-            if word.isdigit():
-                weight = 2.0
-            elif word in names:
-                weight += 0.5
-            if rarity:
-                weight *= rarity_weight * rarity.get(word, unseen) + common
-            # A word of five letters or more also counts, in part, by its first five.
-            entry = (word, weight, word[:5] if len(word) >= 5 else None)
-            if word not in names:
-                known[word] = entry
-            weighted.append(entry)
+        names = _names(claim)
+        if names:
+            weighted = [named[word] if word in names else weights[word] for word in words]
+        else:
+            weighted = [weights[word] for word in words]
         return _Claim(
             words=tuple(weighted),
-            total=sum(weight for _, weight, _ in weighted),
+            total=sum([weight for _, weight, _ in weighted]),
             pairs=frozenset(itertools.pairwise(words)),
-            numbers=frozenset(_NUMBER.findall(claim)),
+            numbers=_numbers(claim),
         )
 
     def _coverage(self, claim: _Claim, evidence: _Words) -> float:
@@ -377,6 +381,59 @@ class LexicalSupport:
         return _unit(score)
 
 
+class _WordWeights(dict[str, tuple[str, float, str | None]]):
+    """Each claim word's weight in one batch, worked out as the word is first met.
+
+    A word weighs more the longer it is, a number 2, part of a name 0.5 more
+    (``named``); in a batch large enough for rarity, it is scaled by how rare
+    the word is there (``unseen``: the rarity of a word no evidence has, the
+    batch's highest). Each entry is ``(word, weight, its first five letters
+    when it has five)``; ``nonpositive`` says whether a weight not above 0
+    (or NaN) was ever met.
+    """
+
+    __slots__ = ("_common", "_named", "_rarity", "_rarity_weight", "_unseen", "nonpositive")
+
+    def __init__(self, support: LexicalSupport, rarity: dict[str, float], unseen: float, *, named: bool) -> None:
+        super().__init__()
+        self._rarity = rarity
+        self._unseen = unseen
+        self._rarity_weight = support.rarity_weight
+        self._common = 1 - support.rarity_weight
+        self._named = named
+        self.nonpositive = False
+
+    def __missing__(self, word: str) -> tuple[str, float, str | None]:
+        weight = 1.0 + min(len(word), 10) / 10
+        if word.isdigit():
+            weight = 2.0
+        elif self._named:
+            weight += 0.5
+        if self._rarity:
+            weight *= self._rarity_weight * self._rarity.get(word, self._unseen) + self._common
+        if not weight > 0:
+            self.nonpositive = True
+        # A word of five letters or more also counts, in part, by its first five.
+        entry = self[word] = (word, weight, word[:5] if len(word) >= 5 else None)
+        return entry
+
+
+def _names(claim: str) -> set[str]:
+    """The stems of the words of a claim's capitalised names (none when it has no upper-case letter)."""
+    if claim.islower():
+        return set()
+    capitalised = _CAPITALISED.findall(claim)
+    return {stem(w) for w in WORD.findall(fold(" ".join(capitalised)))} if capitalised else set()
+
+
+def _numbers(text: str) -> frozenset[str]:
+    """The numbers written in ``text``."""
+    # An ASCII text without an ASCII digit has none: ten substring tests cost less than the search.
+    if text.isascii() and not any(map(text.__contains__, "0123456789")):
+        return frozenset()
+    return frozenset(_NUMBER.findall(text))
+
+
 class LexicalMatcher:
     """Claims matched against lists of candidates, as one `LexicalSupport.score` batch of them all would.
 
@@ -386,16 +443,17 @@ class LexicalMatcher:
     they were); `best` gives a claim's best candidate in it and its score.
     """
 
-    __slots__ = ("_claim", "_known", "_rarity", "_support", "_unseen")
+    __slots__ = ("_claim", "_named", "_settings_estimable", "_support", "_weights")
 
     def __init__(self, support: LexicalSupport, evidence: dict[str, _Evidence]) -> None:
         self._support = support
-        self._rarity = support._rarity([e.whole for e in evidence.values()])
-        self._unseen = max(self._rarity.values()) if self._rarity else 0.0
+        rarity = support._rarity([e.whole for e in evidence.values()])
+        self._weights, self._named = support._word_weights(rarity, max(rarity.values()) if rarity else 0.0)
+        # Shares outside [0, 1] (or NaN) are beyond what the estimate holds.
+        self._settings_estimable = 0 <= support.phrase_weight <= 1 and 0 <= support.number_penalty <= 1
         # The last claim read (a citation of several documents asks for it again at once):
         # one, not all, so that a matcher kept through a long stream stays small.
-        self._claim: tuple[str, _Claim, list[tuple[str, float, str | None]]] | None = None
-        self._known: dict[str, tuple[str, float, str | None]] = {}
+        self._claim: tuple[str, _Claim, list[tuple[str, float, str | None]], bool] | None = None
 
     def index(self, texts: Sequence[str]) -> CandidateIndex:
         """The candidates ``texts`` read and indexed for `best` (the same for every batch)."""
@@ -406,14 +464,26 @@ class LexicalMatcher:
         """The earliest best-scoring candidate of ``index`` for ``claim``, and its score."""
         last = self._claim
         if last is None or last[0] != claim:
-            analysed = self._support._claim(claim, self._rarity, self._unseen, self._known)
+            weights, named = self._weights, self._named
+            analysed = self._support._claim(claim, weights, named)
             # Each word once, with the weights of its repeats summed (for the estimate only).
             summed: dict[str, tuple[str, float, str | None]] = {}
             for entry in analysed.words:
-                repeat = summed.get(entry[0])
-                summed[entry[0]] = entry if repeat is None else (entry[0], repeat[1] + entry[1], entry[2])
-            last = self._claim = (claim, analysed, list(summed.values()))
-        return self._support._best(last[1], last[2], index)
+                word = entry[0]
+                repeat = summed.get(word)
+                summed[word] = entry if repeat is None else (word, repeat[1] + entry[1], entry[2])
+            # Weights the estimate holds: some, all above 0, a finite sum (a weight not above 0 is rare:
+            # only then are the claim's own looked at).
+            estimable = (
+                self._settings_estimable
+                and bool(analysed.words)
+                and math.isfinite(analysed.total)
+                and (
+                    not (weights.nonpositive or named.nonpositive) or all(weight > 0 for _, weight, _ in analysed.words)
+                )
+            )
+            last = self._claim = (claim, analysed, list(summed.values()), estimable)
+        return self._support._best(last[1], last[2], last[3], index)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -443,8 +513,8 @@ def _words_of(found: list[str]) -> _Words:
     """What coverage needs of a text's content words, in order."""
     return _Words(
         present=frozenset(found),
-        prefixes=frozenset(w[:5] for w in found if len(w) >= 5),
-        near=frozenset(itertools.pairwise(found)) | frozenset(zip(found, found[2:], strict=False)),
+        prefixes=frozenset([w[:5] for w in found if len(w) >= 5]),
+        near=frozenset(itertools.chain(itertools.pairwise(found), zip(found, found[2:], strict=False))),
     )
 
 
@@ -482,6 +552,7 @@ def _index(evidence: list[_Evidence]) -> CandidateIndex:
         windowed=tuple(windowed),
         plain=plain,
         ones=ones,
+        word_masks={},
     )
 
 

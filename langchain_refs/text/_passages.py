@@ -210,9 +210,21 @@ class PassageFinder:
 
     def find(self, pairs: Sequence[tuple[str, str]]) -> list[PassageSpan]:
         """For each ``(claim, text)``, what ``find_passages(pairs)`` gives (see `find_passages`)."""
-        for _, text in pairs:
+        return [
+            PassageSpan(start=start, end=end, excerpt=excerpt, score=score)
+            for start, end, excerpt, score in self.find_windows(pairs)
+        ]
+
+    def find_windows(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[int, int, str, float]]:
+        """`find` as plain ``(start, end, excerpt, score)`` tuples: for callers that build their own values.
+
+        Example:
+            >>> PassageFinder().find_windows([("Lyon silk", "Rome is old. Lyon has silk.")])
+            [(13, 27, 'Lyon has silk.', 1.0)]
+        """
+        for text in dict.fromkeys([text for _, text in pairs]):
             self._spans(text)
-        batch = dict.fromkeys(text for claim, text in pairs if claim.strip())
+        batch = dict.fromkeys([text for claim, text in pairs if claim.strip()])
         if batch.keys() != self._batch.keys():
             # Another batch than the one added: its own rarity, nothing added reused.
             self._batch = batch
@@ -221,23 +233,23 @@ class PassageFinder:
         generation = self._generation
         added = len(self._claims)
         claims, texts, text_of, versions = self._claims, self._texts, self._text_of, self._versions
+        windows_found, scores, windows = self._windows_found, self._scores, self._windows
         again: dict[tuple[str, str], tuple[int, float]] = {}
         out = []
         for k, pair in enumerate(pairs):
             claim, text = pair
-            spans = self._windows[text]
+            spans = windows[text]
             if not claim.strip():
-                out.append(_first_window(spans))
+                # A blank claim is not scored: the first window, at 0.
+                out.append((*spans[0], 0.0))
                 continue
             if k < added and versions[k] == generation and claims[k] == claim and texts.get(text, -1) == text_of[k]:
-                i, score = self._windows_found[k], self._scores[k]
-            else:
-                found = again.get(pair)
-                if found is None:
-                    found = again[pair] = self._best(claim, text)
-                i, score = found
-            start, end, excerpt = spans[i]
-            out.append(PassageSpan(start=start, end=end, excerpt=excerpt, score=score))
+                out.append((*spans[windows_found[k]], scores[k]))
+                continue
+            found = again.get(pair)
+            if found is None:
+                found = again[pair] = self._best(claim, text)
+            out.append((*spans[found[0]], found[1]))
         return out
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:

@@ -127,10 +127,13 @@ class SentenceSplitter:
             [(0, '# Title'), (9, 'A b[1](id=2).'), (23, 'C d!')]
         """
         cuts = {0, len(text)}
-        for block in _BLOCK_BREAK.finditer(text):
-            cuts.update((block.start(), block.end()))
-        for heading in _HEADING_LINE.finditer(text):
-            cuts.update((heading.start(), heading.end()))
+        # Block breaks start at a line break, headings hold a "#": most sentences have neither.
+        if "\n" in text:
+            for block in _BLOCK_BREAK.finditer(text):
+                cuts.update((block.start(), block.end()))
+        if "#" in text:
+            for heading in _HEADING_LINE.finditer(text):
+                cuts.update((heading.start(), heading.end()))
         if self.strict:
             cuts.update(m.end() for m in re.finditer(r"\n|;", text))
         cuts.update(self._sentence_ends(text))
@@ -173,6 +176,14 @@ class SentenceSplitter:
     @staticmethod
     def _tail_end(text: str, start: int, chains: dict[int, int], tails: dict[int, int | None]) -> int | None:
         """Where whitespace follows the closers and markers from ``start`` (None if it does not)."""
+        if start >= len(text):
+            return None
+        # What follows a period is most often a letter or digit (no tail: "U.S.") or whitespace (an empty one).
+        following = text[start]
+        if following.isalnum():
+            return None
+        if following.isspace():
+            return start
         position = _skip(_CLOSER_RUN, text, start)
         path = []
         while position not in chains and (citation := _CITATION.match(text, position)) is not None:

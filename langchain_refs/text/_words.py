@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from typing import Final
@@ -69,6 +70,32 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKD", lowered).translate(_DROP_COMBINING_MARKS)
 
 
+class _PieceWords(dict[str, tuple[str, ...]]):
+    """The stemmed content words of each whitespace-separated piece of text, filled in as pieces are first seen.
+
+    No word crosses whitespace (no whitespace character folds into a letter
+    or digit, nor does one change how its neighbours fold), so a text's
+    content words are its pieces' in turn: one look-up per piece of every
+    text read, instead of a regular-expression search, a stop-word test and a
+    stem per word. Long pieces are read but not kept; the table is emptied
+    when it outgrows ``_PIECES_KEPT`` (then refilled as pieces come again),
+    so that it stays small in a long-lived process.
+    """
+
+    def __missing__(self, piece: str) -> tuple[str, ...]:
+        found = tuple(stem(w) for w in WORD.findall(fold(piece)) if w not in STOP_WORDS)
+        if len(piece) <= _LONGEST_PIECE_KEPT:
+            if len(self) >= _PIECES_KEPT:
+                self.clear()
+            self[piece] = found
+        return found
+
+
+_PIECES_KEPT: Final = 65_536
+_LONGEST_PIECE_KEPT: Final = 40
+_PIECE_WORDS: Final = _PieceWords()
+
+
 def content_words(text: str) -> list[str]:
     """The stemmed content words of ``text``, in order.
 
@@ -76,4 +103,14 @@ def content_words(text: str) -> list[str]:
         >>> content_words("How are the citations renumbered? Migrate, migrating!")
         ['citation', 'renumber', 'migrat', 'migrat']
     """
-    return [stem(w) for w in WORD.findall(fold(text)) if w not in STOP_WORDS]
+    return list(itertools.chain.from_iterable(map(_PIECE_WORDS.__getitem__, text.split())))
+
+
+def clear_word_caches() -> None:
+    """Forget every word (and piece of text) stemmed so far (for benchmarks that measure a cold start).
+
+    Example:
+        >>> clear_word_caches()
+    """
+    stem.cache_clear()
+    _PIECE_WORDS.clear()

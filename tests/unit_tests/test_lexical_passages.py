@@ -265,3 +265,40 @@ def test_finder_reuses_nothing_from_another_batch_of_the_same_size() -> None:
     finder.add("silk Lyon Paris", TIES)
     asked = [("Paris capital", ROME), ("silk Lyon Paris", TIES)]  # {ROME, TIES}: another rarity than {PARIS, TIES}
     assert finder.find(asked) == oracle(asked, LexicalSupport())
+
+
+SETTINGS = st.fixed_dictionaries(
+    {},
+    optional={
+        "phrase_weight": st.sampled_from([0.0, 0.25, 1.0, 1.5, -0.5]),
+        "number_penalty": st.sampled_from([0.0, 0.5, 0.7, 1.0, 1.2]),
+        "rarity_weight": st.sampled_from([0.0, 0.5, 1.0, 2.0, -1.0, 1e308]),
+        "min_batch_for_rarity": st.integers(1, 6),
+        "window": st.integers(1, 3),
+        "whole_weight": st.sampled_from([0.2, 0.5]),
+    },
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    documents=st.lists(texts(), min_size=1, max_size=5),
+    claims=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from([*WORDS, "Silky", "capitalism", "Rivers", "3"]), max_size=9), st.integers(0, 4)
+        ),
+        max_size=12,
+    ),
+    settings_=SETTINGS,
+)
+def test_one_finder_many_claims_any_settings_match_the_oracle(
+    documents: list[str], claims: list[tuple[list[str], int]], settings_: dict[str, float]
+) -> None:
+    """Claims sharing words (the per-word caches reused), names, numbers, any settings: the oracle's passages."""
+    pairs = [(" ".join(words), documents[k % len(documents)]) for words, k in claims]
+    scorer = LexicalSupport(**settings_)  # type: ignore[arg-type]
+    finder = PassageFinder(scorer=scorer)
+    for claim, text in pairs:
+        finder.add(claim, text)
+    assert finder.find(pairs) == oracle(pairs, scorer)
+    assert find_passages(pairs, scorer=scorer) == oracle(pairs, scorer)

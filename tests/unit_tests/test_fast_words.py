@@ -1,0 +1,96 @@
+"""The text layer's shortcuts against the plain reading they stand for."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from langchain_refs.text import STOP_WORDS, WORD, content_words, fold, stem
+from langchain_refs.text._words import clear_word_caches
+
+
+def plain_content_words(text: str) -> list[str]:
+    """The reading `content_words` stands for: every word of the folded text, stop words left out, stemmed."""
+    return [stem(w) for w in WORD.findall(fold(text)) if w not in STOP_WORDS]
+
+
+# Whitespace of every kind, letters that fold or decompose (ligatures, accents, dotted I, final sigma,
+# full-width and superscript digits), combining marks, punctuation and markers.
+TRICKY = (
+    " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2007\u200a\u2028\u2029\u202f\u205f\u3000"
+    "aAeEsSzZ09\u0130\u0131\u03a3\u03c3\u03c2\u00df\ufb01\ufb02\u00bd\u00b2\u00b3\u2460\uff21\uff19"
+    "\u00e9\u00c9\u00f1\u00d1\u0301\u0308\u0327\u01c5\u338f\u2103\u2122.,;:!?'\"()[]-_/"
+)
+TEXTS = st.one_of(
+    st.text(alphabet=TRICKY, max_size=80),
+    st.text(max_size=80),
+    st.lists(st.sampled_from([*sorted(STOP_WORDS)[:20], "Paris", "migrating", "2.5", "U.S.", "é", "\u0301"])).map(
+        " ".join
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=TEXTS, cold=st.booleans())
+@example(text="\u03a3 \u03a3\u0391 \ufb01sh\u00a0caf\u00e9 \u00bd x\u0301y", cold=True)
+def test_content_words_is_the_plain_reading(text: str, cold: bool) -> None:
+    """Read piece by piece through the cache, the content words of any text are those of the plain reading."""
+    if cold:
+        clear_word_caches()
+    assert content_words(text) == plain_content_words(text)
+    assert content_words(text) == plain_content_words(text)  # once more, from the cache
+
+
+def test_no_whitespace_folds_into_a_word() -> None:
+    """What the piece-by-piece reading rests on: no whitespace character folds into a letter or digit."""
+    for code in range(0x110000):
+        char = chr(code)
+        if char.isspace():
+            assert not WORD.search(fold(char)), hex(code)
+            assert not WORD.search(unicodedata.normalize("NFKD", char.lower())), hex(code)
+
+
+def test_long_pieces_are_read_but_not_kept() -> None:
+    """A piece longer than the cache keeps is read all the same."""
+    text = "migrating" * 20 + " Paris"
+    assert content_words(text) == plain_content_words(text)
+
+
+def test_a_citation_with_its_passage_is_replace_s() -> None:
+    """`attach_passages` copies a citation field by field: the same as `dataclasses.replace`, every field known."""
+    from dataclasses import fields, replace
+
+    from langchain_refs.streaming._passages import _CITATION_FIELDS, _with_passage
+    from langchain_refs.streaming._references import Citation, Passage
+
+    assert tuple(f.name for f in fields(Citation)) == _CITATION_FIELDS
+    citation = Citation(
+        number=3,
+        document_positions=(2, 5),
+        start=10,
+        end=13,
+        text_start=1,
+        text_end=10,
+        text="Paris is",
+        marker="[3](id=2, 5)",
+        support=0.5,
+        supported=True,
+        unsupported_reason="x",
+        native={"a": 1},
+    )
+    passage = Passage(document_position=2, document_start=0, document_end=4, excerpt="Bye.", score=0.25)
+    copied = _with_passage(citation, passage)
+    assert copied == replace(citation, passage=passage)
+    assert all(getattr(copied, f.name) is getattr(replace(citation, passage=passage), f.name) for f in fields(Citation))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXTS)
+def test_numbers_are_the_plain_search(text: str) -> None:
+    """A claim's numbers: those the plain search finds, with or without the ASCII shortcut."""
+    from langchain_refs.text._lexical import _NUMBER, _numbers
+
+    assert _numbers(text) == frozenset(_NUMBER.findall(text))
+    assert _numbers(text + " 2.5 and 1,000") == frozenset(_NUMBER.findall(text + " 2.5 and 1,000"))
