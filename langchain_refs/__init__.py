@@ -17,8 +17,9 @@ extra; they are listed in ``__all__`` only when the extra is installed, so
 ``from langchain_refs import *`` works either way.
 
 `COMPILED` says which build is running: True when the streaming core (the
-parser, the source registry, the session, the references and the chunk
-rewriter) was compiled with mypyc, in the wheel built with
+parser, the source registry, the session, the references, the chunk
+rewriter and the passage finder with the words it reads) was compiled with
+mypyc, in the wheel built with
 ``HATCH_BUILD_HOOK_ENABLE_MYPYC=1 python -m build``; False for pure Python,
 which ``pip install -e .`` and the ``py3-none-any`` wheel give. Both builds
 behave the same and pass the same tests; the compiled one is faster.
