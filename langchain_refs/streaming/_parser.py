@@ -266,6 +266,9 @@ _ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*)?)?)?)?)?
 _ID_PREFIX: Final = re.compile(
     r"\[[ \t]*(?:[-+]?[0-9]+" + _ID_REST + r"|[-+]|N(?:U(?:M(?:B(?:E(?:R" + _ID_REST + r")?)?)?)?)?)?\Z"
 )
+# Both questions in one call: a whole marker (ID_SYNTAX's pattern, tried first), else a proper prefix of one
+# cut off by the end of the text (the group ``more``). Asked once per chunk while a marker is held.
+_ID_MARKER_OR_PREFIX: Final = re.compile(f"(?:{ID_SYNTAX.pattern.pattern})|(?P<more>{_ID_PREFIX.pattern})")
 
 BRACKET_SYNTAX: Final = MarkerSyntax(
     name="bracket",
@@ -510,9 +513,11 @@ class CitationParser:
                 s,
                 s.opener,
                 re.compile(s.pattern.pattern).match,
-                _ID_PREFIX.match
+                functools.partial(_partial_match, s.pattern),
+                # ``[n](id=k)``: a whole marker or a prefix of one, in one call.
+                _ID_MARKER_OR_PREFIX.match
                 if s.pattern.pattern == ID_SYNTAX.pattern.pattern and s.pattern.flags == ID_SYNTAX.pattern.flags
-                else functools.partial(_partial_match, s.pattern),
+                else None,
             )
             for s in syntaxes
         )
@@ -895,13 +900,22 @@ class CitationParser:
         near_end = not final and size - start <= bound
         may_complete = False
         opener = buf[start]
-        for syntax, syntax_opener, full_match, may_go_on in self._matchers:
+        for syntax, syntax_opener, full_match, may_go_on, either in self._matchers:
             if opener != syntax_opener:
                 continue
             if not syntax.after_word_char and (buf[start - 1] if start > 0 else self._before).isalnum():
                 continue
             # A marker longer than the bound is text: no match needs to look further.
-            match = full_match(buf, start, start + bound + 1)
+            if either is not None:
+                match = either(buf, start, start + bound + 1)
+                if match is None:
+                    continue
+                if match.lastgroup == "more":
+                    # No whole marker; a prefix of one (within the bound, so only near the end it counts).
+                    may_complete = may_complete or near_end
+                    continue
+            else:
+                match = full_match(buf, start, start + bound + 1)
             if match is not None:
                 end = match.end()
                 if syntax.needs_next_char and end == size and not final:

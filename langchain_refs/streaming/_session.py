@@ -36,6 +36,11 @@ _RECENT_TEXT = 512
 # A sentence end (a terminator, closing quotes or brackets, a space; or a line
 # end), written for text read backwards: the claim starts after the last one.
 _SENTENCE_END_BACKWARDS = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u3002\uff01\uff1f]|\n")
+# The same sentence end read forwards: a terminator, closing quotes or brackets, then a space.
+_TERMINATORS = (".", "!", "?", "\u3002", "\uff01", "\uff1f")
+_CLOSERS = "\"'\u201d\u2019)]"
+# How many terminators `_claim_start` tries, from the last, before it reads the text backwards instead.
+_TERMINATORS_TRIED = 4
 _CLAIM_LEAD = " \t\r\n,;:-\u2013\u2014"
 _CLAIM_TAIL = ".!?\u3002\uff01\uff1f \t\r\n"
 # With keep_citations off, at most this many invalid citations are kept (the
@@ -549,12 +554,43 @@ class ReferenceSession:
         floor = self._output_length - len(text)
         end = len(text.rstrip())
         head = text[:end].rstrip(_CLAIM_TAIL)
-        # A sentence end, read backwards: its end is the first position found.
-        found = _SENTENCE_END_BACKWARDS.search(head[::-1])
-        start = 0 if found is None else len(head) - found.start()
+        start = _claim_start(head)
         claim = text[start:end].lstrip(_CLAIM_LEAD)
         start = end - len(claim)
         return floor + start, floor + end, claim
+
+
+def _claim_start(head: str) -> int:
+    """Where the claim in ``head`` starts: after its last sentence end (0: none).
+
+    That is the end of the first match of `_SENTENCE_END_BACKWARDS` in ``head``
+    reversed. The last terminators are tried first, found with `str.rfind`
+    (the claim usually starts just after the previous citation's sentence end,
+    so reading the text backwards would read all of it); past a few that end
+    no sentence (``2.5``, a URL), the text is read backwards after all.
+    """
+    line = head.rfind("\n")
+    size = len(head)
+    bound = size
+    for _ in range(_TERMINATORS_TRIED):
+        at = -1
+        for terminator in _TERMINATORS:
+            found = head.rfind(terminator, 0, bound)
+            if found > at:
+                at = found
+        if at < line:
+            # No sentence end after the last line end (nor before it: that one comes first).
+            return line + 1
+        if at < 0:
+            return 0
+        after = at + 1
+        while after < size and head[after] in _CLOSERS:
+            after += 1
+        if after < size and head[after].isspace():
+            return after + 1
+        bound = at
+    found_backwards = _SENTENCE_END_BACKWARDS.search(head[::-1])
+    return 0 if found_backwards is None else size - found_backwards.start()
 
 
 def _escape_html(text: str) -> str:
