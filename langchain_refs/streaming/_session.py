@@ -38,6 +38,7 @@ _RECENT_TEXT = 512
 _SENTENCE_END_BACKWARDS = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u3002\uff01\uff1f]|\n")
 # The same sentence end read forwards: a terminator, closing quotes or brackets, then a space.
 _TERMINATORS = (".", "!", "?", "\u3002", "\uff01", "\uff1f")
+_ASCII_TERMINATORS = (".", "!", "?")
 _CLOSERS = "\"'\u201d\u2019)]"
 # How many terminators `_claim_start` tries, from the last, before it reads the text backwards instead.
 _TERMINATORS_TRIED = 4
@@ -459,7 +460,10 @@ class ReferenceSession:
         if self._keep_citations:
             if self._finder is not None:
                 find_as_cited(self._finder, self._group.values(), self._documents)
-            self._citations.extend(self._group.values())
+            citations = self._citations
+            # One by one: compiled, `extend` would first copy the view into a list.
+            for citation in self._group.values():
+                citations.append(citation)
         self._group = {}
 
     def _render(self, events: list[Text | Marker]) -> str:
@@ -572,9 +576,10 @@ def _claim_start(head: str) -> int:
     line = head.rfind("\n")
     size = len(head)
     bound = size
+    terminators = _ASCII_TERMINATORS if head.isascii() else _TERMINATORS
     for _ in range(_TERMINATORS_TRIED):
         at = -1
-        for terminator in _TERMINATORS:
+        for terminator in terminators:
             found = head.rfind(terminator, 0, bound)
             if found > at:
                 at = found
