@@ -482,6 +482,7 @@ class CitationParser:
     )
     # Fixed at construction: the syntaxes, compiled, and the bound.
     _CONFIGURATION_SLOTS = (
+        "_id_only",
         "_matchers",
         "_max_holdback",
         "_openers",
@@ -522,6 +523,8 @@ class CitationParser:
             )
             for s in syntaxes
         )
+        # The default: ``[n](id=k)`` alone.
+        self._id_only = len(self._matchers) == 1 and self._matchers[0][4] is not None
         self._openers = frozenset(s.opener for s in syntaxes)
         openers = "".join(sorted(self._openers))
         # The stdlib engine is the faster one for a plain character class.
@@ -617,6 +620,12 @@ class CitationParser:
             # none of it released: try it straight away (what `_process`
             # would do first), as each chunk of a marker arrives.
             buf = self._pending + text
+            if self._id_only and ")" not in buf:
+                # No ``[n](id=k)`` is whole before its ")": the one question left is whether it may still be.
+                if len(buf) <= self._max_holdback and _ID_PREFIX.match(buf) is not None:
+                    self._pending = buf
+                    return []
+                return self._process(buf, final=False)
             marker = self._match_marker(buf, 0, final=False)
             if marker is _MAY_COMPLETE:
                 self._pending = buf
