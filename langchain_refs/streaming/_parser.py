@@ -699,7 +699,7 @@ class CitationParser:
         self._out = self._pending_out
         self._pending = ""
         self._pending_out = 0
-        self._pieces = []
+        self._pieces.clear()
         if marker is not None:
             # As `_scan_prose` would, finding it: the opener's line has content.
             self._line_spaces = None
@@ -963,7 +963,7 @@ class CitationParser:
     def _flush(self) -> None:
         if self._pieces:
             self._events.append(Text(text="".join(self._pieces)))
-            self._pieces = []
+            self._pieces.clear()
 
     def _keep_pending(self, buf: str, start: int) -> None:
         self._pending = buf[start:]

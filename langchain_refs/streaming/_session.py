@@ -447,7 +447,7 @@ class ReferenceSession:
         if self._output_length > self._trim_at:
             self._move_window()
         self._claim_floor = self._output_length
-        self._recent = []
+        self._recent.clear()
 
     def _move_window(self) -> None:
         """The window passed 1,024 characters: it restarts 512 characters back."""
@@ -467,6 +467,12 @@ class ReferenceSession:
         self._group = {}
 
     def _render(self, events: list[Text | Marker]) -> str:
+        if len(events) == 1:
+            # The usual case in small chunks (the text before a marker, or a marker alone): no list to join.
+            event = events[0]
+            if type(event) is Text:
+                return self._note_output(event.text) if event.text else ""
+            return self._render_marker(event)  # type: ignore[arg-type]
         pieces: list[str] = []
         for event in events:
             if type(event) is Text:
@@ -553,8 +559,10 @@ class ReferenceSession:
         text backwards, so only the tail is read) and leaves out the
         punctuation and spaces around it.
         """
-        text = "".join(self._recent)
-        self._recent = [text]
+        recent = self._recent
+        text = "".join(recent)
+        recent.clear()
+        recent.append(text)
         floor = self._output_length - len(text)
         end = len(text.rstrip())
         head = text[:end].rstrip(_CLAIM_TAIL)
