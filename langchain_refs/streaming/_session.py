@@ -135,6 +135,7 @@ class ReferenceSession:
         "_passages",
         "_recent",
         "_registry",
+        "_reused",
         "_style",
         "_syntaxes",
         "_trim_at",
@@ -173,6 +174,9 @@ class ReferenceSession:
             listing if listing is not None else lambda refs, _: style.format_all_references(refs)
         )
         self._escape = bool(getattr(style, "escape_text", False))
+        # (number, document position) -> its citation, rendered once: only for a style that says it would
+        # give the same rendering again (`TemplateReferenceStyle.reuses_citations`).
+        self._reused: dict[tuple[int, int], str] | None = {} if getattr(style, "reuses_citations", False) else None
         self._omitted_invalid = 0
         self._parser = CitationParser(syntaxes, max_holdback=max_holdback)
         self._syntaxes = syntaxes
@@ -508,6 +512,7 @@ class ReferenceSession:
         claim = self._claim()
         registry = self._registry
         count = len(self._documents)
+        reused = self._reused
         dropped = [(item, "not a document id") for item in marker.malformed] if marker.malformed else []
         pieces: list[str] = []
         # A run of consecutive ids naming no document is one invalid item, so
@@ -534,11 +539,12 @@ class ReferenceSession:
                     positions = (*cited.document_positions, doc_id)
                     group[number] = replace(cited, document_positions=positions)
                 continue
-            rendered = self._cite(
-                registry.next_number() if number is None else number,
-                self._documents[doc_id - 1],
-                self._answer,
-            )
+            rendered = None if reused is None or number is None else reused.get((number, doc_id))
+            if rendered is None:
+                given = registry.next_number() if number is None else number
+                rendered = self._cite(given, self._documents[doc_id - 1], self._answer)
+                if reused is not None and rendered is not None:
+                    reused[given, doc_id] = rendered
             if rendered is None:
                 # Hidden by the style: no number is used up.
                 continue

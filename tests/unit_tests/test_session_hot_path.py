@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_refs.streaming import ID_SYNTAX
+from langchain_refs import ReferenceSession, TextReferenceStyle
+from langchain_refs.streaming import ID_SYNTAX, AnswerContext
 from langchain_refs.streaming import _parser as parser_module
 from langchain_refs.streaming import _session as session_module
+from tests.unit_tests.fakes import sample_documents
 
 _CLAIM_PIECES = list("a2 .!?\u3002\uff01\uff1f\"')]\u201d\u2019\n\r\t\x0b\x1c\x85\xa0\u2028\u3000,-")
 
@@ -56,3 +59,34 @@ def test_one_call_asks_for_a_marker_or_a_prefix(text: str, start: int, bound: in
         prefix = parser_module._ID_PREFIX.match(buf[: start + bound], start)
         assert (either is not None) == (prefix is not None)
         assert either is None or either.lastgroup == "more"
+
+
+def _session_output(style: TextReferenceStyle, text: str) -> tuple[str, str]:
+    session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style)
+    out = "".join(session.feed(text[i : i + 3]) for i in range(0, len(text), 3)) + session.close()
+    return out, session.references.to_json()
+
+
+def test_a_template_style_is_asked_once_per_number_and_document() -> None:
+    """The session keeps a template style's rendering of each (number, document) and gives the same output."""
+
+    class Asked(TextReferenceStyle):
+        """Asked every time: its own render_citation turns the reuse off."""
+
+        def render_citation(self, ref: int, media: Any, answer: AnswerContext) -> str | None:
+            return super().render_citation(ref, media, answer)
+
+    style = TextReferenceStyle()
+    assert style.reuses_citations
+    assert not Asked().reuses_citations
+    asked: list[int] = []
+    render = style.render_citation
+
+    def counted(ref: int, media: Any, answer: AnswerContext) -> str | None:
+        asked.append(ref)
+        return render(ref, media, answer)
+
+    style.render_citation = counted  # type: ignore[method-assign]
+    text = "A[1](id=1) b[1](id=1) c[1](id=2) d[2](id=1, 2) e[1](id=9) f[NUMBER](id=1)."
+    assert _session_output(style, text) == _session_output(Asked(), text)
+    assert asked == [1, 2]
