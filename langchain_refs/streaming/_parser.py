@@ -261,11 +261,15 @@ ID_SYNTAX: Final = MarkerSyntax(
 # stdlib engine (faster than a `regex` partial match, and asked for every
 # chunk while a marker is held; bench/ measures it): the proper prefixes of ID_SYNTAX's
 # pattern, written out. tests/unit_tests/test_hot_path.py checks it against the
-# `regex` partial match.
-_ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*)?)?)?)?)?)?)?"
+# `regex` partial match. An optional group is written ``(?:x|)``, not ``(?:x)?``: the same
+# language, but the stdlib engine allocates a context for each group repeat it enters, and none for a branch.
+_ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*|)|)|)|)|)|)|)"
 _ID_PREFIX: Final = re.compile(
-    r"\[[ \t]*(?:[-+]?[0-9]+" + _ID_REST + r"|[-+]|N(?:U(?:M(?:B(?:E(?:R" + _ID_REST + r")?)?)?)?)?)?\Z"
+    r"\[[ \t]*(?:[-+]?[0-9]+" + _ID_REST + r"|[-+]|N(?:U(?:M(?:B(?:E(?:R" + _ID_REST + r"|)|)|)|)|)|)\Z"
 )
+# Both questions in one call: a whole marker (ID_SYNTAX's pattern, tried first), else a proper prefix of one
+# cut off by the end of the text (the group ``more``). Asked once per chunk while a marker is held.
+_ID_MARKER_OR_PREFIX: Final = re.compile(f"(?:{ID_SYNTAX.pattern.pattern})|(?P<more>{_ID_PREFIX.pattern})")
 
 BRACKET_SYNTAX: Final = MarkerSyntax(
     name="bracket",
@@ -478,6 +482,7 @@ class CitationParser:
     )
     # Fixed at construction: the syntaxes, compiled, and the bound.
     _CONFIGURATION_SLOTS = (
+        "_id_only",
         "_matchers",
         "_max_holdback",
         "_openers",
@@ -510,12 +515,16 @@ class CitationParser:
                 s,
                 s.opener,
                 re.compile(s.pattern.pattern).match,
-                _ID_PREFIX.match
+                functools.partial(_partial_match, s.pattern),
+                # ``[n](id=k)``: a whole marker or a prefix of one, in one call.
+                _ID_MARKER_OR_PREFIX.match
                 if s.pattern.pattern == ID_SYNTAX.pattern.pattern and s.pattern.flags == ID_SYNTAX.pattern.flags
-                else functools.partial(_partial_match, s.pattern),
+                else None,
             )
             for s in syntaxes
         )
+        # The default: ``[n](id=k)`` alone.
+        self._id_only = len(self._matchers) == 1 and self._matchers[0][4] is not None
         self._openers = frozenset(s.opener for s in syntaxes)
         openers = "".join(sorted(self._openers))
         # The stdlib engine is the faster one for a plain character class.
@@ -611,11 +620,26 @@ class CitationParser:
             # none of it released: try it straight away (what `_process`
             # would do first), as each chunk of a marker arrives.
             buf = self._pending + text
+            if self._id_only and ")" not in buf:
+                # No ``[n](id=k)`` is whole before its ")": the one question left is whether it may still be.
+                if len(buf) <= self._max_holdback and _ID_PREFIX.match(buf) is not None:
+                    self._pending = buf
+                    return []
+                return self._process(buf, final=False)
             marker = self._match_marker(buf, 0, final=False)
             if marker is _MAY_COMPLETE:
                 self._pending = buf
                 return []
             if marker is not None:
+                after = len(marker.raw)
+                if self._plain.search(buf, after) is None:
+                    # Nothing after the marker can matter: settle as `_process` would, without the scan.
+                    self._pending = ""
+                    self._line_spaces = None
+                    self._before = buf[-1]
+                    self._idle = True
+                    self._skips_plain = not self._reads_before
+                    return [marker, Text(text=buf[after:])] if after < len(buf) else [marker]
                 return self._process(buf, final=False, marker=marker)
             return self._process(buf, final=False)
         return self._process(self._pending + text, final=False)
@@ -675,7 +699,7 @@ class CitationParser:
         self._out = self._pending_out
         self._pending = ""
         self._pending_out = 0
-        self._pieces = []
+        self._pieces.clear()
         if marker is not None:
             # As `_scan_prose` would, finding it: the opener's line has content.
             self._line_spaces = None
@@ -895,13 +919,22 @@ class CitationParser:
         near_end = not final and size - start <= bound
         may_complete = False
         opener = buf[start]
-        for syntax, syntax_opener, full_match, may_go_on in self._matchers:
+        for syntax, syntax_opener, full_match, may_go_on, either in self._matchers:
             if opener != syntax_opener:
                 continue
             if not syntax.after_word_char and (buf[start - 1] if start > 0 else self._before).isalnum():
                 continue
             # A marker longer than the bound is text: no match needs to look further.
-            match = full_match(buf, start, start + bound + 1)
+            if either is not None:
+                match = either(buf, start, start + bound + 1)
+                if match is None:
+                    continue
+                if match.lastgroup == "more":
+                    # No whole marker; a prefix of one (within the bound, so only near the end it counts).
+                    may_complete = may_complete or near_end
+                    continue
+            else:
+                match = full_match(buf, start, start + bound + 1)
             if match is not None:
                 end = match.end()
                 if syntax.needs_next_char and end == size and not final:
@@ -930,7 +963,7 @@ class CitationParser:
     def _flush(self) -> None:
         if self._pieces:
             self._events.append(Text(text="".join(self._pieces)))
-            self._pieces = []
+            self._pieces.clear()
 
     def _keep_pending(self, buf: str, start: int) -> None:
         self._pending = buf[start:]

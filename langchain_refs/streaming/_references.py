@@ -372,6 +372,8 @@ class AnswerReferences:
             'Paris is in France.'
         """
         by_number = {r.number: r for r in self.references}
+        # The start of each document cited without a passage, cut once (many citations share a document).
+        starts: dict[int, str | None] = {}
         annotations: list[dict[str, Any]] = []
         for citation in self.citations:
             annotation: dict[str, Any]
@@ -381,12 +383,23 @@ class AnswerReferences:
             else:
                 annotation = {"type": "citation"}
                 reference = by_number.get(citation.number)
-                if reference is not None and reference.source is not None:
-                    annotation["url"] = reference.source
-                if reference is not None and reference.title:
-                    annotation["title"] = reference.title
+                if reference is not None:
+                    if reference.source is not None:
+                        annotation["url"] = reference.source
+                    if reference.title:
+                        annotation["title"] = reference.title
                 extras = {}
-                cited = _cited_text(citation, documents)
+                cited: str | None
+                if citation.passage is not None:
+                    cited = citation.passage.excerpt
+                elif documents is None or not citation.document_positions:
+                    cited = None
+                else:
+                    position = citation.document_positions[0]
+                    if position in starts:
+                        cited = starts[position]
+                    else:
+                        cited = starts[position] = _document_start(position, documents)
                 if cited is not None:
                     annotation["cited_text"] = cited
             annotation["start_index"] = citation.text_start
@@ -425,13 +438,8 @@ def _citation_from_dict(data: Mapping[str, Any]) -> Citation:
     )
 
 
-def _cited_text(citation: Citation, documents: Sequence[Any] | None) -> str | None:
-    """The source's words for a citation: its passage, else the start of its first document."""
-    if citation.passage is not None:
-        return citation.passage.excerpt
-    if documents is None or not citation.document_positions:
-        return None
-    position = citation.document_positions[0]
+def _document_start(position: int, documents: Sequence[Any]) -> str | None:
+    """The start of the document at a 1-based position (None: no such document, or no text)."""
     if not 1 <= position <= len(documents):
         return None
     text = getattr(documents[position - 1], "page_content", None)

@@ -36,6 +36,12 @@ _RECENT_TEXT = 512
 # A sentence end (a terminator, closing quotes or brackets, a space; or a line
 # end), written for text read backwards: the claim starts after the last one.
 _SENTENCE_END_BACKWARDS = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u3002\uff01\uff1f]|\n")
+# The same sentence end read forwards: a terminator, closing quotes or brackets, then a space.
+_TERMINATORS = (".", "!", "?", "\u3002", "\uff01", "\uff1f")
+_ASCII_TERMINATORS = (".", "!", "?")
+_CLOSERS = "\"'\u201d\u2019)]"
+# How many terminators `_claim_start` tries, from the last, before it reads the text backwards instead.
+_TERMINATORS_TRIED = 4
 _CLAIM_LEAD = " \t\r\n,;:-\u2013\u2014"
 _CLAIM_TAIL = ".!?\u3002\uff01\uff1f \t\r\n"
 # With keep_citations off, at most this many invalid citations are kept (the
@@ -129,6 +135,7 @@ class ReferenceSession:
         "_passages",
         "_recent",
         "_registry",
+        "_reused",
         "_style",
         "_syntaxes",
         "_trim_at",
@@ -167,6 +174,9 @@ class ReferenceSession:
             listing if listing is not None else lambda refs, _: style.format_all_references(refs)
         )
         self._escape = bool(getattr(style, "escape_text", False))
+        # (number, document position) -> its citation, rendered once: only for a style that says it would
+        # give the same rendering again (`TemplateReferenceStyle.reuses_citations`).
+        self._reused: dict[tuple[int, int], str] | None = {} if getattr(style, "reuses_citations", False) else None
         self._omitted_invalid = 0
         self._parser = CitationParser(syntaxes, max_holdback=max_holdback)
         self._syntaxes = syntaxes
@@ -441,7 +451,7 @@ class ReferenceSession:
         if self._output_length > self._trim_at:
             self._move_window()
         self._claim_floor = self._output_length
-        self._recent = []
+        self._recent.clear()
 
     def _move_window(self) -> None:
         """The window passed 1,024 characters: it restarts 512 characters back."""
@@ -454,10 +464,19 @@ class ReferenceSession:
         if self._keep_citations:
             if self._finder is not None:
                 find_as_cited(self._finder, self._group.values(), self._documents)
-            self._citations.extend(self._group.values())
+            citations = self._citations
+            # One by one: compiled, `extend` would first copy the view into a list.
+            for citation in self._group.values():
+                citations.append(citation)
         self._group = {}
 
     def _render(self, events: list[Text | Marker]) -> str:
+        if len(events) == 1:
+            # The usual case in small chunks (the text before a marker, or a marker alone): no list to join.
+            event = events[0]
+            if type(event) is Text:
+                return self._note_output(event.text) if event.text else ""
+            return self._render_marker(event)  # type: ignore[arg-type]
         pieces: list[str] = []
         for event in events:
             if type(event) is Text:
@@ -493,6 +512,7 @@ class ReferenceSession:
         claim = self._claim()
         registry = self._registry
         count = len(self._documents)
+        reused = self._reused
         dropped = [(item, "not a document id") for item in marker.malformed] if marker.malformed else []
         pieces: list[str] = []
         # A run of consecutive ids naming no document is one invalid item, so
@@ -519,11 +539,12 @@ class ReferenceSession:
                     positions = (*cited.document_positions, doc_id)
                     group[number] = replace(cited, document_positions=positions)
                 continue
-            rendered = self._cite(
-                registry.next_number() if number is None else number,
-                self._documents[doc_id - 1],
-                self._answer,
-            )
+            rendered = None if reused is None or number is None else reused.get((number, doc_id))
+            if rendered is None:
+                given = registry.next_number() if number is None else number
+                rendered = self._cite(given, self._documents[doc_id - 1], self._answer)
+                if reused is not None and rendered is not None:
+                    reused[given, doc_id] = rendered
             if rendered is None:
                 # Hidden by the style: no number is used up.
                 continue
@@ -544,17 +565,51 @@ class ReferenceSession:
         text backwards, so only the tail is read) and leaves out the
         punctuation and spaces around it.
         """
-        text = "".join(self._recent)
-        self._recent = [text]
+        recent = self._recent
+        text = "".join(recent)
+        recent.clear()
+        recent.append(text)
         floor = self._output_length - len(text)
         end = len(text.rstrip())
         head = text[:end].rstrip(_CLAIM_TAIL)
-        # A sentence end, read backwards: its end is the first position found.
-        found = _SENTENCE_END_BACKWARDS.search(head[::-1])
-        start = 0 if found is None else len(head) - found.start()
+        start = _claim_start(head)
         claim = text[start:end].lstrip(_CLAIM_LEAD)
         start = end - len(claim)
         return floor + start, floor + end, claim
+
+
+def _claim_start(head: str) -> int:
+    """Where the claim in ``head`` starts: after its last sentence end (0: none).
+
+    That is the end of the first match of `_SENTENCE_END_BACKWARDS` in ``head``
+    reversed. The last terminators are tried first, found with `str.rfind`
+    (the claim usually starts just after the previous citation's sentence end,
+    so reading the text backwards would read all of it); past a few that end
+    no sentence (``2.5``, a URL), the text is read backwards after all.
+    """
+    line = head.rfind("\n")
+    size = len(head)
+    bound = size
+    terminators = _ASCII_TERMINATORS if head.isascii() else _TERMINATORS
+    for _ in range(_TERMINATORS_TRIED):
+        at = -1
+        for terminator in terminators:
+            found = head.rfind(terminator, 0, bound)
+            if found > at:
+                at = found
+        if at < line:
+            # No sentence end after the last line end (nor before it: that one comes first).
+            return line + 1
+        if at < 0:
+            return 0
+        after = at + 1
+        while after < size and head[after] in _CLOSERS:
+            after += 1
+        if after < size and head[after].isspace():
+            return after + 1
+        bound = at
+    found_backwards = _SENTENCE_END_BACKWARDS.search(head[::-1])
+    return 0 if found_backwards is None else size - found_backwards.start()
 
 
 def _escape_html(text: str) -> str:

@@ -507,6 +507,21 @@ class TemplateReferenceStyle(ReferenceStyle):
             passages=passages,
         )
 
+    @property
+    def reuses_citations(self) -> bool:
+        """Whether a citation renders, all through one answer, as it did the first time for its number and document.
+
+        True for the template's own rendering, which this style keeps per
+        answer (`AnswerContext.rendered`) and gives again: a session may then
+        keep it too and not ask again. False for a subclass with its own
+        `format_reference` or `render_citation`, which is asked every time.
+
+        Example:
+            >>> MarkdownReferenceStyle().reuses_citations
+            True
+        """
+        return self._own_format and type(self).render_citation is TemplateReferenceStyle.render_citation
+
     @override
     def render_citation(self, ref: int, media: BaseMedia, answer: AnswerContext) -> str | None:
         if self._own_format:

@@ -1,0 +1,92 @@
+"""The session's shortcuts give what the plain reading gives: what the speed work of issue 25 must keep."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langchain_refs import ReferenceSession, TextReferenceStyle
+from langchain_refs.streaming import ID_SYNTAX, AnswerContext
+from langchain_refs.streaming import _parser as parser_module
+from langchain_refs.streaming import _session as session_module
+from tests.unit_tests.fakes import sample_documents
+
+_CLAIM_PIECES = list("a2 .!?\u3002\uff01\uff1f\"')]\u201d\u2019\n\r\t\x0b\x1c\x85\xa0\u2028\u3000,-")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    head=st.one_of(
+        st.text(alphabet=st.sampled_from(_CLAIM_PIECES), max_size=40),
+        st.lists(st.sampled_from(["2.5", "e.g.", "docs.example.org", "a. ", '?" ', "\n", "b"]), max_size=12).map(
+            "".join
+        ),
+    )
+)
+def test_claim_start_is_the_backward_search(head: str) -> None:
+    """The claim starts where the sentence-end pattern, searched in the reversed text, says: terminators tried first."""
+    found = session_module._SENTENCE_END_BACKWARDS.search(head[::-1])
+    assert session_module._claim_start(head) == (0 if found is None else len(head) - found.start())
+
+
+_ID_PIECES = list("[]()-+0123456789NUMBERid=, \txa")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(alphabet=st.sampled_from(_ID_PIECES), max_size=20),
+        st.sampled_from(["[2](id=1, 3)", "[NUMBER](id=4)", "[ -3 ] ( id = 1-2 )", "[+1](id=)x"]).flatmap(
+            lambda marker: st.integers(0, len(marker)).map(lambda n: marker[:n])
+        ),
+    ),
+    start=st.integers(0, 3),
+    bound=st.integers(1, 24),
+)
+def test_one_call_asks_for_a_marker_or_a_prefix(text: str, start: int, bound: int) -> None:
+    """The combined id pattern gives the whole marker if there is one, else whether a prefix of one ends the text."""
+    buf = "ab[" + text
+    whole = re.compile(ID_SYNTAX.pattern.pattern).match(buf, start, start + bound)
+    either = parser_module._ID_MARKER_OR_PREFIX.match(buf, start, start + bound)
+    if whole is not None:
+        assert either is not None
+        assert either.lastgroup != "more"
+        assert (either[0], either["ids"]) == (whole[0], whole["ids"])
+    else:
+        prefix = parser_module._ID_PREFIX.match(buf[: start + bound], start)
+        assert (either is not None) == (prefix is not None)
+        assert either is None or either.lastgroup == "more"
+
+
+def _session_output(style: TextReferenceStyle, text: str) -> tuple[str, str]:
+    session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style)
+    out = "".join(session.feed(text[i : i + 3]) for i in range(0, len(text), 3)) + session.close()
+    return out, session.references.to_json()
+
+
+def test_a_template_style_is_asked_once_per_number_and_document() -> None:
+    """The session keeps a template style's rendering of each (number, document) and gives the same output."""
+
+    class Asked(TextReferenceStyle):
+        """Asked every time: its own render_citation turns the reuse off."""
+
+        def render_citation(self, ref: int, media: Any, answer: AnswerContext) -> str | None:
+            return super().render_citation(ref, media, answer)
+
+    style = TextReferenceStyle()
+    assert style.reuses_citations
+    assert not Asked().reuses_citations
+    asked: list[int] = []
+    render = style.render_citation
+
+    def counted(ref: int, media: Any, answer: AnswerContext) -> str | None:
+        asked.append(ref)
+        return render(ref, media, answer)
+
+    style.render_citation = counted  # type: ignore[method-assign]
+    text = "A[1](id=1) b[1](id=1) c[1](id=2) d[2](id=1, 2) e[1](id=9) f[NUMBER](id=1)."
+    assert _session_output(style, text) == _session_output(Asked(), text)
+    assert asked == [1, 2]
