@@ -239,6 +239,149 @@ def _merged(chunks: Sequence[AIMessageChunk]) -> AIMessage:
     return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
 
 
+class _AnswerStart(ChatGenerationChunk):
+    """The first chunk of a rewritten answer: it adds up the answer's chunks as LangChain does, in linear time.
+
+    LangChain adds a model call's chunks up as ``first + [the others]``. The
+    wrapper's chunks carry their text as standard blocks, and LangChain merges
+    blocks by copying the text so far at every chunk (a cost per chunk that
+    grows with the answer; a bare model streaming blocks pays it too). This
+    first chunk joins each run of text-only chunks into one chunk first (the
+    texts joined once), then lets LangChain add what is left: the same result,
+    checked against LangChain's own sum in ``tests/unit_tests/test_agents_merge.py``.
+    A run is chunks whose content is one ``{"type": "text", "text": ..., "index": 0}``
+    block (or none) and whose other fields equal the run's first's, fields that
+    adding a chunk to itself leaves as they are (no usage, tool-call chunks or
+    ``chunk_position``); anything else is added by LangChain as it comes.
+
+    Example:
+        >>> def block(text):
+        ...     return AIMessageChunk(content=[{"type": "text", "text": text, "index": 0}], id="run-1")
+        >>> total = _AnswerStart.of(ChatGenerationChunk(message=block("Par"))) + [
+        ...     ChatGenerationChunk(message=block(t)) for t in ("is ", "is ", "big.")]
+        >>> total.message.content, type(total).__name__
+        ([{'type': 'text', 'text': 'Paris is big.', 'index': 0}], 'ChatGenerationChunk')
+    """
+
+    @classmethod
+    def of(cls, generation: ChatGenerationChunk) -> _AnswerStart:
+        """``generation`` as an answer's first chunk (the same fields, set the same way)."""
+        return cls.model_construct(
+            _fields_set=generation.model_fields_set,
+            text=generation.text,
+            message=generation.message,
+            generation_info=generation.generation_info,
+        )
+
+    @override
+    def __add__(self, other: ChatGenerationChunk | list[ChatGenerationChunk]) -> ChatGenerationChunk:
+        if isinstance(other, list):
+            joined = _joined_runs([self, *other])
+            if joined is not None:
+                head, *rest = joined
+                return ChatGenerationChunk.__add__(head, rest)
+        return ChatGenerationChunk.__add__(self, other)
+
+
+def _text_only(message: Any) -> str | None:
+    """The text of a chunk whose content is one index-0 standard text block ("" for no block), else None."""
+    if type(message) is not AIMessageChunk or type(message.content) is not list:
+        return None
+    content = message.content
+    if not content:
+        return ""
+    if len(content) != 1:
+        return None
+    block = content[0]
+    if (
+        type(block) is not dict
+        or block.keys() != _TEXT_BLOCK_KEYS
+        or block["type"] != "text"
+        or type(block["index"]) is not int
+        or block["index"] != 0
+        or type(block["text"]) is not str
+    ):
+        return None
+    return block["text"]
+
+
+_TEXT_BLOCK_KEYS: Final = frozenset({"type", "text", "index"})
+
+
+def _rest(message: AIMessageChunk) -> dict[str, Any]:
+    """A chunk's fields but its content."""
+    return {k: v for k, v in message.__dict__.items() if k != "content"}
+
+
+def _same_rest(message: AIMessageChunk, fields: dict[str, Any]) -> bool:
+    """Whether ``message``'s fields but its content are ``fields`` (`_rest` of another chunk), without copying them."""
+    own = message.__dict__
+    if len(own) != len(fields) + 1:
+        return False
+    for key, value in fields.items():
+        if key not in own:
+            return False
+        mine = own[key]
+        if mine is not value and mine != value:
+            return False
+    return True
+
+
+def _keeps_itself(message: AIMessageChunk) -> bool:
+    """Whether adding ``message``'s fields (but its content) to themselves leaves them as they are."""
+    if message.__pydantic_extra__ or message.usage_metadata is not None or message.tool_call_chunks:
+        return False
+    if message.tool_calls or message.invalid_tool_calls or message.chunk_position is not None:
+        return False
+    bare = message.model_copy(update={"content": []})
+    return _rest(bare + bare) == _rest(bare)
+
+
+def _joined_runs(generations: list[ChatGenerationChunk]) -> list[ChatGenerationChunk] | None:
+    """``generations`` with each run of text-only chunks (see `_AnswerStart`) made one; None: no run to join."""
+    out: list[ChatGenerationChunk] = []
+    texts: list[str] = []
+    start: ChatGenerationChunk | None = None
+    fields: dict[str, Any] = {}
+    joined_any = False
+
+    def end_run() -> None:
+        nonlocal joined_any
+        if start is None:
+            return
+        if len(texts) == 1:
+            out.append(start)
+            return
+        joined_any = True
+        text = "".join(texts)
+        has_block = any(isinstance(g.message.content, list) and g.message.content for g in run)
+        content = [{"type": "text", "text": text, "index": 0}] if has_block else []
+        out.append(ChatGenerationChunk(message=start.message.model_copy(update={"content": content})))
+
+    run: list[ChatGenerationChunk] = []
+    for generation in generations:
+        message = generation.message
+        text = _text_only(message) if not generation.generation_info else None
+        if text is None or not isinstance(message, AIMessageChunk):
+            end_run()
+            start, texts, run = None, [], []
+            out.append(generation)
+            continue
+        if start is not None and _same_rest(message, fields):
+            texts.append(text)
+            run.append(generation)
+            continue
+        end_run()
+        start, texts, run = None, [], []
+        if _keeps_itself(message):
+            start, texts, run = generation, [text], [generation]
+            fields = _rest(message)
+        else:
+            out.append(generation)
+    end_run()
+    return out if joined_any else None
+
+
 class ReferencesChatModel(BaseChatModel):
     """A chat model that rewrites the ``[n](id=k)`` citations of another one, as it streams.
 
@@ -385,9 +528,13 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
+        first = True
         for chunk in self._inner_stream(messages, stop, kwargs):
-            yield answer.generation_v1(chunk)
-        yield ChatGenerationChunk(message=answer.finish())
+            generation = answer.generation_v1(chunk)
+            yield _AnswerStart.of(generation) if first else generation
+            first = False
+        last = ChatGenerationChunk(message=answer.finish())
+        yield _AnswerStart.of(last) if first else last
 
     @override
     async def _astream(
@@ -398,9 +545,13 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
+        first = True
         async for chunk in self._ainner_stream(messages, stop, kwargs):
-            yield answer.generation_v1(chunk)
-        yield ChatGenerationChunk(message=answer.finish())
+            generation = answer.generation_v1(chunk)
+            yield _AnswerStart.of(generation) if first else generation
+            first = False
+        last = ChatGenerationChunk(message=answer.finish())
+        yield _AnswerStart.of(last) if first else last
 
     def _inner_stream(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]

@@ -1,0 +1,97 @@
+"""The wrapper's first chunk adds up an answer's chunks exactly as LangChain's own sum does, only in linear time."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("langchain", reason="the agents wing needs the agents extra: pip install -e '.[agents]'")
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk
+
+from langchain_refs.agents._chat_model import _AnswerStart
+
+
+def _block(text: str, index: Any = 0, kind: str = "text") -> dict[str, Any]:
+    return {"type": kind, "text": text, "index": index}
+
+
+# Every field a chunk may carry, with values that add up to themselves and values that do not
+# (a model name is a str that LangChain concatenates, a count an int it adds).
+_contents = st.one_of(
+    st.builds(lambda t: [_block(t)], st.text(max_size=5)),
+    st.just([]),
+    st.text(max_size=5),
+    st.builds(lambda t: [_block(t, 1)], st.text(max_size=3)),
+    st.builds(lambda t: [_block(t, 0, "thinking")], st.text(max_size=3)),
+    st.builds(lambda t: [_block(t), _block("x", 1)], st.text(max_size=3)),
+    st.builds(lambda t: [{"type": "text", "text": t, "index": 0, "annotations": []}], st.text(max_size=3)),
+    st.builds(lambda t: [t], st.text(max_size=3)),
+)
+_metadata = st.sampled_from([{}, {"model_provider": "openai"}, {"model_name": "m"}, {"count": 1}])
+_ids = st.sampled_from(["run-1", "run-1", "lc_run--2", "msg_1", None])
+
+
+@st.composite
+def _chunk(draw: st.DrawFn) -> ChatGenerationChunk:
+    fields: dict[str, Any] = {"content": draw(_contents), "id": draw(_ids), "response_metadata": draw(_metadata)}
+    if draw(st.integers(0, 9)) == 0:
+        fields["tool_call_chunks"] = [{"name": "search", "args": "{}", "id": "c1", "index": 1}]
+    if draw(st.integers(0, 9)) == 0:
+        fields["usage_metadata"] = {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}
+    if draw(st.integers(0, 9)) == 0:
+        fields["additional_kwargs"] = {"refusal": "no"}
+    info = {"finish_reason": "stop"} if draw(st.integers(0, 9)) == 0 else None
+    return ChatGenerationChunk(message=AIMessageChunk(**fields), generation_info=info)
+
+
+def _plain_text_run(n: int) -> list[ChatGenerationChunk]:
+    return [
+        ChatGenerationChunk(message=AIMessageChunk(content=[_block(f"t{i} ")], id="run-1", response_metadata={}))
+        for i in range(n)
+    ]
+
+
+def _sum(first: ChatGenerationChunk, rest: list[ChatGenerationChunk]) -> Any:
+    try:
+        total = first + rest
+    except Exception as error:  # both sums must fail alike
+        return type(error)
+    return type(total), total.message.model_dump(), total.generation_info, total.text
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_chunk(), min_size=1, max_size=8),
+    st.integers(0, 12),
+    st.integers(0, 9),
+)
+def test_the_first_chunk_adds_up_as_langchain_does(chunks: list[ChatGenerationChunk], run: int, at: int) -> None:
+    # A run of text-only chunks (what the wrapper yields for a streamed answer) spliced in among chunks of every shape.
+    at = min(at, len(chunks))
+    chunks = [*chunks[:at], *_plain_text_run(run), *chunks[at:]]
+    first, rest = chunks[0], chunks[1:]
+    assert _sum(_AnswerStart.of(first), rest) == _sum(first, rest)
+
+
+def test_an_answer_of_text_chunks_is_added_up_once() -> None:
+    # Thousands of chunks: the texts are joined once, and the sum is LangChain's.
+    chunks = _plain_text_run(3000)
+    chunks.append(
+        ChatGenerationChunk(
+            message=AIMessageChunk(
+                content=[{**_block("[1] a.pdf"), "annotations": [{"type": "citation", "start_index": 0}]}],
+                id="run-1",
+                response_metadata={"references": {"n": 1}},
+                chunk_position="last",
+            )
+        )
+    )
+    ours = _AnswerStart.of(chunks[0]) + chunks[1:]
+    assert _sum(_AnswerStart.of(chunks[0]), chunks[1:]) == _sum(chunks[0], chunks[1:])
+    assert ours.message.content[0]["text"].startswith("t0 t1 t2 ")
+    assert ours.message.content[0]["text"].endswith("t2999 [1] a.pdf")
