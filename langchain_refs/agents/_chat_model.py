@@ -563,7 +563,13 @@ class ReferencesChatModel(BaseChatModel):
             if model.rate_limiter:
                 model.rate_limiter.acquire(blocking=True)
             for generation in model._stream(messages, **call):
-                yield _generated(generation)
+                message = generation.message
+                # `_generated`, inline on the hot path: a streamed chunk without generation info is itself.
+                yield (
+                    message
+                    if type(message) is AIMessageChunk and not generation.generation_info
+                    else _generated(generation)
+                )
             return
         chunks = self.inner.stream(messages, _untraced(), **_with_stop(stop, kwargs))
         # The inner run is configured on its first step: with tracing off, so

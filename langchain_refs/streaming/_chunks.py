@@ -180,14 +180,20 @@ class _Segments:
     def add(self, block: Any, text: str) -> None:
         if not text:
             return
-        local = self._lengths.get(block, 0)
-        last = self._segments[-1] if self._segments else None
-        if last is not None and last[1] == block and last[2] + last[3] == local:
-            self._segments[-1] = (last[0], block, last[2], last[3] + len(text))
+        size = len(text)
+        lengths = self._lengths
+        local = lengths.get(block, 0)
+        segments = self._segments
+        if segments:
+            offset, last_block, last_local, last_size = segments[-1]
+            if last_block == block and last_local + last_size == local:
+                segments[-1] = (offset, block, last_local, last_size + size)
+            else:
+                segments.append((self._length, block, local, size))
         else:
-            self._segments.append((self._length, block, local, len(text)))
-        self._lengths[block] = local + len(text)
-        self._length += len(text)
+            segments.append((self._length, block, local, size))
+        lengths[block] = local + size
+        self._length += size
 
     def locate(self, start: int, end: int) -> tuple[Any, int, int] | None:
         """The block where ``[start, end)`` of the whole text ends, and the offsets in it.
