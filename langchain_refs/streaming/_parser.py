@@ -267,6 +267,25 @@ _ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*|)|)|)|)|)
 _ID_PREFIX: Final = re.compile(
     r"\[[ \t]*(?:[-+]?[0-9]+" + _ID_REST + r"|[-+]|N(?:U(?:M(?:B(?:E(?:R" + _ID_REST + r"|)|)|)|)|)|)\Z"
 )
+_DIGITS = "0123456789"
+_ID_LIST_CHARS = "-0123456789, \t"
+
+
+def _is_id_prefix(text: str) -> bool:
+    """Whether ``text`` is a proper prefix of an ``[n](id=k)`` marker (`_ID_PREFIX` matches it whole).
+
+    Its usual forms (``[``, ``[12](i``, ``[NUMBER](id=3, 4``: no sign, no spaces before the id list) are
+    read with str methods, cheaper than a regex call; the rest is asked of `_ID_PREFIX`.
+    """
+    if text.startswith("["):
+        rest = text[1:]
+        body = rest.lstrip(_DIGITS)
+        head = "NUMBER](id=" if len(body) == len(rest) else "](id="
+        if head.startswith(body) or (body.startswith(head) and not body[len(head) :].strip(_ID_LIST_CHARS)):
+            return True
+    return _ID_PREFIX.match(text) is not None
+
+
 # Both questions in one call: a whole marker (ID_SYNTAX's pattern, tried first), else a proper prefix of one
 # cut off by the end of the text (the group ``more``). Asked once per chunk while a marker is held.
 _ID_MARKER_OR_PREFIX: Final = re.compile(f"(?:{ID_SYNTAX.pattern.pattern})|(?P<more>{_ID_PREFIX.pattern})")
@@ -427,10 +446,16 @@ def parse_ids(id_list: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """
     if id_list.isascii() and id_list.isdigit() and len(id_list) <= _MAX_ID_DIGITS:
         return (int(id_list),), ()
-    if _PLAIN_IDS.fullmatch(id_list) is not None:
-        # The common case: plain ids only (int() ignores the spaces and tabs around each).
-        return tuple(map(int, id_list.split(","))), ()
-    items = [piece.strip(" \t") for piece in id_list.split(",")]
+    pieces = id_list.split(",")
+    items = [piece.strip(" \t") for piece in pieces]
+    # The common case: plain ids only, each of 1 to 9 ASCII digits (`_PLAIN_IDS`, read without a regex).
+    plain: list[int] = []
+    for item in items:
+        if not (0 < len(item) <= _MAX_ID_DIGITS and item.isdigit() and item.isascii()):
+            break
+        plain.append(int(item))
+    else:
+        return tuple(plain), ()
     ids: list[int] = []
     malformed: list[str] = []
     for item in items:
@@ -494,7 +519,7 @@ class CitationParser:
     # One scan's output, reset by each `_process`.
     _SCAN_SLOTS = ("_events", "_out", "_pieces")
     # Speed only: derived from the state, so that plain text skips the scan. They change no event.
-    _CACHE_SLOTS = ("_declined", "_idle", "_skips_plain")
+    _CACHE_SLOTS = ("_declined", "_declined_at", "_idle", "_skips_plain")
     __slots__ = (*_STATE_SLOTS, *_CONFIGURATION_SLOTS, *_SCAN_SLOTS, *_CACHE_SLOTS)
 
     def __init__(
@@ -574,6 +599,8 @@ class CitationParser:
         self._skips_plain = False
         # The text `pass_through` last declined: `feed` need not ask again.
         self._declined: str | None = None
+        # Where its first special character is, when `pass_through` found it idle (else -1): the scan starts there.
+        self._declined_at = -1
 
     @property
     def held(self) -> str:
@@ -615,6 +642,11 @@ class CitationParser:
             self._declined = None
         elif self.pass_through(text):
             return [Text(text=text)] if text else []
+        special = self._declined_at
+        if special >= 0:
+            # Idle when declined: the buffer is the chunk alone, scanned in prose from its first special character.
+            self._declined_at = -1
+            return self._process(text, final=False, special=special)
         if self._mode is _Mode.PROSE and self._pending:
             # In prose, held text is a possible marker from its opener on,
             # none of it released: try it straight away (what `_process`
@@ -622,7 +654,7 @@ class CitationParser:
             buf = self._pending + text
             if self._id_only and ")" not in buf:
                 # No ``[n](id=k)`` is whole before its ")": the one question left is whether it may still be.
-                if len(buf) <= self._max_holdback and _ID_PREFIX.match(buf) is not None:
+                if len(buf) <= self._max_holdback and _is_id_prefix(buf):
                     self._pending = buf
                     return []
                 return self._process(buf, final=False)
@@ -657,10 +689,24 @@ class CitationParser:
             (True, False)
         """
         # The hot path of every stream: one search, nothing to update.
-        if self._skips_plain and self._plain.search(text) is None:
-            return True
-        if not self._idle or self._closed or self._special.search(text) is not None:
+        self._declined_at = -1
+        if self._skips_plain:
+            found = self._plain.search(text)
+            if found is None:
+                return True
+            at = found.start()
+            if text[at] not in "\r\n":
+                # The first special character (they are all in `_plain`); `_skips_plain` means idle.
+                self._declined = text
+                self._declined_at = at
+                return False
+        if not self._idle or self._closed:
             self._declined = text
+            return False
+        found = self._special.search(text)
+        if found is not None:
+            self._declined = text
+            self._declined_at = found.start()
             return False
         if text:
             if self._line_spaces is not None or "\n" in text or "\r" in text:
@@ -691,10 +737,11 @@ class CitationParser:
 
     # -- the scan ----------------------------------------------------------
 
-    def _process(self, buf: str, *, final: bool, marker: Marker | None = None) -> list[Event]:
+    def _process(self, buf: str, *, final: bool, marker: Marker | None = None, special: int = -1) -> list[Event]:
         """Scan ``buf`` (held text + new chunk) as far as it can be settled.
 
-        ``marker``: the marker already matched at the start of ``buf``.
+        ``marker``: the marker already matched at the start of ``buf``. ``special`` (when idle, else -1):
+        where the first special character of ``buf`` is, already found.
         """
         self._out = self._pending_out
         self._pending = ""
@@ -708,6 +755,8 @@ class CitationParser:
         else:
             self._events = []
             pos = self._continue_run(buf, final=final) if self._run_char else 0
+        if special >= 0:
+            pos = self._scan_prose(buf, 0, final=final, special=special)
         while pos != _DONE:
             mode = self._mode
             if mode is _Mode.PROSE:
@@ -726,13 +775,17 @@ class CitationParser:
         self._skips_plain = self._idle and self._line_spaces is None and not self._reads_before
         return events
 
-    def _scan_prose(self, buf: str, pos: int, *, final: bool) -> int:
-        found = self._special.search(buf, pos)
-        if found is None:
-            self._advance(buf, pos, len(buf))
-            self._release(buf, len(buf))
-            return _DONE
-        start = found.start()
+    def _scan_prose(self, buf: str, pos: int, *, final: bool, special: int = -1) -> int:
+        """Scan prose from ``pos``; ``special``: where the next special character is, if already found (else -1)."""
+        if special >= 0:
+            start = special
+        else:
+            found = self._special.search(buf, pos)
+            if found is None:
+                self._advance(buf, pos, len(buf))
+                self._release(buf, len(buf))
+                return _DONE
+            start = found.start()
         char = buf[start]
         if char in self._openers:
             # Whatever the opener turns out to be, its line then has content,
@@ -926,6 +979,11 @@ class CitationParser:
                 continue
             # A marker longer than the bound is text: no match needs to look further.
             if either is not None:
+                if buf.find(")", start, start + bound + 1) < 0:
+                    # No whole marker without its ")"; near the end, a prefix of one (the ``more`` group) may complete.
+                    if near_end and not may_complete:
+                        may_complete = _is_id_prefix(buf[start:])
+                    continue
                 match = either(buf, start, start + bound + 1)
                 if match is None:
                     continue
