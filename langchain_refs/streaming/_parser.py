@@ -267,21 +267,38 @@ _ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*|)|)|)|)|)
 _ID_PREFIX: Final = re.compile(
     r"\[[ \t]*(?:[-+]?[0-9]+" + _ID_REST + r"|[-+]|N(?:U(?:M(?:B(?:E(?:R" + _ID_REST + r"|)|)|)|)|)|)\Z"
 )
-_DIGITS = "0123456789"
-_ID_LIST_CHARS = "-0123456789, \t"
+_DIGITS: Final = "0123456789"
+_ID_LIST_CHARS: Final = "-0123456789, \t"
 
 
-def _is_id_prefix(text: str) -> bool:
+def _id_list_start(buf: str, start: int, end: int, *, by_str: bool = _NATIVE) -> int:
+    """Where the id list starts if ``buf[start:end]`` is ``[``, an id or ``NUMBER``, ``](id=`` and id-list characters.
+
+    That is the usual form of an ``[n](id=k)`` marker up to its ")" (no sign, no spaces before the id
+    list), read with str methods; -1 if it is not (or, unless ``by_str``, without looking: -1 always).
+    Compiled, this is cheaper than a regex call; in pure Python the regex alone is the cheaper.
+    """
+    if not by_str or not buf.startswith("[", start, end):
+        return -1
+    rest = buf[start + 1 : end]
+    body = rest.lstrip(_DIGITS)
+    head = "NUMBER](id=" if len(body) == len(rest) else "](id="
+    if body.startswith(head) and not body[len(head) :].strip(_ID_LIST_CHARS):
+        return end - len(body) + len(head)
+    return -1
+
+
+def _is_id_prefix(text: str, *, by_str: bool = _NATIVE) -> bool:
     """Whether ``text`` is a proper prefix of an ``[n](id=k)`` marker (`_ID_PREFIX` matches it whole).
 
-    Its usual forms (``[``, ``[12](i``, ``[NUMBER](id=3, 4``: no sign, no spaces before the id list) are
-    read with str methods, cheaper than a regex call; the rest is asked of `_ID_PREFIX`.
+    ``by_str`` (compiled, the default): its usual forms (``[``, ``[12](i``, ``[NUMBER](id=3, 4``) are read
+    with str methods (`_id_list_start`); the rest is asked of `_ID_PREFIX`.
     """
-    if text.startswith("["):
+    if by_str and text.startswith("["):
         rest = text[1:]
         body = rest.lstrip(_DIGITS)
         head = "NUMBER](id=" if len(body) == len(rest) else "](id="
-        if head.startswith(body) or (body.startswith(head) and not body[len(head) :].strip(_ID_LIST_CHARS)):
+        if head.startswith(body) or _id_list_start(text, 0, len(text), by_str=True) >= 0:
             return True
     return _ID_PREFIX.match(text) is not None
 
@@ -979,35 +996,47 @@ class CitationParser:
                 continue
             # A marker longer than the bound is text: no match needs to look further.
             if either is not None:
-                if buf.find(")", start, start + bound + 1) < 0:
+                close = buf.find(")", start, start + bound + 1)
+                if close < 0:
                     # No whole marker without its ")"; near the end, a prefix of one (the ``more`` group) may complete.
                     if near_end and not may_complete:
                         may_complete = _is_id_prefix(buf[start:])
                     continue
-                match = either(buf, start, start + bound + 1)
-                if match is None:
-                    continue
-                if match.lastgroup == "more":
-                    # No whole marker; a prefix of one (within the bound, so only near the end it counts).
-                    may_complete = may_complete or near_end
-                    continue
+                ids_start = _id_list_start(buf, start, close)
+                if ids_start >= 0:
+                    # The usual whole marker, read with str methods: what the pattern's whole branch matches.
+                    end = close + 1
+                    id_list = buf[ids_start:close]
+                else:
+                    match = either(buf, start, start + bound + 1)
+                    if match is None:
+                        continue
+                    if match.lastgroup == "more":
+                        # No whole marker; a prefix of one (within the bound, so only near the end it counts).
+                        may_complete = may_complete or near_end
+                        continue
+                    end = match.end()
+                    id_list = match["ids"]
             else:
                 match = full_match(buf, start, start + bound + 1)
-            if match is not None:
+                if match is None:
+                    if near_end and not may_complete:
+                        may_complete = may_go_on(buf, start) is not None
+                    continue
                 end = match.end()
-                if syntax.needs_next_char and end == size and not final:
-                    may_complete = may_complete or near_end
-                    continue
-                if end - start > bound:
-                    continue
-                ids, malformed = parse_ids(match["ids"])
-                if not ids and any(malformed):
-                    # Names no document and holds something that is no id:
-                    # the model's words stay as they are.
-                    continue
-                return Marker(raw=match[0], ids=ids, malformed=malformed, syntax=syntax.name)
-            if near_end and not may_complete:
-                may_complete = may_go_on(buf, start) is not None
+                id_list = match["ids"]
+            if syntax.needs_next_char and end == size and not final:
+                may_complete = may_complete or near_end
+                continue
+            if end - start > bound:
+                continue
+            ids, malformed = parse_ids(id_list)
+            if not ids and any(malformed):
+                # Names no document and holds something that is no id:
+                # the model's words stay as they are.
+                continue
+            # The match starts at ``start``: its text is that slice (no call on the match object).
+            return Marker(raw=buf[start:end], ids=ids, malformed=malformed, syntax=syntax.name)
         return _MAY_COMPLETE if may_complete else None
 
     # -- output and line state -----------------------------------------------

@@ -70,11 +70,35 @@ def test_one_call_asks_for_a_marker_or_a_prefix(text: str, start: int, bound: in
         ),
     ),
     lead=st.sampled_from(["", "[", "x"]),
+    by_str=st.booleans(),
 )
-def test_str_prefix_check_is_the_prefix_pattern(text: str, lead: str) -> None:
+def test_str_prefix_check_is_the_prefix_pattern(text: str, lead: str, by_str: bool) -> None:
     """The str-method reading of a held id marker says what `_ID_PREFIX` says, for any text."""
     buf = lead + text
-    assert parser_module._is_id_prefix(buf) == (parser_module._ID_PREFIX.match(buf) is not None)
+    assert parser_module._is_id_prefix(buf, by_str=by_str) == (parser_module._ID_PREFIX.match(buf) is not None)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(alphabet=st.sampled_from(_ID_PIECES), max_size=20),
+        st.sampled_from(["[2](id=1, 3)", "[NUMBER](id=4,-5)x", "[ -3 ] ( id = 1-2 )", "[12](id=\t7 ,8)"]).flatmap(
+            lambda marker: st.integers(0, len(marker)).map(lambda n: marker[:n] + ")" + marker[n:])
+        ),
+    ),
+    start=st.integers(0, 2),
+)
+def test_str_marker_reading_is_the_marker_pattern(text: str, start: int) -> None:
+    """A marker read with str methods up to its first ")" is what the marker-or-prefix pattern matches there."""
+    buf = "a[" + text
+    close = buf.find(")", start)
+    ids_start = parser_module._id_list_start(buf, start, close, by_str=True) if close >= 0 else -1
+    if ids_start >= 0:
+        match = parser_module._ID_MARKER_OR_PREFIX.match(buf, start)
+        assert match is not None
+        assert match.lastgroup != "more"
+        assert (match.end(), match["ids"]) == (close + 1, buf[ids_start:close])
+    assert parser_module._id_list_start(buf, start, max(close, start), by_str=False) == -1
 
 
 @settings(max_examples=3000, deadline=None)
