@@ -706,7 +706,6 @@ class CitationParser:
             (True, False)
         """
         # The hot path of every stream: one search, nothing to update.
-        self._declined_at = -1
         if self._skips_plain:
             found = self._plain.search(text)
             if found is None:
@@ -719,6 +718,7 @@ class CitationParser:
                 return False
         if not self._idle or self._closed:
             self._declined = text
+            self._declined_at = -1
             return False
         found = self._special.search(text)
         if found is not None:
@@ -1002,7 +1002,8 @@ class CitationParser:
                     if near_end and not may_complete:
                         may_complete = _is_id_prefix(buf[start:])
                     continue
-                ids_start = _id_list_start(buf, start, close)
+                # (Compiled only: in pure Python even the call costs more than the regex saves.)
+                ids_start = _id_list_start(buf, start, close) if _NATIVE else -1
                 if ids_start >= 0:
                     # The usual whole marker, read with str methods: what the pattern's whole branch matches.
                     end = close + 1
