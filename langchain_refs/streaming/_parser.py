@@ -267,6 +267,42 @@ _ID_REST = r"[ \t]*(?:\](?:\((?:[ \t]*(?:i(?:d(?:[ \t]*(?:=[-0-9, \t]*|)|)|)|)|)
 _ID_PREFIX: Final = re.compile(
     r"\[[ \t]*(?:[-+]?[0-9]+" + _ID_REST + r"|[-+]|N(?:U(?:M(?:B(?:E(?:R" + _ID_REST + r"|)|)|)|)|)|)\Z"
 )
+_DIGITS: Final = "0123456789"
+_ID_LIST_CHARS: Final = "-0123456789, \t"
+
+
+def _id_list_start(buf: str, start: int, end: int, *, by_str: bool = _NATIVE) -> int:
+    """Where the id list starts if ``buf[start:end]`` is ``[``, an id or ``NUMBER``, ``](id=`` and id-list characters.
+
+    That is the usual form of an ``[n](id=k)`` marker up to its ")" (no sign, no spaces before the id
+    list), read with str methods; -1 if it is not (or, unless ``by_str``, without looking: -1 always).
+    Compiled, this is cheaper than a regex call; in pure Python the regex alone is the cheaper.
+    """
+    if not by_str or not buf.startswith("[", start, end):
+        return -1
+    rest = buf[start + 1 : end]
+    body = rest.lstrip(_DIGITS)
+    head = "NUMBER](id=" if len(body) == len(rest) else "](id="
+    if body.startswith(head) and not body[len(head) :].strip(_ID_LIST_CHARS):
+        return end - len(body) + len(head)
+    return -1
+
+
+def _is_id_prefix(text: str, *, by_str: bool = _NATIVE) -> bool:
+    """Whether ``text`` is a proper prefix of an ``[n](id=k)`` marker (`_ID_PREFIX` matches it whole).
+
+    ``by_str`` (compiled, the default): its usual forms (``[``, ``[12](i``, ``[NUMBER](id=3, 4``) are read
+    with str methods (`_id_list_start`); the rest is asked of `_ID_PREFIX`.
+    """
+    if by_str and text.startswith("["):
+        rest = text[1:]
+        body = rest.lstrip(_DIGITS)
+        head = "NUMBER](id=" if len(body) == len(rest) else "](id="
+        if head.startswith(body) or _id_list_start(text, 0, len(text), by_str=True) >= 0:
+            return True
+    return _ID_PREFIX.match(text) is not None
+
+
 # Both questions in one call: a whole marker (ID_SYNTAX's pattern, tried first), else a proper prefix of one
 # cut off by the end of the text (the group ``more``). Asked once per chunk while a marker is held.
 _ID_MARKER_OR_PREFIX: Final = re.compile(f"(?:{ID_SYNTAX.pattern.pattern})|(?P<more>{_ID_PREFIX.pattern})")
@@ -427,10 +463,16 @@ def parse_ids(id_list: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """
     if id_list.isascii() and id_list.isdigit() and len(id_list) <= _MAX_ID_DIGITS:
         return (int(id_list),), ()
-    if _PLAIN_IDS.fullmatch(id_list) is not None:
-        # The common case: plain ids only (int() ignores the spaces and tabs around each).
-        return tuple(map(int, id_list.split(","))), ()
-    items = [piece.strip(" \t") for piece in id_list.split(",")]
+    pieces = id_list.split(",")
+    items = [piece.strip(" \t") for piece in pieces]
+    # The common case: plain ids only, each of 1 to 9 ASCII digits (`_PLAIN_IDS`, read without a regex).
+    plain: list[int] = []
+    for item in items:
+        if not (0 < len(item) <= _MAX_ID_DIGITS and item.isdigit() and item.isascii()):
+            break
+        plain.append(int(item))
+    else:
+        return tuple(plain), ()
     ids: list[int] = []
     malformed: list[str] = []
     for item in items:
@@ -494,7 +536,7 @@ class CitationParser:
     # One scan's output, reset by each `_process`.
     _SCAN_SLOTS = ("_events", "_out", "_pieces")
     # Speed only: derived from the state, so that plain text skips the scan. They change no event.
-    _CACHE_SLOTS = ("_declined", "_idle", "_skips_plain")
+    _CACHE_SLOTS = ("_declined", "_declined_at", "_idle", "_skips_plain")
     __slots__ = (*_STATE_SLOTS, *_CONFIGURATION_SLOTS, *_SCAN_SLOTS, *_CACHE_SLOTS)
 
     def __init__(
@@ -574,6 +616,8 @@ class CitationParser:
         self._skips_plain = False
         # The text `pass_through` last declined: `feed` need not ask again.
         self._declined: str | None = None
+        # Where its first special character is, when `pass_through` found it idle (else -1): the scan starts there.
+        self._declined_at = -1
 
     @property
     def held(self) -> str:
@@ -615,6 +659,11 @@ class CitationParser:
             self._declined = None
         elif self.pass_through(text):
             return [Text(text=text)] if text else []
+        special = self._declined_at
+        if special >= 0:
+            # Idle when declined: the buffer is the chunk alone, scanned in prose from its first special character.
+            self._declined_at = -1
+            return self._process(text, final=False, special=special)
         if self._mode is _Mode.PROSE and self._pending:
             # In prose, held text is a possible marker from its opener on,
             # none of it released: try it straight away (what `_process`
@@ -622,7 +671,7 @@ class CitationParser:
             buf = self._pending + text
             if self._id_only and ")" not in buf:
                 # No ``[n](id=k)`` is whole before its ")": the one question left is whether it may still be.
-                if len(buf) <= self._max_holdback and _ID_PREFIX.match(buf) is not None:
+                if len(buf) <= self._max_holdback and _is_id_prefix(buf):
                     self._pending = buf
                     return []
                 return self._process(buf, final=False)
@@ -657,10 +706,24 @@ class CitationParser:
             (True, False)
         """
         # The hot path of every stream: one search, nothing to update.
-        if self._skips_plain and self._plain.search(text) is None:
-            return True
-        if not self._idle or self._closed or self._special.search(text) is not None:
+        if self._skips_plain:
+            found = self._plain.search(text)
+            if found is None:
+                return True
+            at = found.start()
+            if text[at] not in "\r\n":
+                # The first special character (they are all in `_plain`); `_skips_plain` means idle.
+                self._declined = text
+                self._declined_at = at
+                return False
+        if not self._idle or self._closed:
             self._declined = text
+            self._declined_at = -1
+            return False
+        found = self._special.search(text)
+        if found is not None:
+            self._declined = text
+            self._declined_at = found.start()
             return False
         if text:
             if self._line_spaces is not None or "\n" in text or "\r" in text:
@@ -691,10 +754,11 @@ class CitationParser:
 
     # -- the scan ----------------------------------------------------------
 
-    def _process(self, buf: str, *, final: bool, marker: Marker | None = None) -> list[Event]:
+    def _process(self, buf: str, *, final: bool, marker: Marker | None = None, special: int = -1) -> list[Event]:
         """Scan ``buf`` (held text + new chunk) as far as it can be settled.
 
-        ``marker``: the marker already matched at the start of ``buf``.
+        ``marker``: the marker already matched at the start of ``buf``. ``special`` (when idle, else -1):
+        where the first special character of ``buf`` is, already found.
         """
         self._out = self._pending_out
         self._pending = ""
@@ -708,6 +772,8 @@ class CitationParser:
         else:
             self._events = []
             pos = self._continue_run(buf, final=final) if self._run_char else 0
+        if special >= 0:
+            pos = self._scan_prose(buf, 0, final=final, special=special)
         while pos != _DONE:
             mode = self._mode
             if mode is _Mode.PROSE:
@@ -726,13 +792,17 @@ class CitationParser:
         self._skips_plain = self._idle and self._line_spaces is None and not self._reads_before
         return events
 
-    def _scan_prose(self, buf: str, pos: int, *, final: bool) -> int:
-        found = self._special.search(buf, pos)
-        if found is None:
-            self._advance(buf, pos, len(buf))
-            self._release(buf, len(buf))
-            return _DONE
-        start = found.start()
+    def _scan_prose(self, buf: str, pos: int, *, final: bool, special: int = -1) -> int:
+        """Scan prose from ``pos``; ``special``: where the next special character is, if already found (else -1)."""
+        if special >= 0:
+            start = special
+        else:
+            found = self._special.search(buf, pos)
+            if found is None:
+                self._advance(buf, pos, len(buf))
+                self._release(buf, len(buf))
+                return _DONE
+            start = found.start()
         char = buf[start]
         if char in self._openers:
             # Whatever the opener turns out to be, its line then has content,
@@ -926,30 +996,48 @@ class CitationParser:
                 continue
             # A marker longer than the bound is text: no match needs to look further.
             if either is not None:
-                match = either(buf, start, start + bound + 1)
-                if match is None:
+                close = buf.find(")", start, start + bound + 1)
+                if close < 0:
+                    # No whole marker without its ")"; near the end, a prefix of one (the ``more`` group) may complete.
+                    if near_end and not may_complete:
+                        may_complete = _is_id_prefix(buf[start:])
                     continue
-                if match.lastgroup == "more":
-                    # No whole marker; a prefix of one (within the bound, so only near the end it counts).
-                    may_complete = may_complete or near_end
-                    continue
+                # (Compiled only: in pure Python even the call costs more than the regex saves.)
+                ids_start = _id_list_start(buf, start, close) if _NATIVE else -1
+                if ids_start >= 0:
+                    # The usual whole marker, read with str methods: what the pattern's whole branch matches.
+                    end = close + 1
+                    id_list = buf[ids_start:close]
+                else:
+                    match = either(buf, start, start + bound + 1)
+                    if match is None:
+                        continue
+                    if match.lastgroup == "more":
+                        # No whole marker; a prefix of one (within the bound, so only near the end it counts).
+                        may_complete = may_complete or near_end
+                        continue
+                    end = match.end()
+                    id_list = match["ids"]
             else:
                 match = full_match(buf, start, start + bound + 1)
-            if match is not None:
+                if match is None:
+                    if near_end and not may_complete:
+                        may_complete = may_go_on(buf, start) is not None
+                    continue
                 end = match.end()
-                if syntax.needs_next_char and end == size and not final:
-                    may_complete = may_complete or near_end
-                    continue
-                if end - start > bound:
-                    continue
-                ids, malformed = parse_ids(match["ids"])
-                if not ids and any(malformed):
-                    # Names no document and holds something that is no id:
-                    # the model's words stay as they are.
-                    continue
-                return Marker(raw=match[0], ids=ids, malformed=malformed, syntax=syntax.name)
-            if near_end and not may_complete:
-                may_complete = may_go_on(buf, start) is not None
+                id_list = match["ids"]
+            if syntax.needs_next_char and end == size and not final:
+                may_complete = may_complete or near_end
+                continue
+            if end - start > bound:
+                continue
+            ids, malformed = parse_ids(id_list)
+            if not ids and any(malformed):
+                # Names no document and holds something that is no id:
+                # the model's words stay as they are.
+                continue
+            # The match starts at ``start``: its text is that slice (no call on the match object).
+            return Marker(raw=buf[start:end], ids=ids, malformed=malformed, syntax=syntax.name)
         return _MAY_COMPLETE if may_complete else None
 
     # -- output and line state -----------------------------------------------

@@ -514,7 +514,8 @@ class ReferenceSession:
         count = len(self._documents)
         reused = self._reused
         dropped = [(item, "not a document id") for item in marker.malformed] if marker.malformed else []
-        pieces: list[str] = []
+        # Each piece renders a document not yet in the group: few, so joined as they come (no list per marker).
+        out = ""
         # A run of consecutive ids naming no document is one invalid item, so
         # a range like 1-255 costs one entry, not 252.
         run_start: int | None = None
@@ -550,13 +551,13 @@ class ReferenceSession:
                 continue
             number = registry.cite(doc_id)
             self._add_citation(number, rendered, claim, positions=(doc_id,), marker=marker.raw)
-            pieces.append(rendered)
+            out += rendered
         if run_start is not None:
             dropped.append(_no_document(run_start, run_end, count))
         if dropped:
             self._drop(marker, dropped, offset)
         self._end_marker()
-        return "".join(pieces)
+        return out
 
     def _claim_span(self) -> tuple[int, int, str]:
         """The clause the next citation backs, as output offsets.

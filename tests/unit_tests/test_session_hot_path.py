@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_refs import ReferenceSession, TextReferenceStyle
-from langchain_refs.streaming import ID_SYNTAX, AnswerContext
+from langchain_refs.streaming import ID_SYNTAX, AnswerContext, CitationParser, Text
 from langchain_refs.streaming import _parser as parser_module
 from langchain_refs.streaming import _session as session_module
 from tests.unit_tests.fakes import sample_documents
@@ -59,6 +59,77 @@ def test_one_call_asks_for_a_marker_or_a_prefix(text: str, start: int, bound: in
         prefix = parser_module._ID_PREFIX.match(buf[: start + bound], start)
         assert (either is not None) == (prefix is not None)
         assert either is None or either.lastgroup == "more"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(alphabet=st.sampled_from(_ID_PIECES), max_size=20),
+        st.sampled_from(["[2](id=1, 3)", "[NUMBER](id=4,-5)", "[ -3 ] ( id = 1-2 )", "[12](id=\t7 ,8"]).flatmap(
+            lambda marker: st.integers(0, len(marker)).map(lambda n: marker[:n])
+        ),
+    ),
+    lead=st.sampled_from(["", "[", "x"]),
+    by_str=st.booleans(),
+)
+def test_str_prefix_check_is_the_prefix_pattern(text: str, lead: str, by_str: bool) -> None:
+    """The str-method reading of a held id marker says what `_ID_PREFIX` says, for any text."""
+    buf = lead + text
+    assert parser_module._is_id_prefix(buf, by_str=by_str) == (parser_module._ID_PREFIX.match(buf) is not None)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(alphabet=st.sampled_from(_ID_PIECES), max_size=20),
+        st.sampled_from(["[2](id=1, 3)", "[NUMBER](id=4,-5)x", "[ -3 ] ( id = 1-2 )", "[12](id=\t7 ,8)"]).flatmap(
+            lambda marker: st.integers(0, len(marker)).map(lambda n: marker[:n] + ")" + marker[n:])
+        ),
+    ),
+    start=st.integers(0, 2),
+)
+def test_str_marker_reading_is_the_marker_pattern(text: str, start: int) -> None:
+    """A marker read with str methods up to its first ")" is what the marker-or-prefix pattern matches there."""
+    buf = "a[" + text
+    close = buf.find(")", start)
+    ids_start = parser_module._id_list_start(buf, start, close, by_str=True) if close >= 0 else -1
+    if ids_start >= 0:
+        match = parser_module._ID_MARKER_OR_PREFIX.match(buf, start)
+        assert match is not None
+        assert match.lastgroup != "more"
+        assert (match.end(), match["ids"]) == (close + 1, buf[ids_start:close])
+    assert parser_module._id_list_start(buf, start, max(close, start), by_str=False) == -1
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("0123456789, \t-x\u0663\u00b2")), max_size=24))
+def test_plain_ids_are_read_as_the_plain_ids_pattern_says(text: str) -> None:
+    """A list `_PLAIN_IDS` matches whole is its ids, int() of each piece; any other list takes the item-by-item path."""
+    ids, malformed = parser_module.parse_ids(text)
+    if parser_module._PLAIN_IDS.fullmatch(text) is not None:
+        assert (ids, malformed) == (tuple(map(int, text.split(","))), ())
+    else:
+        assert not text.isascii() or not text.isdigit() or len(text) > 9
+
+
+_SCAN_PIECES = ["a", " ", "[", "]", "(", ")", "id=", "1", "2, 3", "NUMBER", "`", "```", "~~~", "\n", "\r", "x[0]", "\t"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(chunks=st.lists(st.lists(st.sampled_from(_SCAN_PIECES), max_size=5).map("".join), max_size=12))
+def test_scan_from_the_declined_position_is_the_full_scan(chunks: list[str]) -> None:
+    """`feed` scanning from where `pass_through` found the first special character gives what the full scan gives."""
+    fast = CitationParser()
+    full = CitationParser()
+    for chunk in chunks:
+        events = fast.feed(chunk)
+        if full.pass_through(chunk):
+            assert events == ([Text(text=chunk)] if chunk else [])
+        else:
+            full._declined = None
+            assert events == full._process(full._pending + chunk, final=False)
+    assert fast.close() == full.close()
+    assert fast.held == full.held == ""
 
 
 def _session_output(style: TextReferenceStyle, text: str) -> tuple[str, str]:
