@@ -359,25 +359,30 @@ def _joined_runs(generations: list[ChatGenerationChunk]) -> list[ChatGenerationC
         out.append(ChatGenerationChunk(message=start.message.model_copy(update={"content": content})))
 
     run: list[ChatGenerationChunk] = []
+    # The fields of the last chunk that could not start a run: its like (a provider that puts the
+    # same metadata on every chunk) is passed on without asking again.
+    refused: dict[str, Any] | None = None
     for generation in generations:
         message = generation.message
         text = _text_only(message) if not generation.generation_info else None
-        if text is None or not isinstance(message, AIMessageChunk):
+        if text is not None and isinstance(message, AIMessageChunk):
+            if start is not None and _same_rest(message, fields):
+                texts.append(text)
+                run.append(generation)
+                continue
+            if start is not None:
+                end_run()
+                start = None
+            if refused is None or not _same_rest(message, refused):
+                if _keeps_itself(message):
+                    start, texts, run = generation, [text], [generation]
+                    fields = _rest(message)
+                    continue
+                refused = _rest(message)
+        elif start is not None:
             end_run()
-            start, texts, run = None, [], []
-            out.append(generation)
-            continue
-        if start is not None and _same_rest(message, fields):
-            texts.append(text)
-            run.append(generation)
-            continue
-        end_run()
-        start, texts, run = None, [], []
-        if _keeps_itself(message):
-            start, texts, run = generation, [text], [generation]
-            fields = _rest(message)
-        else:
-            out.append(generation)
+            start = None
+        out.append(generation)
     end_run()
     return out if joined_any else None
 
