@@ -271,6 +271,20 @@ _DIGITS: Final = "0123456789"
 _ID_LIST_CHARS: Final = "-0123456789, \t"
 
 
+def _split_id_head(rest: str) -> tuple[str, str]:
+    """``rest`` (what follows a marker's "[") without its leading digits, and what is due next.
+
+    After an id that is ``](id=``; with no digits, ``NUMBER](id=``.
+    """
+    body = rest.lstrip(_DIGITS)
+    return body, ("NUMBER](id=" if len(body) == len(rest) else "](id=")
+
+
+def _reaches_id_list(body: str, head: str) -> bool:
+    """Whether ``body`` is ``head`` followed by id-list characters only."""
+    return body.startswith(head) and not body[len(head) :].strip(_ID_LIST_CHARS)
+
+
 def _id_list_start(buf: str, start: int, end: int, *, by_str: bool = _NATIVE) -> int:
     """Where the id list starts if ``buf[start:end]`` is ``[``, an id or ``NUMBER``, ``](id=`` and id-list characters.
 
@@ -280,25 +294,19 @@ def _id_list_start(buf: str, start: int, end: int, *, by_str: bool = _NATIVE) ->
     """
     if not by_str or not buf.startswith("[", start, end):
         return -1
-    rest = buf[start + 1 : end]
-    body = rest.lstrip(_DIGITS)
-    head = "NUMBER](id=" if len(body) == len(rest) else "](id="
-    if body.startswith(head) and not body[len(head) :].strip(_ID_LIST_CHARS):
-        return end - len(body) + len(head)
-    return -1
+    body, head = _split_id_head(buf[start + 1 : end])
+    return end - len(body) + len(head) if _reaches_id_list(body, head) else -1
 
 
 def _is_id_prefix(text: str, *, by_str: bool = _NATIVE) -> bool:
     """Whether ``text`` is a proper prefix of an ``[n](id=k)`` marker (`_ID_PREFIX` matches it whole).
 
     ``by_str`` (compiled, the default): its usual forms (``[``, ``[12](i``, ``[NUMBER](id=3, 4``) are read
-    with str methods (`_id_list_start`); the rest is asked of `_ID_PREFIX`.
+    with str methods, as `_id_list_start` reads them; the rest is asked of `_ID_PREFIX`.
     """
     if by_str and text.startswith("["):
-        rest = text[1:]
-        body = rest.lstrip(_DIGITS)
-        head = "NUMBER](id=" if len(body) == len(rest) else "](id="
-        if head.startswith(body) or _id_list_start(text, 0, len(text), by_str=True) >= 0:
+        body, head = _split_id_head(text[1:])
+        if head.startswith(body) or _reaches_id_list(body, head):
             return True
     return _ID_PREFIX.match(text) is not None
 
