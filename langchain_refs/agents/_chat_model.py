@@ -309,22 +309,21 @@ _TEXT_BLOCK_KEYS: Final = frozenset({"type", "text", "index"})
 
 
 def _rest(message: AIMessageChunk) -> dict[str, Any]:
-    """A chunk's fields but its content."""
-    return {k: v for k, v in message.__dict__.items() if k != "content"}
+    """A chunk's fields, to compare others' with (`_same_rest`); its content is not one of them."""
+    return message.__dict__.copy()
 
 
 def _same_rest(message: AIMessageChunk, fields: dict[str, Any]) -> bool:
-    """Whether ``message``'s fields but its content are ``fields`` (`_rest` of another chunk), without copying them."""
+    """Whether ``message``'s fields but its content are ``fields`` (`_rest` of another chunk).
+
+    ``fields`` takes ``message``'s content first, so that one comparison of
+    the two dicts (in C, each value first compared by identity) compares the rest.
+    """
     own = message.__dict__
-    if len(own) != len(fields) + 1:
+    if "content" not in own:
         return False
-    for key, value in fields.items():
-        if key not in own:
-            return False
-        mine = own[key]
-        if mine is not value and mine != value:
-            return False
-    return True
+    fields["content"] = own["content"]
+    return own == fields
 
 
 def _keeps_itself(message: AIMessageChunk) -> bool:

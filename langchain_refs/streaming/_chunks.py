@@ -77,6 +77,8 @@ _set: Final = object.__setattr__
 _new_chunk: Final = AIMessageChunk.__new__
 _new_generation: Final = ChatGenerationChunk.__new__
 _FIELDS: Final = frozenset(AIMessageChunk.model_fields)
+# The fields `ChunkRewriter.on_chunk_v1` sets on a str chunk it rewrites.
+_REWRITTEN_V1: Final = frozenset({"id", "content", "chunk_position"} if _HAS_CHUNK_POSITION else {"id", "content"})
 # What validation sets on a `ChatGenerationChunk` made with ``message=`` alone (its validator sets the text).
 _GENERATION_FIELDS_SET: Final = frozenset({"message", "text"})
 
@@ -107,11 +109,16 @@ def copy_chunk(chunk: AIMessageChunk, update: dict[str, Any]) -> AIMessageChunk:
     """
     if type(chunk) is not AIMessageChunk or chunk.__pydantic_private__ is not None or not update.keys() <= _FIELDS:
         return chunk.model_copy(update=update)
-    copied = _new_chunk(AIMessageChunk)
     fields = chunk.__dict__.copy()
     fields.update(update)
+    return _chunk_copied(chunk, fields, chunk.__pydantic_fields_set__ | update.keys())
+
+
+def _chunk_copied(chunk: AIMessageChunk, fields: dict[str, Any], fields_set: set[str]) -> AIMessageChunk:
+    """A new `AIMessageChunk` with ``fields`` (those of ``chunk``, updated) and ``chunk``'s extra fields, copied."""
+    copied = _new_chunk(AIMessageChunk)
     extra = chunk.__pydantic_extra__
-    _constructed(copied, fields, chunk.__pydantic_fields_set__ | update.keys(), None if extra is None else extra.copy())
+    _constructed(copied, fields, fields_set, None if extra is None else extra.copy())
     return copied
 
 
@@ -369,9 +376,6 @@ class ChunkRewriter:
         if self._first_id is None:
             # Every chunk carries the first id: clients group chunks by id.
             self._first_id = self._message_id = chunk.id
-        update: dict[str, Any] = {"id": self._first_id}
-        if _HAS_CHUNK_POSITION:
-            update["chunk_position"] = None
         content = chunk.content
         text: str | None = None
         if isinstance(content, str):
@@ -379,6 +383,19 @@ class ChunkRewriter:
             self._segments.add(_TEXT_INDEX, text)
             if self._tail_block is None:
                 self._tail_block = {"type": "text", "index": _TEXT_INDEX}
+            if not chunk.tool_call_chunks and chunk.__pydantic_private__ is None:
+                # The usual chunk, text alone: its fields copied and the three rewritten set
+                # in place (what `copy_chunk` does, without its checks and its update dict).
+                fields = chunk.__dict__.copy()
+                fields["id"] = self._first_id
+                fields["content"] = [{"type": "text", "text": text, "index": _TEXT_INDEX}] if text else []
+                if _HAS_CHUNK_POSITION:
+                    fields["chunk_position"] = None
+                return _chunk_copied(chunk, fields, chunk.__pydantic_fields_set__ | _REWRITTEN_V1), text
+        update: dict[str, Any] = {"id": self._first_id}
+        if _HAS_CHUNK_POSITION:
+            update["chunk_position"] = None
+        if text is not None:
             update["content"] = [{"type": "text", "text": text, "index": _TEXT_INDEX}] if text else []
             if chunk.tool_call_chunks:
                 # The text owns index 0: a tool call at the same index would be
