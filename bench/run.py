@@ -346,7 +346,7 @@ def last_chunk(repeats: int, revisions: list[tuple[str, Any]], loop: asyncio.Abs
                 previous, last = last, time.thread_time()
             return last - previous, time.thread_time() - last
 
-    out: dict[str, Any] = {"markers": len(_MARKER.findall(text))}
+    out: dict[str, Any] = {"markers": len(_MARKER.findall(text)), "chunks": len(chunked(text, 4))}
     for mode in ("sync", "async"):
         for handlers in (False, True):
             config = {"callbacks": [_Listening()]} if handlers else None
@@ -820,7 +820,7 @@ TARGET_AGENT_RATIO = 1.3
 TARGET_PASSAGE_US = 5.0
 TARGET_AGENT_LAST_MS = 10.0
 
-_EXPLAINED = frozenset({"4-message", "1-message", "32-message", "str", "session"})
+_EXPLAINED = frozenset({"4-message", "1-message", "32-message", "str", "session", "last"})
 
 
 def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
@@ -894,6 +894,17 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
             f"each passage as its citation closes (this row measures the batch path), so the end of an answer "
             f"gathers them without scoring: what is left there is making the `Passage` and the new `Citation` "
             f"of each citation (see the agent's last chunk)."
+        )
+    if "last" in missed:
+        last = results["last_chunk"]
+        gap = last["sync"][OURS]["before_last"] * 1e3
+        inner_end = last["sync"][FLOOR]["after_last"] * 1e3
+        lines.append(
+            f"- The last chunk ({gap:.1f} ms, sync). The list of sources can only follow the inner stream's "
+            f"end, and the inner runnable ends its own run before its stream stops: LangChain adds up all "
+            f"{last['chunks']:,} of its chunks into the run's output. The floor, whose last chunk "
+            f"is the inner's own, shows that end after its last chunk: {inner_end:.1f} ms. What is left, "
+            f"{max(gap - inner_end, 0.0):.1f} ms, is the session's close and the references as data."
         )
     if "session" in missed:
         lines.append(
