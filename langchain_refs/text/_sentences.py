@@ -82,6 +82,9 @@ _HEADING_LINE = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
 # Only at the start of a word: searching for the last word must not retry inside it.
 _WORD_BEFORE = re.compile(r"(?<![\w.\-])([\w.\-]+)$")
 
+# Where a sentence can end inside a text: whitespace, then a plausible sentence start.
+_SPACE_THEN_START = re.compile(r"\s" + _NEXT_START.pattern)
+
 
 def _skip(pattern: re.Pattern[str], text: str, position: int) -> int:
     """Where ``pattern``'s match at ``position`` ends (``position`` when it does not match)."""
@@ -229,6 +232,25 @@ def split_sentences(text: str, *, strict: bool = False) -> list[Span]:
         ['It costs $3.50, e.g. at noon... or later.', 'Fine.']
     """
     return (_STRICT_SPLITTER if strict else DEFAULT_SPLITTER).split(text)
+
+
+def surely_one_sentence(text: str) -> bool:
+    """Whether a splitter that is not strict makes one sentence of ``text`` (or none), told without splitting it.
+
+    A cheap test that may answer no for a single sentence. Such a splitter
+    cuts only at a block break or a heading (both need a line break or a
+    "#"), or where the tail of a run of stop characters reaches whitespace
+    followed by a plausible sentence start: the test looks for that
+    whitespace after the first stop character, in one linear search.
+
+    Example:
+        >>> surely_one_sentence("Paris has been the capital since 987."), surely_one_sentence("Hi. Bye.")
+        (True, False)
+    """
+    if "\n" in text or "#" in text:
+        return False
+    stop = _STOP_RUN.search(text)
+    return stop is None or _SPACE_THEN_START.search(text, stop.end()) is None
 
 
 def window_indices(count: int, size: int, stride: int) -> list[tuple[int, int]]:
