@@ -31,7 +31,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import re
+import struct
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -84,6 +86,7 @@ class CandidateIndex:
     plain: int  # every bit of every field but the windowed candidates'
     ones: int  # the lowest bit of every field
     highs: int  # the highest bit of every field
+    layout: struct.Struct  # the fields read as machine integers (written in the machine's byte order)
     # Per claim word met so far (filled by `masks`): the candidates holding it, and those holding only its prefix.
     word_masks: dict[str, tuple[int, int]]
 
@@ -110,7 +113,6 @@ class CandidateIndex:
 _FIELD: Final = 64
 _HIGH: Final = 1 << (_FIELD - 1)
 _FIELD_CODE: Final = "Q"
-_FIELD_BYTES: Final = _FIELD // 8
 # What a claim word adds to a candidate's field: ``_UNIT`` times its weight, rounded (the share of a
 # prefix-only match as well). A power of two: the product of a float by it is exact.
 _UNIT: Final = float(1 << 24)
@@ -252,7 +254,8 @@ class LexicalSupport:
         total = _estimated_fields(claim, estimate, index, contributions, self.number_penalty)
         slack = estimate.slack
         # The fields read as machine integers: written in the machine's byte order (the maximum needs no order).
-        top = max(memoryview(total.to_bytes(count * _FIELD_BYTES, sys.byteorder)).cast(_FIELD_CODE))
+        layout = index.layout
+        top = max(layout.unpack(total.to_bytes(layout.size, sys.byteorder)))
         if top <= slack:
             return self._best_of(claim, evidence, range(count))
         # Every field at least ``top - slack``: adding ``_HIGH - (top - slack)`` to
@@ -336,7 +339,7 @@ class LexicalSupport:
         if evidence.windows:
             best = max(self._coverage(claim, w) for w in evidence.windows)
             score = self.whole_weight * score + (1 - self.whole_weight) * best
-        if claim.numbers - evidence.numbers:
+        if claim.numbers and not claim.numbers <= evidence.numbers:
             score *= self.number_penalty
         return _unit(score)
 
@@ -404,11 +407,27 @@ def _read_claim(claim: str, weights: _WordWeights, named: _WordWeights) -> tuple
         weighted = tuple(map(weights.__getitem__, words))
     analysed = _Claim(
         words=weighted,
-        total=sum([weight for _, weight, _ in weighted]),
+        total=sum(map(_WEIGHT, weighted)),
         pairs=frozenset(itertools.pairwise(words)),
-        numbers=_numbers(claim),
+        numbers=_numbers_of(claim, words),
     )
     return analysed, words, names
+
+
+_WEIGHT: Final = operator.itemgetter(1)
+_NO_NUMBERS: Final[frozenset[str]] = frozenset()
+
+
+def _numbers_of(text: str, words: list[str]) -> frozenset[str]:
+    """`_numbers` of ``text``, whose content words are ``words``.
+
+    An ASCII digit of an ASCII text is in one of its content words (stop
+    words and stem suffixes have none): when these are all letters, the text
+    has no number, and one test of their concatenation tells.
+    """
+    if text.isascii() and "".join(words).isalpha():
+        return _NO_NUMBERS
+    return _numbers(text)
 
 
 def _estimated_fields(
@@ -639,7 +658,7 @@ def _evidence(text: str, window: int) -> _Evidence:
             for i in range(len(sentences) - window + 1)
         )
     # The whole text through `_analyse`'s cache: the meaning guards read the same evidence again.
-    return _Evidence(whole=_analyse(text), windows=windows, numbers=frozenset(_NUMBER.findall(text)))
+    return _Evidence(whole=_analyse(text), windows=windows, numbers=_numbers(text))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -692,6 +711,7 @@ def _index(evidence: list[_Evidence]) -> CandidateIndex:
         plain=plain,
         ones=ones,
         highs=ones << (_FIELD - 1),
+        layout=struct.Struct(f"={len(evidence)}{_FIELD_CODE}"),
         word_masks={},
     )
 

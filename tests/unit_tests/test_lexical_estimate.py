@@ -23,8 +23,11 @@ from langchain_refs.text._lexical import (
     LexicalMatcher,
     _Contributions,
     _estimated_fields,
+    _numbers,
+    _numbers_of,
     _read_claim,
 )
+from langchain_refs.text._words import content_words
 
 WORDS = [
     "Paris",
@@ -73,7 +76,7 @@ SETTINGS = st.fixed_dictionaries(
 def fields_and_bound(
     matcher: LexicalMatcher, index: CandidateIndex, claim: str, support: LexicalSupport
 ) -> tuple[list[int], int, Fraction] | None:
-    """The claim's estimated fields, its slack, and its scale (what a score of 1 weighs, by the documented formula)."""
+    """The claim's estimated fields, its slack, and its scale (a score of 1's weight, by the documented formula)."""
     analysed, words, names = _read_claim(claim, matcher._weights, matcher._named)
     estimate = matcher._estimate(analysed, words, names)
     if estimate is None:
@@ -137,3 +140,16 @@ def test_the_slack_is_a_tiny_share_of_the_scale() -> None:
         assert found is not None
         _, slack, scale = found
         assert 0 < slack < scale / 1_000_000
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    pieces=st.lists(
+        st.sampled_from(["a", "Tes", "ies", "2", "10", "3.5", "1,000", "x9", "\u0663", "\u00b2", "\u00e9", " ", "."]),
+        max_size=10,
+    )
+)
+def test_numbers_read_from_the_words_are_the_texts(pieces: list[str]) -> None:
+    """A claim's numbers, told from its content words when it can be: the numbers `_numbers` finds in its text."""
+    text = "".join(pieces)
+    assert _numbers_of(text, content_words(text)) == _numbers(text)
