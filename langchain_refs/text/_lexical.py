@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
-from langchain_refs.text._sentences import DEFAULT_SPLITTER, surely_one_sentence
+from langchain_refs.text._sentences import DEFAULT_SPLITTER, surely_at_most
 from langchain_refs.text._words import WORD, clear_word_caches, content_words, fold, stem
 
 __all__ = ["CandidateIndex", "LexicalMatcher", "LexicalSupport", "stemmed_words"]
@@ -647,8 +647,9 @@ class LexicalMatcher:
 def _evidence(text: str, window: int) -> _Evidence:
     """A text read whole and as windows of ``window`` sentences (cached: evidence repeats)."""
     windows: tuple[_Words, ...] = ()
-    # Most candidates are one sentence (a passage finder's are): no need to split them to know.
-    spans = [] if window >= 1 and surely_one_sentence(text) else DEFAULT_SPLITTER.split(text)
+    # Most candidates are too short to be read as windows (a passage finder's are one sentence):
+    # no need to split them to know.
+    spans = [] if window >= 1 and surely_at_most(text, window) else DEFAULT_SPLITTER.split(text)
     if len(spans) > window:
         # Each sentence is read once: no word crosses a sentence's edge, so the words of a window
         # (its sentences joined by spaces) are those of its sentences in turn.

@@ -234,23 +234,32 @@ def split_sentences(text: str, *, strict: bool = False) -> list[Span]:
     return (_STRICT_SPLITTER if strict else DEFAULT_SPLITTER).split(text)
 
 
-def surely_one_sentence(text: str) -> bool:
-    """Whether a splitter that is not strict makes one sentence of ``text`` (or none), told without splitting it.
+def surely_at_most(text: str, sentences: int) -> bool:
+    """Whether a splitter that is not strict makes at most ``sentences`` sentences of ``text`` (without splitting it).
 
-    A cheap test that may answer no for a single sentence. Such a splitter
-    cuts only at a block break or a heading (both need a line break or a
-    "#"), or where the tail of a run of stop characters reaches whitespace
-    followed by a plausible sentence start: the test looks for that
-    whitespace after the first stop character, in one linear search.
+    A cheap test that may answer no when it does. Such a splitter cuts only
+    at a block break or a heading (both need a line break or a "#"), or
+    where the tail of a run of stop characters reaches whitespace followed
+    by a plausible sentence start: each such cut is the start of its own
+    match of that whitespace and start, after the first stop character
+    (the matches of two cuts cannot overlap, as no whitespace is a start
+    or an opening mark). Fewer such matches than ``sentences``: at most
+    that many sentences. One linear search.
 
     Example:
-        >>> surely_one_sentence("Paris has been the capital since 987."), surely_one_sentence("Hi. Bye.")
+        >>> surely_at_most("Paris has been the capital since 987.", 1), surely_at_most("Hi. Bye.", 1)
+        (True, False)
+        >>> surely_at_most("Hi. Bye.", 2), surely_at_most("Hi. Bye. Now.", 2)
         (True, False)
     """
-    if "\n" in text or "#" in text:
+    if sentences < 1 or "\n" in text or "#" in text:
         return False
     stop = _STOP_RUN.search(text)
-    return stop is None or _SPACE_THEN_START.search(text, stop.end()) is None
+    if stop is None:
+        return True
+    # Fewer matches than ``sentences``: none left once the first ``sentences - 1`` are skipped.
+    matches = _SPACE_THEN_START.finditer(text, stop.end())
+    return next(itertools.islice(matches, sentences - 1, None), None) is None
 
 
 def window_indices(count: int, size: int, stride: int) -> list[tuple[int, int]]:
