@@ -22,8 +22,9 @@ candidate among many (the passage finder's question) with the scores
 `score` gives, without scoring every pair: each candidate list is indexed
 once (which candidates hold each word, prefix and word pair, as bit fields
 of one integer), every candidate's score is estimated at once by integer
-arithmetic with a known error bound, and only the candidates the estimate
-cannot rule out are scored exactly.
+arithmetic with a known error bound (what each word adds to a list's
+candidates is kept for the batch: a claim costs a look-up per word), and
+only the candidates the estimate cannot rule out are scored exactly.
 """
 
 from __future__ import annotations
@@ -405,12 +406,10 @@ def _read_claim(claim: str, weights: _WordWeights, named: _WordWeights) -> tuple
         weighted = tuple([named[word] if word in names else weights[word] for word in words])
     else:
         weighted = tuple(map(weights.__getitem__, words))
-    analysed = _Claim(
-        words=weighted,
-        total=sum(map(_WEIGHT, weighted)),
-        pairs=frozenset(itertools.pairwise(words)),
-        numbers=_numbers_of(claim, words),
-    )
+    total = sum(map(_WEIGHT, weighted))
+    pairs = frozenset(itertools.pairwise(words))
+    # Positional: a frozen dataclass's keyword arguments cost more (a claim is read per citation).
+    analysed = _Claim(weighted, total, pairs, _numbers_of(claim, words))
     return analysed, words, names
 
 
@@ -640,7 +639,7 @@ class LexicalMatcher:
             error += len(pairs) // 2 + 2 + int(scale * 2**-50)
         if claim.numbers:
             error = _TENS * error + math.ceil(self._penalty_stray * scale * 2) + int(scale * 2**-48) + 2
-        return _Estimate(words=words, names=names, pair_factor=pair_factor, slack=2 * error)
+        return _Estimate(words, names, pair_factor, 2 * error)
 
 
 @functools.lru_cache(maxsize=4096)
