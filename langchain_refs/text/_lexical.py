@@ -22,8 +22,9 @@ candidate among many (the passage finder's question) with the scores
 `score` gives, without scoring every pair: each candidate list is indexed
 once (which candidates hold each word, prefix and word pair, as bit fields
 of one integer), every candidate's score is estimated at once by integer
-arithmetic with a known error bound, and only the candidates the estimate
-cannot rule out are scored exactly.
+arithmetic with a known error bound (what each word adds to a list's
+candidates is kept for the batch: a claim costs a look-up per word), and
+only the candidates the estimate cannot rule out are scored exactly.
 """
 
 from __future__ import annotations
@@ -31,13 +32,16 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import re
+import struct
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Final
 
-from langchain_refs.text._sentences import DEFAULT_SPLITTER
+from langchain_refs.text._sentences import DEFAULT_SPLITTER, surely_at_most
 from langchain_refs.text._words import WORD, clear_word_caches, content_words, fold, stem
 
 __all__ = ["CandidateIndex", "LexicalMatcher", "LexicalSupport", "stemmed_words"]
@@ -82,6 +86,8 @@ class CandidateIndex:
     windowed: tuple[int, ...]  # candidates read as windows too: always scored exactly
     plain: int  # every bit of every field but the windowed candidates'
     ones: int  # the lowest bit of every field
+    highs: int  # the highest bit of every field
+    layout: struct.Struct  # the fields read as machine integers (written in the machine's byte order)
     # Per claim word met so far (filled by `masks`): the candidates holding it, and those holding only its prefix.
     word_masks: dict[str, tuple[int, int]]
 
@@ -104,13 +110,19 @@ class CandidateIndex:
         return found
 
 
-# Bits per candidate in the estimate's integer; the scale keeps every field below 2**_FIELD.
-_FIELD: Final = 32
-_SCALE: Final = float(1 << 27)
+# Bits per candidate in the estimate's integer (read back as machine integers).
+_FIELD: Final = 64
 _HIGH: Final = 1 << (_FIELD - 1)
-_TENS: Final = 10  # the penalised estimate's scale: fields stay below 10 * 2**27 + slack < 2**32
-_FIELD_CODE: Final = "I"
-_FIELD_BYTES: Final = _FIELD // 8
+_FIELD_CODE: Final = "Q"
+# What a claim word adds to a candidate's field: ``_UNIT`` times its weight, rounded (the share of a
+# prefix-only match as well). A power of two: the product of a float by it is exact.
+_UNIT: Final = float(1 << 24)
+# A claim's scale (what a score of 1 weighs in the fields) must stay below this: ``_TENS`` times
+# (the number penalty's scale) the largest field, twice the scale at most, stays below ``_HIGH``.
+_LARGEST_SCALE: Final = float(1 << 57)
+_TENS: Final = 10
+# The candidate lists whose contributions a matcher keeps (`LexicalMatcher`); then it starts again.
+_INDEXES_KEPT: Final = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,70 +235,33 @@ class LexicalSupport:
     def _best(
         self,
         claim: _Claim,
-        distinct: Sequence[tuple[str, float, str | None]],
-        estimable: bool,
+        estimate: _Estimate | None,
         index: CandidateIndex,
+        contributions: tuple[_Contributions, _Contributions],
     ) -> tuple[int, float]:
         """The best candidate of ``index`` for ``claim`` and its score (the earliest on a tie).
 
-        ``distinct`` is each word of the claim once, with its repeats' weights
-        summed; ``estimable`` whether the claim's weights and the settings are
-        ones the estimate holds (`LexicalMatcher.best` works both out once per claim).
+        ``estimate`` says how the claim's estimate is made (None: its weights or
+        the settings are beyond what the estimate holds); ``contributions``, what
+        each word adds to the candidates of ``index``, with common and with name
+        weights (`LexicalMatcher.best` works both out).
         """
         evidence = index.evidence
         count = len(evidence)
-        if count <= 2 or not estimable:
-            # Few candidates, or weights the estimate cannot hold (none,
-            # negative, NaN, infinite, a share outside [0, 1]): score them all.
+        if count <= 2 or estimate is None:
+            # Few candidates, or weights the estimate cannot hold (none, negative,
+            # NaN, infinite, a share outside [0, 1]): score them all.
             return self._best_of(claim, evidence, range(count))
-        # The estimate, ``_SCALE`` times each candidate's score before the number
-        # penalty (below) and the clamp (a no-op: the score is in [0, 1]):
-        # each term is rounded once, so it is off by at most half a unit per term.
-        unigram = 1.0 - self.phrase_weight if claim.pairs else 1.0
-        per_weight = _SCALE * unigram / claim.total
-        per_partial_weight = per_weight * 0.7
-        # Which candidates hold each word (or only its prefix): worked out once per word and candidate list.
-        word_masks = index.word_masks
-        total = 0
-        for word, weight, _ in distinct:
-            masks = word_masks.get(word)
-            held, partly = masks if masks is not None else index.masks(word)
-            if held:
-                total += round(per_weight * weight) * held
-            if partly:
-                total += round(per_partial_weight * weight) * partly
-        terms = 2 * len(distinct)
-        if claim.pairs:
-            # How many of the claim's pairs each candidate holds, then their share.
-            near = index.near
-            total += round(_SCALE * self.phrase_weight / len(claim.pairs)) * sum(
-                [near.get(pair, 0) for pair in claim.pairs]
-            )
-            terms += len(claim.pairs)
-        # The windowed candidates' scores blend in their windows: no estimate, scored exactly.
-        total &= index.plain
-        if claim.numbers:
-            # A candidate missing a number of the claim scores ``penalty`` times
-            # as much: the others' fields are scaled by ``_TENS``, these by the
-            # integer nearest ``penalty * _TENS`` (its distance adds to the slack).
-            penalty = self.number_penalty
-            complete = -1
-            for number in claim.numbers:
-                complete &= index.numbers.get(number, 0)
-            scaled = round(penalty * _TENS)
-            total = _TENS * (total & complete) + scaled * (total & ~complete)
-            terms = _TENS * terms + math.ceil(abs(penalty * _TENS - scaled) * _SCALE * 2) + 2
-        # A term is off by at most 1/2 when rounded and by the float error of its
-        # product (well under 1/2 unit at this scale): ``slack`` bounds how far
-        # two candidates' estimates can stray from their scores in opposite directions.
-        slack = 2 * terms + 4
+        total = _estimated_fields(claim, estimate, index, contributions, self.number_penalty)
+        slack = estimate.slack
         # The fields read as machine integers: written in the machine's byte order (the maximum needs no order).
-        top = max(memoryview(total.to_bytes(count * _FIELD_BYTES, sys.byteorder)).cast(_FIELD_CODE))
+        layout = index.layout
+        top = max(layout.unpack(total.to_bytes(layout.size, sys.byteorder)))
         if top <= slack:
             return self._best_of(claim, evidence, range(count))
         # Every field at least ``top - slack``: adding ``_HIGH - (top - slack)`` to
-        # each sets its high bit exactly then (fields stay below 2**(_FIELD - 1)).
-        high = ((total + (_HIGH - top + slack) * index.ones) & (_HIGH * index.ones)) >> (_FIELD - 1)
+        # each sets its high bit exactly then (fields stay below 2**(_FIELD - 2): see `_LARGEST_SCALE`).
+        high = ((total + (_HIGH - top + slack) * index.ones) & index.highs) >> (_FIELD - 1)
         if not high & (high - 1) and not index.windowed:
             # One candidate only: no need to score it against others, but its score is exact.
             only = (high.bit_length() - 1) // _FIELD
@@ -342,18 +317,7 @@ class LexicalSupport:
 
         ``weights`` and ``named`` (`_word_weights`) keep each word's weight for the batch's other claims.
         """
-        words = content_words(claim)
-        names = _names(claim)
-        if names:
-            weighted = [named[word] if word in names else weights[word] for word in words]
-        else:
-            weighted = [weights[word] for word in words]
-        return _Claim(
-            words=tuple(weighted),
-            total=sum([weight for _, weight, _ in weighted]),
-            pairs=frozenset(itertools.pairwise(words)),
-            numbers=_numbers(claim),
-        )
+        return _read_claim(claim, weights, named)[0]
 
     def _coverage(self, claim: _Claim, evidence: _Words) -> float:
         if not claim.words:
@@ -376,7 +340,7 @@ class LexicalSupport:
         if evidence.windows:
             best = max(self._coverage(claim, w) for w in evidence.windows)
             score = self.whole_weight * score + (1 - self.whole_weight) * best
-        if claim.numbers - evidence.numbers:
+        if claim.numbers and not claim.numbers <= evidence.numbers:
             score *= self.number_penalty
         return _unit(score)
 
@@ -434,6 +398,122 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(_NUMBER.findall(text))
 
 
+def _read_claim(claim: str, weights: _WordWeights, named: _WordWeights) -> tuple[_Claim, list[str], set[str]]:
+    """A claim read (`LexicalSupport._claim`), with its content words in order and those of its names."""
+    words = content_words(claim)
+    names = _names(claim)
+    if names:
+        weighted = tuple([named[word] if word in names else weights[word] for word in words])
+    else:
+        weighted = tuple(map(weights.__getitem__, words))
+    total = sum(map(_WEIGHT, weighted))
+    pairs = frozenset(itertools.pairwise(words))
+    # Positional: a frozen dataclass's keyword arguments cost more (a claim is read per citation).
+    analysed = _Claim(weighted, total, pairs, _numbers_of(claim, words))
+    return analysed, words, names
+
+
+_WEIGHT: Final = operator.itemgetter(1)
+_NO_NUMBERS: Final[frozenset[str]] = frozenset()
+
+
+def _numbers_of(text: str, words: list[str]) -> frozenset[str]:
+    """`_numbers` of ``text``, whose content words are ``words``.
+
+    An ASCII digit of an ASCII text is in one of its content words (stop
+    words and stem suffixes have none): when these are all letters, the text
+    has no number, and one test of their concatenation tells.
+    """
+    if text.isascii() and "".join(words).isalpha():
+        return _NO_NUMBERS
+    return _numbers(text)
+
+
+def _estimated_fields(
+    claim: _Claim,
+    estimate: _Estimate,
+    index: CandidateIndex,
+    contributions: tuple[_Contributions, _Contributions],
+    penalty: float,
+) -> int:
+    """Every candidate's estimated score (see `_Estimate`), one ``_FIELD``-bit field each; 0 for the windowed ones.
+
+    A candidate holding every number of the claim has its field scaled by
+    ``_TENS``, the others by ``round(penalty * _TENS)``.
+    """
+    # Each candidate's field: its words' contributions summed, plus ``pair_factor``
+    # per pair of the claim it holds (see `_Estimate`).
+    common, named = contributions
+    names = estimate.names
+    if names:
+        total = sum([named[word] if word in names else common[word] for word in estimate.words])
+    else:
+        total = sum(map(common.__getitem__, estimate.words))
+    if estimate.pair_factor:
+        # The pairs no candidate holds (most) add nothing: left out before the sum.
+        total += estimate.pair_factor * sum(filter(None, map(index.near.get, claim.pairs)))
+    if index.windowed:
+        # The windowed candidates' scores blend in their windows: no estimate, scored exactly.
+        total &= index.plain
+    if claim.numbers:
+        # A candidate missing a number of the claim scores ``penalty`` times as much: the others'
+        # fields are scaled by ``_TENS``, these by the integer nearest ``penalty * _TENS``
+        # (the slack holds the difference).
+        complete = -1
+        for number in claim.numbers:
+            complete &= index.numbers.get(number, 0)
+        total = _TENS * (total & complete) + round(penalty * _TENS) * (total & ~complete)
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class _Estimate:
+    """How a claim's estimate of every candidate's score is made, the same for every candidate list.
+
+    A candidate's field is the sum, over the claim's ``words`` (repeats
+    included), of ``round(_UNIT * weight)`` when it holds the word and
+    ``round(_UNIT * (0.7 * weight))`` when it holds only its first five
+    letters (name weights for the words of ``names``), plus ``pair_factor``
+    times how many of the claim's pairs it holds: the candidate's score
+    (before the number penalty) times the claim's scale, give or take
+    ``slack / 2`` (see `LexicalMatcher._estimate`).
+    """
+
+    words: list[str]
+    names: set[str]
+    pair_factor: int
+    slack: int
+
+
+class _Contributions(dict[str, int]):
+    """What each claim word adds to the candidates of one list, worked out as the word is first met.
+
+    ``round(_UNIT * weight)`` in the field of every candidate holding the
+    word, ``round(_UNIT * (0.7 * weight))`` in those holding only its prefix:
+    a word's weight is fixed for the matcher's batch, so a word met again in
+    another claim costs one look-up. Kept per matcher and candidate list, one
+    for common and one for name weights.
+    """
+
+    __slots__ = ("_index", "_weights")
+
+    def __init__(self, index: CandidateIndex, weights: _WordWeights) -> None:
+        super().__init__()
+        self._index = index
+        self._weights = weights
+
+    def __missing__(self, word: str) -> int:
+        held, partly = self._index.masks(word)
+        weight = self._weights[word][1]
+        found = 0
+        if held:
+            found = round(_UNIT * weight) * held
+        if partly:
+            found += round(_UNIT * (0.7 * weight)) * partly
+        self[word] = found
+        return found
+
+
 class LexicalMatcher:
     """Claims matched against lists of candidates, as one `LexicalSupport.score` batch of them all would.
 
@@ -441,9 +521,22 @@ class LexicalMatcher:
     the rarity of words comes from its evidence texts; each claim is read
     once. `index` reads a list of candidates (of the batch, or scored as if
     they were); `best` gives a claim's best candidate in it and its score.
+
+    Example:
+        >>> matcher = LexicalSupport().matcher([["Rome is old.", "Lyon has silk.", "Silk is soft."]])
+        >>> matcher.best("Lyon silk", matcher.index(["Rome is old.", "Lyon has silk.", "Silk is soft."]))
+        (1, 1.0)
     """
 
-    __slots__ = ("_claim", "_named", "_settings_estimable", "_support", "_weights")
+    __slots__ = (
+        "_claim",
+        "_contributions",
+        "_named",
+        "_penalty_stray",
+        "_settings_estimable",
+        "_support",
+        "_weights",
+    )
 
     def __init__(self, support: LexicalSupport, evidence: dict[str, _Evidence]) -> None:
         self._support = support
@@ -451,46 +544,111 @@ class LexicalMatcher:
         self._weights, self._named = support._word_weights(rarity, max(rarity.values()) if rarity else 0.0)
         # Shares outside [0, 1] (or NaN) are beyond what the estimate holds.
         self._settings_estimable = 0 <= support.phrase_weight <= 1 and 0 <= support.number_penalty <= 1
+        # How far the penalty's integer scale (`LexicalSupport._best`) strays from ``penalty * _TENS``
+        # (worked out exactly: the penalty is any float, then rounded to a float).
+        penalty = support.number_penalty
+        stray = abs(Fraction(round(penalty * _TENS)) - _TENS * Fraction(penalty)) if self._settings_estimable else 0
+        self._penalty_stray = float(stray)
         # The last claim read (a citation of several documents asks for it again at once):
         # one, not all, so that a matcher kept through a long stream stays small.
-        self._claim: tuple[str, _Claim, list[tuple[str, float, str | None]], bool] | None = None
+        self._claim: tuple[str, _Claim, _Estimate | None] | None = None
+        # Per candidate list met (by identity, the list kept with them): its contributions.
+        self._contributions: dict[int, tuple[CandidateIndex, tuple[_Contributions, _Contributions]]] = {}
 
     def index(self, texts: Sequence[str]) -> CandidateIndex:
-        """The candidates ``texts`` read and indexed for `best` (the same for every batch)."""
+        """The candidates ``texts`` read and indexed for `best` (the same for every batch).
+
+        Example:
+            >>> index = LexicalSupport().matcher([]).index(["Rome is old.", "Lyon has silk."])
+            >>> len(index.evidence), sorted(index.words)
+            (2, ['lyon', 'old', 'rom', 'silk'])
+        """
         window = self._support.window
         return _index([_evidence(text, window) for text in texts])
 
     def best(self, claim: str, index: CandidateIndex) -> tuple[int, float]:
-        """The earliest best-scoring candidate of ``index`` for ``claim``, and its score."""
+        """The earliest best-scoring candidate of ``index`` for ``claim``, and its score.
+
+        Example:
+            >>> matcher = LexicalSupport().matcher([["Rome is old.", "Lyon has silk."]])
+            >>> matcher.best("Rome old", matcher.index(["Rome is old.", "Lyon has silk."]))
+            (0, 1.0)
+        """
         last = self._claim
         if last is None or last[0] != claim:
-            weights, named = self._weights, self._named
-            analysed = self._support._claim(claim, weights, named)
-            # Each word once, with the weights of its repeats summed (for the estimate only).
-            summed: dict[str, tuple[str, float, str | None]] = {}
-            for entry in analysed.words:
-                word = entry[0]
-                repeat = summed.get(word)
-                summed[word] = entry if repeat is None else (word, repeat[1] + entry[1], entry[2])
-            # Weights the estimate holds: some, all above 0, a finite sum (a weight not above 0 is rare:
-            # only then are the claim's own looked at).
-            estimable = (
-                self._settings_estimable
-                and bool(analysed.words)
-                and math.isfinite(analysed.total)
-                and (
-                    not (weights.nonpositive or named.nonpositive) or all(weight > 0 for _, weight, _ in analysed.words)
-                )
+            analysed, words, names = _read_claim(claim, self._weights, self._named)
+            last = self._claim = (claim, analysed, self._estimate(analysed, words, names))
+        found = self._contributions.get(id(index))
+        if found is None:
+            if len(self._contributions) >= _INDEXES_KEPT:
+                self._contributions.clear()
+            found = self._contributions[id(index)] = (
+                index,
+                (_Contributions(index, self._weights), _Contributions(index, self._named)),
             )
-            last = self._claim = (claim, analysed, list(summed.values()), estimable)
-        return self._support._best(last[1], last[2], last[3], index)
+        return self._support._best(last[1], last[2], index, found[1])
+
+    def _estimate(self, claim: _Claim, words: list[str], names: set[str]) -> _Estimate | None:
+        """How ``claim``'s estimate is made, and its error bound (None: beyond what the estimate holds).
+
+        The claim's ``scale`` is ``_UNIT * total / unigram`` (``unigram``: the
+        words' share of the score, 1 without pairs). A candidate's score before
+        the penalty, in real numbers from the same float weights and shares, is
+        ``(_UNIT * covered + x * held_pairs) / scale`` with ``x = phrase_weight
+        * scale / len(pairs)``. Its field differs from ``scale`` times that by
+        at most: 1/2 per word (each word's contribution is rounded once, and a
+        candidate gets the word's or its prefix's, never both); ``1/2 + 2**-51
+        * x`` per pair held (``x`` is worked out in three float operations, then
+        rounded to ``pair_factor``), at most ``len(pairs) / 2 + 2**-51 *
+        scale`` in all. The score as `score` works it out in floats strays from
+        the real one by at most ``len(words) + 6`` unit round-offs (``2**-53``:
+        a sum of positive terms, then a few products and a sum of values up to
+        1). The penalty multiplies the bound by ``_TENS`` and adds how far its
+        integer scale strays, and its product's round-off. Two candidates'
+        fields can stray in opposite directions: the slack is twice the bound.
+        """
+        if not self._settings_estimable or not words:
+            return None
+        total = claim.total
+        # Weights the estimate holds: all above 0, a finite sum (a weight not above 0 is rare:
+        # only then are the claim's own looked at).
+        if not math.isfinite(total) or (
+            (self._weights.nonpositive or self._named.nonpositive) and not all(w > 0 for _, w, _ in claim.words)
+        ):
+            return None
+        phrase = self._support.phrase_weight
+        pairs = claim.pairs
+        if pairs:
+            # The same float as `_coverage`'s share of the words.
+            unigram = 1 - phrase
+            if not unigram > 0:
+                # Only the pairs count (phrase_weight 1): a setting too rare to estimate.
+                return None
+            scale = _UNIT * total / unigram
+        else:
+            scale = _UNIT * total
+        count = len(words)
+        if not scale + count < _LARGEST_SCALE:
+            # Weights too large for the fields (or infinite ones): scored exactly.
+            return None
+        # The bounds in floats, rounded up: each is at least twice what it bounds before rounding.
+        error = count // 2 + 2 + int(scale * (count + 6) * 2**-52)
+        pair_factor = 0
+        if pairs and phrase:
+            pair_factor = round(phrase * scale / len(pairs))
+            error += len(pairs) // 2 + 2 + int(scale * 2**-50)
+        if claim.numbers:
+            error = _TENS * error + math.ceil(self._penalty_stray * scale * 2) + int(scale * 2**-48) + 2
+        return _Estimate(words, names, pair_factor, 2 * error)
 
 
 @functools.lru_cache(maxsize=4096)
 def _evidence(text: str, window: int) -> _Evidence:
     """A text read whole and as windows of ``window`` sentences (cached: evidence repeats)."""
     windows: tuple[_Words, ...] = ()
-    spans = DEFAULT_SPLITTER.split(text)
+    # Most candidates are too short to be read as windows (a passage finder's are one sentence):
+    # no need to split them to know.
+    spans = [] if window >= 1 and surely_at_most(text, window) else DEFAULT_SPLITTER.split(text)
     if len(spans) > window:
         # Each sentence is read once: no word crosses a sentence's edge, so the words of a window
         # (its sentences joined by spaces) are those of its sentences in turn.
@@ -500,7 +658,7 @@ def _evidence(text: str, window: int) -> _Evidence:
             for i in range(len(sentences) - window + 1)
         )
     # The whole text through `_analyse`'s cache: the meaning guards read the same evidence again.
-    return _Evidence(whole=_analyse(text), windows=windows, numbers=frozenset(_NUMBER.findall(text)))
+    return _Evidence(whole=_analyse(text), windows=windows, numbers=_numbers(text))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -552,6 +710,8 @@ def _index(evidence: list[_Evidence]) -> CandidateIndex:
         windowed=tuple(windowed),
         plain=plain,
         ones=ones,
+        highs=ones << (_FIELD - 1),
+        layout=struct.Struct(f"={len(evidence)}{_FIELD_CODE}"),
         word_masks={},
     )
 

@@ -82,6 +82,9 @@ _HEADING_LINE = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
 # Only at the start of a word: searching for the last word must not retry inside it.
 _WORD_BEFORE = re.compile(r"(?<![\w.\-])([\w.\-]+)$")
 
+# Where a sentence can end inside a text: whitespace, then a plausible sentence start.
+_SPACE_THEN_START = re.compile(r"\s" + _NEXT_START.pattern)
+
 
 def _skip(pattern: re.Pattern[str], text: str, position: int) -> int:
     """Where ``pattern``'s match at ``position`` ends (``position`` when it does not match)."""
@@ -229,6 +232,34 @@ def split_sentences(text: str, *, strict: bool = False) -> list[Span]:
         ['It costs $3.50, e.g. at noon... or later.', 'Fine.']
     """
     return (_STRICT_SPLITTER if strict else DEFAULT_SPLITTER).split(text)
+
+
+def surely_at_most(text: str, sentences: int) -> bool:
+    """Whether a splitter that is not strict makes at most ``sentences`` sentences of ``text`` (without splitting it).
+
+    A cheap test that may answer no when it does. Such a splitter cuts only
+    at a block break or a heading (both need a line break or a "#"), or
+    where the tail of a run of stop characters reaches whitespace followed
+    by a plausible sentence start: each such cut is the start of its own
+    match of that whitespace and start, after the first stop character
+    (the matches of two cuts cannot overlap, as no whitespace is a start
+    or an opening mark). Fewer such matches than ``sentences``: at most
+    that many sentences. One linear search.
+
+    Example:
+        >>> surely_at_most("Paris has been the capital since 987.", 1), surely_at_most("Hi. Bye.", 1)
+        (True, False)
+        >>> surely_at_most("Hi. Bye.", 2), surely_at_most("Hi. Bye. Now.", 2)
+        (True, False)
+    """
+    if sentences < 1 or "\n" in text or "#" in text:
+        return False
+    stop = _STOP_RUN.search(text)
+    if stop is None:
+        return True
+    # Fewer matches than ``sentences``: none left once the first ``sentences - 1`` are skipped.
+    matches = _SPACE_THEN_START.finditer(text, stop.end())
+    return next(itertools.islice(matches, sentences - 1, None), None) is None
 
 
 def window_indices(count: int, size: int, stride: int) -> list[tuple[int, int]]:

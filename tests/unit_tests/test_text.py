@@ -7,11 +7,20 @@ import unicodedata
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_refs import LexicalScorer
-from langchain_refs.text import LexicalSupport, PassageSpan, SentenceSplitter, Span, find_passages, fold, stem
+from langchain_refs.text import (
+    LexicalSupport,
+    PassageSpan,
+    SentenceSplitter,
+    Span,
+    find_passages,
+    fold,
+    split_sentences,
+    stem,
+)
 from langchain_refs.text._lexical import _analyse, _evidence
 
 LYON = "Lyon is big. Lyon has silk. It rains."
@@ -192,3 +201,18 @@ def test_evidence_read_sentence_by_sentence_is_the_text_read_whole_and_by_window
     assert found.whole == _analyse(text)
     expected = [_analyse(" ".join(sentences[i : i + window])) for i in range(len(sentences) - window + 1)]
     assert list(found.windows) == (expected if len(sentences) > window else [])
+
+
+SENTENCE_PIECES = ["a", "Dr", "J", "2", "e.g", "U.S", "x", ".", "...", "!", "?", "\u2026", " ", "  ", "\n", "\n\n", "#"]
+SENTENCE_PIECES += ['"', ")", "[1]", "[1](id=2)", "(", "-", "*", "\u00e9", "\u00c9", ";", "\t"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(pieces=st.lists(st.sampled_from(SENTENCE_PIECES), max_size=16), sentences=st.integers(0, 3))
+def test_surely_at_most_is_never_wrong(pieces: list[str], sentences: int) -> None:
+    """When the shortcut says at most n sentences, the default splitter finds at most n (the oracle: splitting)."""
+    from langchain_refs.text._sentences import surely_at_most
+
+    text = "".join(pieces)
+    if surely_at_most(text, sentences):
+        assert len(split_sentences(text)) <= sentences, text

@@ -1,0 +1,155 @@
+"""The lexical estimate's error bound against the exact scores `LexicalSupport.score` gives (the oracle).
+
+`LexicalSupport.best_matches` rules a candidate out when its estimate is more
+than the slack below the best one's: that is safe only if every estimate is
+within half the slack of the candidate's exact score, scaled. Checked here in
+exact rational arithmetic, field by field, for random texts, claims and settings.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langchain_refs.text import LexicalSupport, split_sentences
+from langchain_refs.text._lexical import (
+    _FIELD,
+    _HIGH,
+    _TENS,
+    _UNIT,
+    CandidateIndex,
+    LexicalMatcher,
+    _Contributions,
+    _estimated_fields,
+    _numbers,
+    _numbers_of,
+    _read_claim,
+)
+from langchain_refs.text._words import content_words
+
+WORDS = [
+    "Paris",
+    "paris",
+    "Lyon",
+    "silk",
+    "silky",
+    "capital",
+    "capitals",
+    "capitalism",
+    "France",
+    "river",
+    "rivers",
+    "1924",
+    "2.5",
+    "the",
+    "migrating",
+    "migrants",
+]
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    sentences = draw(
+        st.lists(
+            st.tuples(st.lists(st.sampled_from(WORDS), min_size=0, max_size=9), st.sampled_from([".", "!", ". "])),
+            min_size=1,
+            max_size=10,
+        )
+    )
+    return " ".join(" ".join(words).capitalize() + end for words, end in sentences)
+
+
+SETTINGS = st.fixed_dictionaries(
+    {},
+    optional={
+        "phrase_weight": st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0]),
+        "number_penalty": st.sampled_from([0.0, 0.3, 0.65, 0.7, 1.0]),
+        "rarity_weight": st.sampled_from([0.0, 0.5, 1.0, 1.5]),
+        "min_batch_for_rarity": st.integers(1, 6),
+        "window": st.integers(1, 3),
+    },
+)
+
+
+def fields_and_bound(
+    matcher: LexicalMatcher, index: CandidateIndex, claim: str, support: LexicalSupport
+) -> tuple[list[int], int, Fraction] | None:
+    """The claim's estimated fields, its slack, and its scale (a score of 1's weight, by the documented formula)."""
+    analysed, words, names = _read_claim(claim, matcher._weights, matcher._named)
+    estimate = matcher._estimate(analysed, words, names)
+    if estimate is None:
+        return None
+    contributions = (_Contributions(index, matcher._weights), _Contributions(index, matcher._named))
+    total = _estimated_fields(analysed, estimate, index, contributions, support.number_penalty)
+    mask = (1 << _FIELD) - 1
+    fields = [(total >> (i * _FIELD)) & mask for i in range(len(index.evidence))]
+    unigram = Fraction(1 - support.phrase_weight) if analysed.pairs else Fraction(1)
+    scale = Fraction(_UNIT) * Fraction(analysed.total) / unigram
+    if analysed.numbers:
+        scale *= _TENS
+    return fields, estimate.slack, scale
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    documents=st.lists(texts(), min_size=1, max_size=4),
+    claims=st.lists(st.lists(st.sampled_from([*WORDS, "3", "Silk"]), min_size=1, max_size=12), min_size=1, max_size=6),
+    settings_=SETTINGS,
+)
+def test_every_estimate_is_within_half_the_slack_of_its_scaled_score(
+    documents: list[str], claims: list[list[str]], settings_: dict[str, float]
+) -> None:
+    """Field by field: |estimate - scale * score| <= slack / 2, and fields stay clear of the high bit."""
+    support = LexicalSupport(**settings_)  # type: ignore[arg-type]
+    lists = [[s.text for s in split_sentences(document)] for document in documents]
+    everything = [text for texts_ in lists for text in texts_]
+    matcher = support.matcher(lists)
+    for words in claims:
+        claim = " ".join(words)
+        # The oracle: one `score` call over every candidate of the batch (the same rarity as the matcher's).
+        exact = dict(zip(everything, support.score([(claim, text) for text in everything]), strict=True))
+        for texts_ in lists:
+            index = matcher.index(texts_)
+            found = fields_and_bound(matcher, index, claim, support)
+            if found is None:
+                continue
+            fields, slack, scale = found
+            for i, text in enumerate(texts_):
+                assert fields[i] < _HIGH // 2
+                if i in index.windowed:
+                    assert fields[i] == 0
+                    continue
+                assert abs(fields[i] - scale * Fraction(exact[text])) <= Fraction(slack, 2), (claim, text)
+
+
+def test_the_slack_is_a_tiny_share_of_the_scale() -> None:
+    """Default settings: candidates within a few parts in ten million of the best are all that is scored."""
+    support = LexicalSupport()
+    texts_ = [
+        "Paris is the capital of France.",
+        "Lyon is known for silk.",
+        "The Seine runs through Paris.",
+        "Paris hosted the Olympics in 1924.",
+    ]
+    matcher = support.matcher([texts_])
+    index = matcher.index(texts_)
+    for claim in ["Paris is the capital of France", "Paris hosted the Olympics in 1924", "silk from Lyon"]:
+        found = fields_and_bound(matcher, index, claim, support)
+        assert found is not None
+        _, slack, scale = found
+        assert 0 < slack < scale / 1_000_000
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    pieces=st.lists(
+        st.sampled_from(["a", "Tes", "ies", "2", "10", "3.5", "1,000", "x9", "\u0663", "\u00b2", "\u00e9", " ", "."]),
+        max_size=10,
+    )
+)
+def test_numbers_read_from_the_words_are_the_texts(pieces: list[str]) -> None:
+    """A claim's numbers, told from its content words when it can be: the numbers `_numbers` finds in its text."""
+    text = "".join(pieces)
+    assert _numbers_of(text, content_words(text)) == _numbers(text)
