@@ -289,6 +289,7 @@ class LexicalSupport:
         Example:
             >>> LexicalSupport.clear_caches()
         """
+        _indexed.cache_clear()
         _evidence.cache_clear()
         _analyse.cache_clear()
         clear_word_caches()
@@ -563,8 +564,7 @@ class LexicalMatcher:
             >>> len(index.evidence), sorted(index.words)
             (2, ['lyon', 'old', 'rom', 'silk'])
         """
-        window = self._support.window
-        return _index([_evidence(text, window) for text in texts])
+        return _indexed(tuple(texts), self._support.window)
 
     def best(self, claim: str, index: CandidateIndex) -> tuple[int, float]:
         """The earliest best-scoring candidate of ``index`` for ``claim``, and its score.
@@ -674,6 +674,17 @@ def _words_of(found: list[str]) -> _Words:
         prefixes=frozenset([w[:5] for w in found if len(w) >= 5]),
         near=frozenset(itertools.chain(itertools.pairwise(found), zip(found, found[2:], strict=False))),
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _indexed(texts: tuple[str, ...], window: int) -> CandidateIndex:
+    """The index of a list of candidates (cached: a thread's answers cite the same documents again).
+
+    The index depends on the texts alone, not on the batch; each answer's
+    session would otherwise read and index each document it cites anew.
+    Sixty-four lists: a thread's documents, not a corpus.
+    """
+    return _index([_evidence(text, window) for text in texts])
 
 
 def _index(evidence: list[_Evidence]) -> CandidateIndex:
