@@ -302,3 +302,15 @@ def test_one_finder_many_claims_any_settings_match_the_oracle(
         finder.add(claim, text)
     assert finder.find(pairs) == oracle(pairs, scorer)
     assert find_passages(pairs, scorer=scorer) == oracle(pairs, scorer)
+
+
+def test_an_index_is_kept_across_matchers_until_the_caches_are_cleared() -> None:
+    # A thread's answers cite the same documents: each answer's matcher reuses their index.
+    texts = ["Rome is old.", "Lyon has silk."]
+    first = LexicalSupport().matcher([texts]).index(texts)
+    assert LexicalSupport().matcher([["Another batch."]]).index(texts) is first
+    assert LexicalSupport().matcher([]).index(list(texts)) is first
+    LexicalSupport.clear_caches()
+    again = LexicalSupport().matcher([]).index(texts)
+    assert again is not first
+    assert again.words == first.words
