@@ -371,27 +371,32 @@ class AnswerReferences:
             >>> refs.standard_citations()[0]["cited_text"]
             'Paris is in France.'
         """
-        by_number = {r.number: r for r in self.references}
+        # What every citation of a number starts with: its type, and the url and title of its source. Copied
+        # per citation: one C-level copy instead of three stores (run for every citation on an answer's last chunk).
+        heads: dict[int, dict[str, Any]] = {}
+        for reference in self.references:
+            head: dict[str, Any] = {"type": "citation"}
+            if reference.source is not None:
+                head["url"] = reference.source
+            if reference.title:
+                head["title"] = reference.title
+            heads[reference.number] = head
+        unlisted: dict[str, Any] = {"type": "citation"}
         # The start of each document cited without a passage, cut once (many citations share a document).
         starts: dict[int, str | None] = {}
         annotations: list[dict[str, Any]] = []
         for citation in self.citations:
             annotation: dict[str, Any]
+            extras: dict[str, Any]
+            passage = citation.passage
             if citation.native is not None:
                 annotation = {**citation.native, "type": "citation"}
                 extras = dict(annotation.get("extras") or {})
             else:
-                annotation = {"type": "citation"}
-                reference = by_number.get(citation.number)
-                if reference is not None:
-                    if reference.source is not None:
-                        annotation["url"] = reference.source
-                    if reference.title:
-                        annotation["title"] = reference.title
-                extras = {}
+                annotation = heads.get(citation.number, unlisted).copy()
                 cited: str | None
-                if citation.passage is not None:
-                    cited = citation.passage.excerpt
+                if passage is not None:
+                    cited = passage.excerpt
                 elif documents is None or not citation.document_positions:
                     cited = None
                 else:
@@ -402,11 +407,25 @@ class AnswerReferences:
                         cited = starts[position] = _document_start(position, documents)
                 if cited is not None:
                     annotation["cited_text"] = cited
+                if passage is not None:
+                    # The usual case, written in one go.
+                    annotation["start_index"] = citation.text_start
+                    annotation["end_index"] = citation.text_end
+                    annotation["extras"] = {
+                        "number": citation.number,
+                        "document_positions": list(citation.document_positions),
+                        "document_position": passage.document_position,
+                        "document_start": passage.document_start,
+                        "document_end": passage.document_end,
+                        "score": passage.score,
+                    }
+                    annotations.append(annotation)
+                    continue
+                extras = {}
             annotation["start_index"] = citation.text_start
             annotation["end_index"] = citation.text_end
             extras["number"] = citation.number
             extras["document_positions"] = list(citation.document_positions)
-            passage = citation.passage
             if passage is not None:
                 extras["document_position"] = passage.document_position
                 extras["document_start"] = passage.document_start
