@@ -52,6 +52,7 @@ from langchain_refs.streaming._provider_content import (
     provider_end_index,
     without_native,
 )
+from langchain_refs.streaming._references import data_and_standard_citations
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 
 __all__ = ["ChunkRewriter", "OutputVersion", "generation_chunk", "merge_chunks"]
@@ -537,10 +538,8 @@ class ChunkRewriter:
             return None
         if self._str_output:
             return tail or None
-        references = self._session.references
-        # Made once: the references event reuses it.
-        self._data = references.to_dict()
-        citations = references.standard_citations(self._documents)
+        # Made once: the references event reuses it. Both in one pass over the citations, read once.
+        self._data, citations = data_and_standard_citations(self._session.references, self._documents)
         metadata: dict[str, Any] = {"references": self._data, "citations": citations}
         if self._model_text_key is not None:
             metadata[self._model_text_key] = "".join(self._raw)

@@ -37,6 +37,7 @@ __all__ = [
     "passage_finder",
     "passage_found_again",
     "passage_scorer",
+    "with_passage",
 ]
 
 DEFAULT_PASSAGE_SCORER: Final = LexicalSupport()
@@ -193,11 +194,11 @@ def attach_passages(
         passage = Passage(
             document_position=position, document_start=start, document_end=end, excerpt=excerpt, score=score
         )
-        attached.append(_with_passage(citation, passage))
+        attached.append(with_passage(citation, passage))
     return replace(references, citations=tuple(attached))
 
 
-# The fields `_with_passage` copies by name: were `Citation` to gain one, it would fall back to `replace`.
+# The fields `with_passage` copies by name: were `Citation` to gain one, it would fall back to `replace`.
 _CITATION_FIELDS: Final = (
     "number",
     "document_positions",
@@ -216,8 +217,16 @@ _CITATION_FIELDS: Final = (
 _COPIED_BY_NAME: Final = tuple(f.name for f in fields(Citation)) == _CITATION_FIELDS
 
 
-def _with_passage(citation: Citation, passage: Passage | None) -> Citation:
-    """``replace(citation, passage=passage)``, without its generic reading of every field (one per citation)."""
+def with_passage(citation: Citation, passage: Passage | None) -> Citation:
+    """``replace(citation, passage=passage)``, without its generic reading of every field (one per citation).
+
+    Example:
+        >>> cited = Citation(number=1, document_positions=(1,), start=5, end=8,
+        ...     text_start=0, text_end=5, text="Paris", marker="[1](id=1)")
+        >>> found = Passage(document_position=1, document_start=0, document_end=6, excerpt="Paris.", score=1.0)
+        >>> with_passage(cited, found) == replace(cited, passage=found)
+        True
+    """
     if type(citation) is not Citation or not _COPIED_BY_NAME:
         return replace(citation, passage=passage)
     return Citation(

@@ -15,12 +15,12 @@ from typing import Any, Protocol
 
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
 from langchain_refs.streaming._passages import (
-    _with_passage,
     attach_passages,
     passage_as_cited,
     passage_finder,
     passage_found_again,
     passage_scorer,
+    with_passage,
 )
 from langchain_refs.streaming._references import (
     AnswerContext,
@@ -390,7 +390,7 @@ class ReferenceSession:
             # Found as they closed, the passages may still change (a document cited later changes the words'
             # rarity): they are shown once the answer is complete.
             citations = [
-                citation if citation.passage is None else _with_passage(citation, None) for citation in citations
+                citation if citation.passage is None else with_passage(citation, None) for citation in citations
             ]
         return (*citations, *self._group.values())
 
@@ -409,7 +409,7 @@ class ReferenceSession:
                 if citation.passage is not None:
                     passage = passage_found_again(finder, citation, documents)
                     if passage != citation.passage:
-                        citations[k] = _with_passage(citation, passage)
+                        citations[k] = with_passage(citation, passage)
             self._stale = 0
         return tuple(citations)
 
@@ -531,7 +531,7 @@ class ReferenceSession:
                     if finder.generation != generation:
                         # A text joined the batch: the passages found before were found within another one.
                         self._stale = len(citations)
-                    citations.append(citation if passage is None else _with_passage(citation, passage))
+                    citations.append(citation if passage is None else with_passage(citation, passage))
         self._group = {}
 
     def _render(self, events: list[Text | Marker]) -> str:

@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessageChunk
 
 from langchain_refs import AnswerReferences, Citation, Passage, Reference, ReferenceSession, TextReferenceStyle
 from langchain_refs.streaming._chunks import ChunkRewriter
+from langchain_refs.streaming._references import data_and_standard_citations
 
 
 def plain_standard_citations(references: AnswerReferences, documents: Sequence[Any] | None) -> list[dict[str, Any]]:
@@ -142,3 +143,15 @@ def test_annotations_go_where_locate_puts_them(
     content = rewriter._last_blocks(annotations, {"type": "text", "index": 0}, "", None, "")
     found = {item["index"]: item.get("annotations", []) for item in content if item.get("annotations")}
     assert found == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(refs=references, with_documents=st.booleans())
+def test_one_pass_gives_to_dict_and_standard_citations(refs: AnswerReferences, with_documents: bool) -> None:
+    """What the last chunk carries, in one pass over the citations: the two methods' values, key order included."""
+    documents = DOCUMENTS if with_documents else None
+    data, annotations = data_and_standard_citations(refs, documents)
+    assert json.dumps(data) == json.dumps(refs.to_dict())
+    assert data == refs.to_dict()
+    assert annotations == refs.standard_citations(documents) == plain_standard_citations(refs, documents)
+    assert json.dumps(annotations) == json.dumps(plain_standard_citations(refs, documents))
