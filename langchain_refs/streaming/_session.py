@@ -127,6 +127,7 @@ class ReferenceSession:
         "_answer",
         "_citations",
         "_cite",
+        "_cited",
         "_claim_floor",
         "_closed",
         "_documents",
@@ -202,9 +203,12 @@ class ReferenceSession:
         self._claim_floor = 0
         self._window_start = 0
         self._trim_at = 2 * _RECENT_TEXT
-        # The citations closed so far: with their passage when the finder found it as they closed.
+        # The citations closed so far, as the references show them before the answer is complete.
         self._citations: list[Citation] = []
-        # How many of them, from the first, were found within an earlier batch of texts than the finder's now.
+        # With the finder, the same citations with the passages found as they closed (their final values, made
+        # then, so that the end only gathers them), and how many of those, from the first, were found within an
+        # earlier batch of texts than the finder's now.
+        self._cited: list[Citation] = []
         self._stale = 0
         self._invalid: list[InvalidCitation] = []
         # Citations rendered since the last text, by number: a source cited
@@ -382,17 +386,12 @@ class ReferenceSession:
         return rendered
 
     def _cited_so_far(self) -> tuple[Citation, ...]:
-        """The citations as the references show them before the answer is complete: without passages."""
-        if not self._keep_citations:
-            return ()
-        citations = self._citations
-        if self._finder is not None:
-            # Found as they closed, the passages may still change (a document cited later changes the words'
-            # rarity): they are shown once the answer is complete.
-            citations = [
-                citation if citation.passage is None else with_passage(citation, None) for citation in citations
-            ]
-        return (*citations, *self._group.values())
+        """The citations as the references show them before the answer is complete: without passages.
+
+        Found as they closed, the passages may still change (a document cited later changes the words'
+        rarity): they are shown once the answer is complete.
+        """
+        return (*self._citations, *self._group.values()) if self._keep_citations else ()
 
     def _with_final_passages(self) -> tuple[Citation, ...]:
         """The citations of the closed answer, each with the passage `attach_passages` gives it on the whole answer.
@@ -400,7 +399,7 @@ class ReferenceSession:
         Each got its passage as it closed; those found within an earlier batch of texts than the last (the first
         `_stale`) are found again, and only those whose passage changed are made again.
         """
-        citations = self._citations
+        citations = self._cited
         finder = self._finder
         if finder is not None:
             documents = self._documents
@@ -517,21 +516,21 @@ class ReferenceSession:
     def _end_group(self) -> None:
         if self._keep_citations:
             citations = self._citations
+            # One by one: compiled, `extend` would first copy the view into a list.
+            for citation in self._group.values():
+                citations.append(citation)
             finder = self._finder
-            if finder is None:
-                # One by one: compiled, `extend` would first copy the view into a list.
-                for citation in self._group.values():
-                    citations.append(citation)
-            else:
+            if finder is not None:
                 # Each citation's final value is made now, with its passage: the end of the answer only gathers them.
+                cited = self._cited
                 documents = self._documents
                 for citation in self._group.values():
                     generation = finder.generation
                     passage = passage_as_cited(finder, citation, documents)
                     if finder.generation != generation:
                         # A text joined the batch: the passages found before were found within another one.
-                        self._stale = len(citations)
-                    citations.append(citation if passage is None else with_passage(citation, passage))
+                        self._stale = len(cited)
+                    cited.append(citation if passage is None else with_passage(citation, passage))
         self._group = {}
 
     def _render(self, events: list[Text | Marker]) -> str:
