@@ -52,6 +52,7 @@ from langchain_refs.streaming._provider_content import (
     provider_end_index,
     without_native,
 )
+from langchain_refs.streaming._references import data_and_standard_citations
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 
 __all__ = ["ChunkRewriter", "OutputVersion", "generation_chunk", "merge_chunks"]
@@ -554,10 +555,8 @@ class ChunkRewriter:
             return None
         if self._str_output:
             return tail or None
-        references = self._session.references
-        # Made once: the references event reuses it.
-        self._data = references.to_dict()
-        citations = references.standard_citations(self._documents)
+        # Made once: the references event reuses it. Both in one pass over the citations, read once.
+        self._data, citations = data_and_standard_citations(self._session.references, self._documents)
         metadata: dict[str, Any] = {"references": self._data, "citations": citations}
         if self._model_text_key is not None:
             metadata[self._model_text_key] = "".join(self._raw)
@@ -594,11 +593,28 @@ class ChunkRewriter:
             self._segments.add(pending_block, pending)
         self._segments.add(tail_key, tail)
         per_block: dict[Any, list[dict[str, Any]]] = {}
-        for citation in citations:
-            where = self._segments.locate(citation["start_index"], citation["end_index"])
-            if where is not None:
-                block, start, end = where
-                per_block.setdefault(block, []).append({**citation, "start_index": start, "end_index": end})
+        segments = self._segments._segments
+        if len(segments) == 1:
+            # The whole text in one block (the usual case): `locate` for every citation, without a call each
+            # (one per citation, on the last chunk).
+            offset, block, local, length = segments[0]
+            placed: list[dict[str, Any]] = []
+            for citation in citations:
+                start = citation["start_index"]
+                end = citation["end_index"]
+                if offset < end <= offset + length or offset == start == end:
+                    annotation = citation.copy()
+                    annotation["start_index"] = local + max(start, offset) - offset
+                    annotation["end_index"] = local + end - offset
+                    placed.append(annotation)
+            if placed:
+                per_block[block] = placed
+        else:
+            for citation in citations:
+                where = self._segments.locate(citation["start_index"], citation["end_index"])
+                if where is not None:
+                    block, start, end = where
+                    per_block.setdefault(block, []).append({**citation, "start_index": start, "end_index": end})
         content: list[Any] = []
         if pending and pending_block != tail_key:
             ended: dict[str, Any] = {"type": "text", "text": pending, "index": pending_block}

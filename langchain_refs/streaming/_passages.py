@@ -6,7 +6,9 @@ the words the citation backs (one split per document, one scoring batch),
 and keeps the best one (the first cited document on a tie). Native citations
 (a provider's own) have no document of ours and get none. With the lexical
 engine a session finds them as each citation closes (`passage_finder`,
-`find_as_cited`): the same passages, with no burst of scoring at the end.
+`passage_as_cited`), and at the end finds again only those a document cited
+later made stale (`passage_found_again`): the same passages, with no burst
+of scoring at the end.
 
 Example:
     >>> from types import SimpleNamespace as Doc
@@ -21,14 +23,22 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import fields, replace
 from typing import Any, Final
 
 from langchain_refs.streaming._references import AnswerReferences, Citation, Passage
 from langchain_refs.text import LexicalSupport, PairScorer, PassageFinder, find_passages
 
-__all__ = ["DEFAULT_PASSAGE_SCORER", "attach_passages", "find_as_cited", "passage_finder", "passage_scorer"]
+__all__ = [
+    "DEFAULT_PASSAGE_SCORER",
+    "attach_passages",
+    "passage_as_cited",
+    "passage_finder",
+    "passage_found_again",
+    "passage_scorer",
+    "with_passage",
+]
 
 DEFAULT_PASSAGE_SCORER: Final = LexicalSupport()
 """The scorer passages are found with unless another is given: lexical, no model."""
@@ -64,14 +74,66 @@ def passage_finder(scorer: PairScorer | None) -> PassageFinder | None:
     return PassageFinder(scorer=scorer) if type(scorer) is LexicalSupport else None
 
 
-def find_as_cited(finder: PassageFinder, citations: Iterable[Citation], documents: Sequence[Any]) -> None:
-    """Find the passages of citations that just closed (`attach_passages` with ``finder`` reuses them)."""
+def passage_as_cited(finder: PassageFinder, citation: Citation, documents: Sequence[Any]) -> Passage | None:
+    """The passage of a citation that just closed, found within the documents cited so far (``finder`` keeps it).
+
+    It is the passage `attach_passages` gives the citation on the whole
+    answer for as long as no other document's text joins ``finder``'s batch
+    (`PassageFinder.generation` stays where it is): a document cited for the
+    first time later changes the words' rarity, and the passage must then
+    be found again (`passage_found_again`). None: a native citation, or one
+    of no document in ``documents``.
+
+    Example:
+        >>> from types import SimpleNamespace as Doc
+        >>> from langchain_refs.text import PassageFinder
+        >>> cited = Citation(number=1, document_positions=(1,), start=15, end=18,
+        ...     text_start=0, text_end=15, text="Paris in France", marker="[1](id=1)")
+        >>> passage_as_cited(PassageFinder(), cited, [Doc(page_content="Rome is old. Paris is in France.")]).excerpt
+        'Paris is in France.'
+    """
+    found_in = finder.generation
+    passage = _best_passage(finder, citation, documents, again=False)
+    if passage is not None and len(citation.document_positions) > 1 and finder.generation != found_in:
+        # A document of this very citation joined the batch: those of its documents scored before it were
+        # scored within another batch (rare: found again, all of them).
+        passage = _best_passage(finder, citation, documents, again=True)
+    return passage
+
+
+def passage_found_again(finder: PassageFinder, citation: Citation, documents: Sequence[Any]) -> Passage | None:
+    """`passage_as_cited` for a citation already found, within ``finder``'s batch as it now stands (not kept again).
+
+    Example:
+        >>> from types import SimpleNamespace as Doc
+        >>> from langchain_refs.text import PassageFinder
+        >>> cited = Citation(number=1, document_positions=(1,), start=5, end=8,
+        ...     text_start=0, text_end=5, text="Paris", marker="[1](id=1)")
+        >>> passage_found_again(PassageFinder(), cited, [Doc(page_content="Rome is old. Paris is big.")]).excerpt
+        'Paris is big.'
+    """
+    return _best_passage(finder, citation, documents, again=True)
+
+
+def _best_passage(
+    finder: PassageFinder, citation: Citation, documents: Sequence[Any], *, again: bool
+) -> Passage | None:
+    """The best passage among the citation's documents, as `attach_passages` chooses it (the first on a tie)."""
+    if citation.native is not None:
+        return None
     count = len(documents)
-    for citation in citations:
-        if citation.native is None:
-            for position in citation.document_positions:
-                if 1 <= position <= count:
-                    finder.add(citation.text, _text_of(documents[position - 1]))
+    claim = citation.text
+    best: tuple[int, int, int, str, float] | None = None
+    for position in citation.document_positions:
+        if 1 <= position <= count:
+            text = _text_of(documents[position - 1])
+            start, end, excerpt, score = finder.find_one(claim, text) if again else finder.add(claim, text)
+            if best is None or _rank(score) > _rank(best[4]):
+                best = (position, start, end, excerpt, score)
+    if best is None:
+        return None
+    position, start, end, excerpt, score = best
+    return Passage(document_position=position, document_start=start, document_end=end, excerpt=excerpt, score=score)
 
 
 def attach_passages(
@@ -87,7 +149,7 @@ def attach_passages(
     lexical engine) in one batch. A position outside ``documents`` gives no
     candidate; a citation with none keeps ``passage=None``. A ``finder``
     (the lexical engine's, given ``scorer``'s settings) reuses the passages
-    it found as citations closed (`find_as_cited`): the same result, sooner.
+    it found as citations closed (`passage_as_cited`): the same result, sooner.
 
     Example:
         >>> attach_passages(AnswerReferences(), []) == AnswerReferences()
@@ -132,11 +194,11 @@ def attach_passages(
         passage = Passage(
             document_position=position, document_start=start, document_end=end, excerpt=excerpt, score=score
         )
-        attached.append(_with_passage(citation, passage))
+        attached.append(with_passage(citation, passage))
     return replace(references, citations=tuple(attached))
 
 
-# The fields `_with_passage` copies by name: were `Citation` to gain one, it would fall back to `replace`.
+# The fields `with_passage` copies by name: were `Citation` to gain one, it would fall back to `replace`.
 _CITATION_FIELDS: Final = (
     "number",
     "document_positions",
@@ -155,8 +217,16 @@ _CITATION_FIELDS: Final = (
 _COPIED_BY_NAME: Final = tuple(f.name for f in fields(Citation)) == _CITATION_FIELDS
 
 
-def _with_passage(citation: Citation, passage: Passage) -> Citation:
-    """``replace(citation, passage=passage)``, without its generic reading of every field (one per citation)."""
+def with_passage(citation: Citation, passage: Passage | None) -> Citation:
+    """``replace(citation, passage=passage)``, without its generic reading of every field (one per citation).
+
+    Example:
+        >>> cited = Citation(number=1, document_positions=(1,), start=5, end=8,
+        ...     text_start=0, text_end=5, text="Paris", marker="[1](id=1)")
+        >>> found = Passage(document_position=1, document_start=0, document_end=6, excerpt="Paris.", score=1.0)
+        >>> with_passage(cited, found) == replace(cited, passage=found)
+        True
+    """
     if type(citation) is not Citation or not _COPIED_BY_NAME:
         return replace(citation, passage=passage)
     return Citation(

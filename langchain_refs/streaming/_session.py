@@ -14,7 +14,14 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
-from langchain_refs.streaming._passages import attach_passages, find_as_cited, passage_finder, passage_scorer
+from langchain_refs.streaming._passages import (
+    attach_passages,
+    passage_as_cited,
+    passage_finder,
+    passage_found_again,
+    passage_scorer,
+    with_passage,
+)
 from langchain_refs.streaming._references import (
     AnswerContext,
     AnswerReferences,
@@ -94,8 +101,11 @@ class ReferenceSession:
             found once its citation closes (in the `feed` whose text ends the
             run of adjacent markers, or at `close`: tens of µs, ordinary text
             none; the end of the answer then only gathers them); another
-            scorer works once the answer is complete, in one batch. The
-            references show passages once the answer is complete.
+            scorer works once the answer is complete, in one batch. Each
+            citation's final value is made as it closes too, so the end only
+            finds again the passages a document cited for the first time
+            later made stale (it changes the words' rarity). The references
+            show passages once the answer is complete.
 
     Each marker costs at most one log line, however many ids it names; a run
     of consecutive ids that name no document is one invalid citation.
@@ -117,6 +127,7 @@ class ReferenceSession:
         "_answer",
         "_citations",
         "_cite",
+        "_cited",
         "_claim_floor",
         "_closed",
         "_documents",
@@ -136,6 +147,7 @@ class ReferenceSession:
         "_recent",
         "_registry",
         "_reused",
+        "_stale",
         "_style",
         "_syntaxes",
         "_trim_at",
@@ -191,7 +203,13 @@ class ReferenceSession:
         self._claim_floor = 0
         self._window_start = 0
         self._trim_at = 2 * _RECENT_TEXT
+        # The citations closed so far, as the references show them before the answer is complete.
         self._citations: list[Citation] = []
+        # With the finder, the same citations with the passages found as they closed (their final values, made
+        # then, so that the end only gathers them), and how many of those, from the first, were found within an
+        # earlier batch of texts than the finder's now.
+        self._cited: list[Citation] = []
+        self._stale = 0
         self._invalid: list[InvalidCitation] = []
         # Citations rendered since the last text, by number: a source cited
         # again right beside itself is rendered once.
@@ -259,7 +277,7 @@ class ReferenceSession:
             self._end_group()
         answer = self._answer
         if verify is not None:
-            self._verified = verify(self._build())
+            self._verified = verify(self._build(self._cited_so_far()))
             supported: dict[int, bool] = {}
             for citation in self._verified.citations:
                 if citation.supported is not None:
@@ -300,11 +318,19 @@ class ReferenceSession:
         """
         if self._final is not None:
             return self._final
-        references = self._verified if self._verified is not None else self._build()
-        if self._closed:
+        if not self._closed:
+            return self._build(self._cited_so_far())
+        if self._verified is not None:
+            references = self._verified
             if self._passages is not None:
                 references = attach_passages(references, self._documents, self._passages, self._finder)
-            self._final = references
+        elif self._finder is not None:
+            references = self._build(self._with_final_passages())
+        else:
+            references = self._build(self._cited_so_far())
+            if self._passages is not None:
+                references = attach_passages(references, self._documents, self._passages)
+        self._final = references
         return references
 
     def end_block(self) -> str:
@@ -359,8 +385,35 @@ class ReferenceSession:
         self._end_marker()
         return rendered
 
-    def _build(self) -> AnswerReferences:
-        """The references as they stand: numbered sources, citations, invalid ones, sources not cited."""
+    def _cited_so_far(self) -> tuple[Citation, ...]:
+        """The citations as the references show them before the answer is complete: without passages.
+
+        Found as they closed, the passages may still change (a document cited later changes the words'
+        rarity): they are shown once the answer is complete.
+        """
+        return (*self._citations, *self._group.values()) if self._keep_citations else ()
+
+    def _with_final_passages(self) -> tuple[Citation, ...]:
+        """The citations of the closed answer, each with the passage `attach_passages` gives it on the whole answer.
+
+        Each got its passage as it closed; those found within an earlier batch of texts than the last (the first
+        `_stale`) are found again, and only those whose passage changed are made again.
+        """
+        citations = self._cited
+        finder = self._finder
+        if finder is not None:
+            documents = self._documents
+            for k in range(self._stale):
+                citation = citations[k]
+                if citation.passage is not None:
+                    passage = passage_found_again(finder, citation, documents)
+                    if passage != citation.passage:
+                        citations[k] = with_passage(citation, passage)
+            self._stale = 0
+        return tuple(citations)
+
+    def _build(self, citations: tuple[Citation, ...]) -> AnswerReferences:
+        """The references with ``citations``: numbered sources, citations, invalid ones, sources not cited."""
         references = []
         documents = self._documents
         listed = self._registry.last_cited()
@@ -393,7 +446,7 @@ class ReferenceSession:
             )
         return AnswerReferences(
             references=tuple(references),
-            citations=(*self._citations, *self._group.values()) if self._keep_citations else (),
+            citations=citations,
             invalid_citations=tuple(self._invalid),
             omitted_invalid_citations=self._omitted_invalid,
             consulted=tuple(consulted),
@@ -462,12 +515,22 @@ class ReferenceSession:
 
     def _end_group(self) -> None:
         if self._keep_citations:
-            if self._finder is not None:
-                find_as_cited(self._finder, self._group.values(), self._documents)
             citations = self._citations
             # One by one: compiled, `extend` would first copy the view into a list.
             for citation in self._group.values():
                 citations.append(citation)
+            finder = self._finder
+            if finder is not None:
+                # Each citation's final value is made now, with its passage: the end of the answer only gathers them.
+                cited = self._cited
+                documents = self._documents
+                for citation in self._group.values():
+                    generation = finder.generation
+                    passage = passage_as_cited(finder, citation, documents)
+                    if finder.generation != generation:
+                        # A text joined the batch: the passages found before were found within another one.
+                        self._stale = len(cited)
+                    cited.append(citation if passage is None else with_passage(citation, passage))
         self._group = {}
 
     def _render(self, events: list[Text | Marker]) -> str:

@@ -131,17 +131,22 @@ class PassageFinder:
     """`find_passages` with the lexical engine, its work done as the pairs become known.
 
     `add` finds a pair's passage at once, within the batch of the texts
-    added so far; `find` gives exactly what `find_passages` gives for its
-    pairs, reusing the result of the pair added in the same place (the
-    ``k``-th pair asked, the ``k``-th added) when it was found within the
-    same batch of texts (the rarity of words depends on the batch), and
-    finding the others. A stream adds each citation as it closes, so its end
-    carries no burst of scoring. What is kept per pair added is small: a
-    reference to its claim and four numbers.
+    added so far, and returns it; `find` gives exactly what `find_passages`
+    gives for its pairs, reusing the result of the pair added in the same
+    place (the ``k``-th pair asked, the ``k``-th added) when it was found
+    within the same batch of texts (the rarity of words depends on the
+    batch), and finding the others. A stream adds each citation as it
+    closes, so its end carries no burst of scoring. What is kept per pair
+    added is small: a reference to its claim and four numbers.
+
+    A caller that keeps what `add` returned can tell when it went stale:
+    `generation` goes up whenever the batch changes, and a pair is found
+    again, within the batch as it now stands, with `find_one`.
 
     Example:
         >>> finder = PassageFinder()
         >>> finder.add("Lyon silk", "Rome is old. Lyon has silk.")
+        (13, 27, 'Lyon has silk.', 1.0)
         >>> finder.find([("Lyon silk", "Rome is old. Lyon has silk.")])[0].excerpt
         'Lyon has silk.'
     """
@@ -190,23 +195,61 @@ class PassageFinder:
         self._scores = array("d")
         self._versions = array("i")
 
-    def add(self, claim: str, text: str) -> None:
-        """Find the passage of ``text`` for ``claim`` now, within the texts added so far."""
-        self._spans(text)
+    def add(self, claim: str, text: str) -> tuple[int, int, str, float]:
+        """Find the passage of ``text`` for ``claim`` now, within the texts added so far (``text`` joins them).
+
+        Returns it as ``(start, end, excerpt, score)``, and keeps it for `find`.
+        A blank claim is not scored: the first window, at 0.
+
+        Example:
+            >>> PassageFinder().add("Lyon", "Lyon is big.")
+            (0, 12, 'Lyon is big.', 1.0)
+        """
+        spans = self._spans(text)
         number = self._texts.setdefault(text, len(self._texts))
         i, score, version = 0, 0.0, -1
         if claim.strip():
-            if text not in self._batch:
-                self._batch[text] = None
-                self._matcher = None
-                self._generation += 1
-            i, score = self._best(claim, text)
+            i, score = self._joined(claim, text)
             version = self._generation
         self._claims.append(claim)
         self._text_of.append(number)
         self._windows_found.append(i)
         self._scores.append(score)
         self._versions.append(version)
+        start, end, excerpt = spans[i]
+        return start, end, excerpt, score
+
+    def find_one(self, claim: str, text: str) -> tuple[int, int, str, float]:
+        """What `add` would return for the pair now, not kept: for a pair found again in a batch that changed.
+
+        Example:
+            >>> finder = PassageFinder()
+            >>> _ = finder.add("Lyon silk", "Lyon is big. Lyon has silk.")
+            >>> finder.find_one("Lyon silk", "Lyon is big. Lyon has silk.")
+            (13, 27, 'Lyon has silk.', 1.0)
+        """
+        spans = self._spans(text)
+        i, score = self._joined(claim, text) if claim.strip() else (0, 0.0)
+        start, end, excerpt = spans[i]
+        return start, end, excerpt, score
+
+    @property
+    def generation(self) -> int:
+        """Which batch of texts the finder finds within: it goes up each time the batch changes.
+
+        What `add` returned stays what `find` (and `find_passages`) would
+        give for its pair as long as the generation it was found in is the
+        current one.
+
+        Example:
+            >>> finder = PassageFinder()
+            >>> before = finder.generation
+            >>> _ = finder.add("Lyon", "Lyon is big.")
+            >>> _ = finder.add("Lyon", "Lyon is big.")  # the same text: the same batch
+            >>> finder.generation - before
+            1
+        """
+        return self._generation
 
     def find(self, pairs: Sequence[tuple[str, str]]) -> list[PassageSpan]:
         """For each ``(claim, text)``, what ``find_passages(pairs)`` gives (see `find_passages`)."""
@@ -257,6 +300,14 @@ class PassageFinder:
         if spans is None:
             spans = self._windows[text] = _windows(self._splitter, text, self._size)
         return spans
+
+    def _joined(self, claim: str, text: str) -> tuple[int, float]:
+        """`_best` within the batch with ``text`` in it: a text not in it yet joins it (another generation)."""
+        if text not in self._batch:
+            self._batch[text] = None
+            self._matcher = None
+            self._generation += 1
+        return self._best(claim, text)
 
     def _best(self, claim: str, text: str) -> tuple[int, float]:
         matcher = self._matcher

@@ -62,7 +62,7 @@ def test_a_citation_with_its_passage_is_replace_s() -> None:
     """`attach_passages` copies a citation field by field: the same as `dataclasses.replace`, every field known."""
     from dataclasses import fields, replace
 
-    from langchain_refs.streaming._passages import _CITATION_FIELDS, _with_passage
+    from langchain_refs.streaming._passages import _CITATION_FIELDS, with_passage
     from langchain_refs.streaming._references import Citation, Passage
 
     assert tuple(f.name for f in fields(Citation)) == _CITATION_FIELDS
@@ -81,7 +81,7 @@ def test_a_citation_with_its_passage_is_replace_s() -> None:
         native={"a": 1},
     )
     passage = Passage(document_position=2, document_start=0, document_end=4, excerpt="Bye.", score=0.25)
-    copied = _with_passage(citation, passage)
+    copied = with_passage(citation, passage)
     assert copied == replace(citation, passage=passage)
     assert all(getattr(copied, f.name) is getattr(replace(citation, passage=passage), f.name) for f in fields(Citation))
 

@@ -1,0 +1,181 @@
+"""Passages found as each citation closes: exactly what `attach_passages` gives on the whole answer.
+
+A session with the lexical engine finds each citation's passage, and makes its final value, as it closes;
+at the end it finds again only the passages a document cited for the first time later made stale (it
+changes the words' rarity). The expected references come from the plain path: the same answer through a
+session with passages off, then `attach_passages` on its references.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.documents import Document
+
+from langchain_refs import AnswerReferences, LexicalScorer, ReferenceSession, TextReferenceStyle
+from langchain_refs.streaming import attach_passages
+from langchain_refs.text import find_passages
+from tests.unit_tests.strategies import random_splits
+
+WORDS = ["Paris", "Lyon", "silk", "capital", "river", "old", "Rome", "birds", "fly", "the", "is", "of", "2024", "port"]
+STYLE = TextReferenceStyle()
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> list[Document]:
+    """Two to six documents of a few sentences from a small vocabulary (so rarity matters); some share a text."""
+    texts = draw(
+        st.lists(
+            st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=1, max_size=4).map(
+                lambda sentences: " ".join(" ".join(words).capitalize() + "." for words in sentences)
+            ),
+            min_size=2,
+            max_size=6,
+        )
+    )
+    return [Document(text, metadata={"source": f"s{k % 4}"}) for k, text in enumerate(texts)]
+
+
+@st.composite
+def answers(draw: st.DrawFn, count: int) -> str:
+    """Claims and markers; the ids a marker may name grow as the answer goes, so documents are first cited late.
+
+    Markers name one to three ids (some out of range, some repeated), sit side by side (a group), or follow a
+    blank claim.
+    """
+    pieces: list[str] = []
+    for k in range(draw(st.integers(1, 10))):
+        # The first citations name the first documents only: the others join the batch later.
+        reach = min(count, 1 + k * count // 4)
+        claim = " ".join(draw(st.lists(st.sampled_from(WORDS), max_size=6)))
+        ids = draw(st.lists(st.integers(0, reach + 1), min_size=1, max_size=3))
+        marker = f"[{k + 1}](id={', '.join(map(str, ids))})"
+        pieces.append(f"{claim}{marker}")
+        if draw(st.booleans()):
+            pieces.append(f"[{k + 2}](id={draw(st.integers(1, count))})")  # beside it: the same claim
+        pieces.append(draw(st.sampled_from([". ", " ", "\n", ". Also "])))
+    return "".join(pieces)
+
+
+def streamed(docs: list[Document], chunks: list[str], **options: Any) -> tuple[str, ReferenceSession]:
+    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, **options)
+    out = "".join(session.feed(chunk) for chunk in chunks) + session.close()
+    return out, session
+
+
+def plain(docs: list[Document], answer: str) -> tuple[str, AnswerReferences]:
+    """The expected value: the answer with passages off (whole), then `attach_passages` on the whole answer."""
+    out, session = streamed(docs, [answer], passages=False)
+    return out, attach_passages(session.references, docs)
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[list[Document], str, list[str]]:
+    docs = draw(documents())
+    answer = draw(answers(len(docs)))
+    return docs, answer, draw(random_splits(answer))
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=cases())
+def test_passages_as_cited_are_those_of_the_whole_answer(case: tuple[list[Document], str, list[str]]) -> None:
+    """Any answer, any chunking: the session's references equal `attach_passages` on the plain references."""
+    docs, answer, chunks = case
+    expected_out, expected = plain(docs, answer)
+    out, session = streamed(docs, chunks)
+    assert out == expected_out
+    assert session.references == expected
+    assert session.references.to_dict() == expected.to_dict()  # the scores too, to the bit
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=cases())
+def test_before_the_end_no_passage_is_shown(case: tuple[list[Document], str, list[str]]) -> None:
+    """Read before close, the citations carry no passage (they may still change); after, the final ones."""
+    docs, _, chunks = case
+    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE)
+    off = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, passages=False)
+    for chunk in chunks:
+        session.feed(chunk)
+        off.feed(chunk)
+        assert session.references == off.references
+    session.close()
+    off.close()
+    assert session.references == attach_passages(off.references, docs)
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=cases())
+def test_with_a_verifier_the_passages_are_those_of_the_verified_references(
+    case: tuple[list[Document], str, list[str]],
+) -> None:
+    """The verifier sees the citations without passages; the passages are then attached to what it returns."""
+    docs, answer, chunks = case
+    seen: list[AnswerReferences] = []
+
+    def verify(references: AnswerReferences) -> AnswerReferences:
+        seen.append(references)
+        return LexicalScorer().verify_citations(references, docs)
+
+    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE)
+    for chunk in chunks:
+        session.feed(chunk)
+    session.close(verify)
+    off = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, passages=False)
+    off.feed(answer)
+    off.close()
+    assert seen == [off.references]
+    assert session.references == attach_passages(LexicalScorer().verify_citations(off.references, docs), docs)
+
+
+def test_a_document_cited_late_changes_an_earlier_passage() -> None:
+    """The case the end exists for: the passage found as the first citation closed is not its final one."""
+    rome = "Rome is old. Rome has a river. Rome has roads."
+    river = "The river is long. Rivers are old. Old things rot."
+    docs = [Document(rome, metadata={"source": "r"}), Document(river, metadata={"source": "v"})]
+    answer = "Rome river old roads[1](id=1). Rivers are old[2](id=2)."
+    # Within Rome's text alone (too few sentences to weigh rarity) the first claim's passage is another sentence.
+    alone = find_passages([("Rome river old roads", rome)])[0]
+    whole = find_passages([("Rome river old roads", rome), ("Rivers are old", river)])[0]
+    assert alone.excerpt != whole.excerpt
+    for chunks in ([answer], list(answer)):
+        _, session = streamed(docs, chunks)
+        passage = session.references.citations[0].passage
+        assert passage is not None
+        assert (passage.document_start, passage.document_end, passage.excerpt, passage.score) == (
+            whole.start,
+            whole.end,
+            whole.excerpt,
+            whole.score,
+        )
+        assert session.references == plain(docs, answer)[1]
+
+
+def test_a_citation_of_two_new_documents_is_found_within_both() -> None:
+    """One citation whose second document joins the batch after its first was scored: found within both."""
+    docs = [Document("Rome is old. Rome has a river. Rome has roads."), Document("The river is long. Rivers are old.")]
+    answer = "Rome river old roads[1](id=1, 2). Rome river old roads[2](id=2, 1)."
+    _, session = streamed(docs, list(answer))
+    assert session.references == plain(docs, answer)[1]
+
+
+def test_native_citations_and_blank_claims_as_the_plain_path() -> None:
+    """A native citation gets no passage; a citation with no words before it gets the first sentence at 0."""
+    docs = [Document("Rome is old. Rome has a river.", metadata={"source": "r"})]
+    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE)
+    session.feed("[1](id=1) Rome river")
+    session.cite_native("https://a.org", Document("", metadata={"source": "https://a.org"}), {"type": "citation"})
+    session.feed(". Old Rome[2](id=1).")
+    session.close()
+    citations = session.references.citations
+    assert [c.passage is None for c in citations] == [False, True, False]
+    assert citations[0].passage is not None
+    assert (citations[0].passage.excerpt, citations[0].passage.score) == ("Rome is old.", 0.0)
+    off = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, passages=False)
+    off.feed("[1](id=1) Rome river")
+    off.cite_native("https://a.org", Document("", metadata={"source": "https://a.org"}), {"type": "citation"})
+    off.feed(". Old Rome[2](id=1).")
+    off.close()
+    assert session.references == attach_passages(off.references, docs)
