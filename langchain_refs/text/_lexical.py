@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
-from langchain_refs.text._sentences import DEFAULT_SPLITTER, surely_at_most
+from langchain_refs.text._sentences import DEFAULT_SPLITTER, default_sentences, surely_at_most
 from langchain_refs.text._words import WORD, clear_word_caches, content_words, fold, stem
 
 __all__ = ["CandidateIndex", "LexicalMatcher", "LexicalSupport", "stemmed_words"]
@@ -290,6 +290,7 @@ class LexicalSupport:
             >>> LexicalSupport.clear_caches()
         """
         _indexed.cache_clear()
+        default_sentences.cache_clear()
         _evidence.cache_clear()
         _analyse.cache_clear()
         clear_word_caches()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from langchain_refs.text._lexical import CandidateIndex, LexicalMatcher, LexicalSupport
-from langchain_refs.text._sentences import DEFAULT_SPLITTER, SentenceSplitter, sentence_windows
+from langchain_refs.text._sentences import DEFAULT_SPLITTER, SentenceSplitter, default_sentences, sentence_windows
 
 __all__ = ["PairScorer", "PassageFinder", "PassageSpan", "find_passages"]
 
@@ -323,7 +323,9 @@ class PassageFinder:
 
 
 def _windows(splitter: SentenceSplitter, text: str, size: int) -> list[tuple[int, int, str]]:
-    offsets = sentence_windows(splitter.split(text), size, 1) or [(0, 0)]
+    # The default splitter's sentences are kept across answers; another splitter's are not (it may change).
+    spans = default_sentences(text) if splitter is DEFAULT_SPLITTER else splitter.split(text)
+    offsets = sentence_windows(spans, size, 1) or [(0, 0)]
     return [(start, end, text[start:end]) for start, end in offsets]
 
 

@@ -20,6 +20,7 @@ bounded number of times.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -232,6 +233,20 @@ def split_sentences(text: str, *, strict: bool = False) -> list[Span]:
         ['It costs $3.50, e.g. at noon... or later.', 'Fine.']
     """
     return (_STRICT_SPLITTER if strict else DEFAULT_SPLITTER).split(text)
+
+
+@functools.lru_cache(maxsize=256)
+def default_sentences(text: str) -> tuple[Span, ...]:
+    """`split_sentences` of ``text``, kept: the documents a thread's answers cite are split once, not per answer.
+
+    Read-only (a tuple of frozen spans); 256 texts, forgotten with the lexical
+    scorer's caches (`LexicalSupport.clear_caches`).
+
+    Example:
+        >>> [s.text for s in default_sentences("Rome is old. Lyon has silk.")]
+        ['Rome is old.', 'Lyon has silk.']
+    """
+    return tuple(DEFAULT_SPLITTER.split(text))
 
 
 def surely_at_most(text: str, sentences: int) -> bool:

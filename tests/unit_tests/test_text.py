@@ -216,3 +216,20 @@ def test_surely_at_most_is_never_wrong(pieces: list[str], sentences: int) -> Non
     text = "".join(pieces)
     if surely_at_most(text, sentences):
         assert len(split_sentences(text)) <= sentences, text
+
+
+@given(st.text(alphabet="ab .!?\nJRe.g", max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_the_kept_sentences_are_the_default_splitters(text: str) -> None:
+    from langchain_refs.text._sentences import default_sentences
+
+    assert list(default_sentences(text)) == split_sentences(text)
+
+
+def test_the_kept_sentences_are_forgotten_with_the_lexical_caches() -> None:
+    from langchain_refs.text._sentences import default_sentences
+
+    first = default_sentences("Rome is old. Lyon has silk.")
+    assert default_sentences("Rome is old. Lyon has silk.") is first
+    LexicalSupport.clear_caches()
+    assert default_sentences("Rome is old. Lyon has silk.") is not first
