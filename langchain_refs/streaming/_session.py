@@ -203,11 +203,11 @@ class ReferenceSession:
         self._claim_floor = 0
         self._window_start = 0
         self._trim_at = 2 * _RECENT_TEXT
-        # The citations closed so far, as the references show them before the answer is complete.
+        # Without the finder, the citations closed so far, as the references show them before the answer is complete.
         self._citations: list[Citation] = []
-        # With the finder, the same citations with the passages found as they closed (their final values, made
-        # then, so that the end only gathers them), and how many of those, from the first, were found within an
-        # earlier batch of texts than the finder's now.
+        # With the finder (instead), the citations closed so far with the passages found as they closed (their
+        # final values, made then, so that the end only gathers them), and how many of those, from the first,
+        # were found within an earlier batch of texts than the finder's now.
         self._cited: list[Citation] = []
         self._stale = 0
         self._invalid: list[InvalidCitation] = []
@@ -391,7 +391,13 @@ class ReferenceSession:
         Found as they closed, the passages may still change (a document cited later changes the words'
         rarity): they are shown once the answer is complete.
         """
-        return (*self._citations, *self._group.values()) if self._keep_citations else ()
+        if not self._keep_citations:
+            return ()
+        if self._finder is None:
+            return (*self._citations, *self._group.values())
+        # One list is kept, not two: a citation's value before the end is its final one without the passage.
+        closed = [citation if citation.passage is None else with_passage(citation, None) for citation in self._cited]
+        return (*closed, *self._group.values())
 
     def _with_final_passages(self) -> tuple[Citation, ...]:
         """The citations of the closed answer, each with the passage `attach_passages` gives it on the whole answer.
@@ -515,12 +521,13 @@ class ReferenceSession:
 
     def _end_group(self) -> None:
         if self._keep_citations:
-            citations = self._citations
-            # One by one: compiled, `extend` would first copy the view into a list.
-            for citation in self._group.values():
-                citations.append(citation)
             finder = self._finder
-            if finder is not None:
+            if finder is None:
+                citations = self._citations
+                # One by one: compiled, `extend` would first copy the view into a list.
+                for citation in self._group.values():
+                    citations.append(citation)
+            else:
                 # Each citation's final value is made now, with its passage: the end of the answer only gathers them.
                 cited = self._cited
                 documents = self._documents
