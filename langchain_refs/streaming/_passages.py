@@ -23,7 +23,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from typing import Any, Final
 
@@ -121,13 +121,22 @@ def _best_passage(
     """The best passage among the citation's documents, as `attach_passages` chooses it (the first on a tie)."""
     if citation.native is not None:
         return None
-    count = len(documents)
     claim = citation.text
+    find = finder.find_one if again else finder.add
+    return _chosen_passage(citation, len(documents), lambda position: find(claim, _text_of(documents[position - 1])))
+
+
+def _chosen_passage(
+    citation: Citation, count: int, window_of: Callable[[int], tuple[int, int, str, float]]
+) -> Passage | None:
+    """The `Passage` of the best window ``window_of`` gives for each of the citation's positions in 1..``count``.
+
+    The highest score wins, the first on a tie (NaN loses to any score); None when no position is in range.
+    """
     best: tuple[int, int, int, str, float] | None = None
     for position in citation.document_positions:
         if 1 <= position <= count:
-            text = _text_of(documents[position - 1])
-            start, end, excerpt, score = finder.find_one(claim, text) if again else finder.add(claim, text)
+            start, end, excerpt, score = window_of(position)
             if best is None or _rank(score) > _rank(best[4]):
                 best = (position, start, end, excerpt, score)
     if best is None:
@@ -181,20 +190,9 @@ def attach_passages(
         if citation.native is not None:
             attached.append(citation)
             continue
-        best: tuple[int, int, int, str, float] | None = None
-        for position in citation.document_positions:
-            if 1 <= position <= count:
-                start, end, excerpt, score = next(found)
-                if best is None or _rank(score) > _rank(best[4]):
-                    best = (position, start, end, excerpt, score)
-        if best is None:
-            attached.append(citation)
-            continue
-        position, start, end, excerpt, score = best
-        passage = Passage(
-            document_position=position, document_start=start, document_end=end, excerpt=excerpt, score=score
-        )
-        attached.append(with_passage(citation, passage))
+        # The windows come in the order `wanted` asked for them: one per position in range.
+        passage = _chosen_passage(citation, count, lambda _position: next(found))
+        attached.append(citation if passage is None else with_passage(citation, passage))
     return replace(references, citations=tuple(attached))
 
 
