@@ -35,13 +35,16 @@ def test_claim_start_is_the_backward_search(head: str) -> None:
 _ID_PIECES = list("[]()-+0123456789NUMBERid=, \txa")
 
 
+def _prefixes_of(markers: list[str]) -> st.SearchStrategy[str]:
+    """Any prefix of one of ``markers`` (the empty one and the whole marker too)."""
+    return st.sampled_from(markers).flatmap(lambda marker: st.integers(0, len(marker)).map(lambda n: marker[:n]))
+
+
 @settings(max_examples=3000, deadline=None)
 @given(
     text=st.one_of(
         st.text(alphabet=st.sampled_from(_ID_PIECES), max_size=20),
-        st.sampled_from(["[2](id=1, 3)", "[NUMBER](id=4)", "[ -3 ] ( id = 1-2 )", "[+1](id=)x"]).flatmap(
-            lambda marker: st.integers(0, len(marker)).map(lambda n: marker[:n])
-        ),
+        _prefixes_of(["[2](id=1, 3)", "[NUMBER](id=4)", "[ -3 ] ( id = 1-2 )", "[+1](id=)x"]),
     ),
     start=st.integers(0, 3),
     bound=st.integers(1, 24),
@@ -65,9 +68,7 @@ def test_one_call_asks_for_a_marker_or_a_prefix(text: str, start: int, bound: in
 @given(
     text=st.one_of(
         st.text(alphabet=st.sampled_from(_ID_PIECES), max_size=20),
-        st.sampled_from(["[2](id=1, 3)", "[NUMBER](id=4,-5)", "[ -3 ] ( id = 1-2 )", "[12](id=\t7 ,8"]).flatmap(
-            lambda marker: st.integers(0, len(marker)).map(lambda n: marker[:n])
-        ),
+        _prefixes_of(["[2](id=1, 3)", "[NUMBER](id=4,-5)", "[ -3 ] ( id = 1-2 )", "[12](id=\t7 ,8"]),
     ),
     lead=st.sampled_from(["", "[", "x"]),
     by_str=st.booleans(),
