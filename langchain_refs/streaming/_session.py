@@ -11,6 +11,7 @@ import logging
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
+from sys import intern
 from typing import Any, Protocol
 
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
@@ -147,6 +148,7 @@ class ReferenceSession:
         "_recent",
         "_registry",
         "_reused",
+        "_single_positions",
         "_stale",
         "_style",
         "_syntaxes",
@@ -210,6 +212,7 @@ class ReferenceSession:
         # were found within an earlier batch of texts than the finder's now.
         self._cited: list[Citation] = []
         self._stale = 0
+        self._single_positions: dict[int, tuple[int, ...]] = {}
         self._invalid: list[InvalidCitation] = []
         # Citations rendered since the last text, by number: a source cited
         # again right beside itself is rendered once.
@@ -620,7 +623,11 @@ class ReferenceSession:
                 # Hidden by the style: no number is used up.
                 continue
             number = registry.cite(doc_id)
-            self._add_citation(number, rendered, claim, positions=(doc_id,), marker=marker.raw)
+            # Kept citations share their small values: one positions tuple per document, one string per marker text.
+            positions = self._single_positions.get(doc_id)
+            if positions is None:
+                positions = self._single_positions[doc_id] = (doc_id,)
+            self._add_citation(number, rendered, claim, positions=positions, marker=intern(marker.raw))
             out += rendered
         if run_start is not None:
             dropped.append(_no_document(run_start, run_end, count))

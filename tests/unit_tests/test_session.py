@@ -393,3 +393,20 @@ def test_resolve_source_keys_never_merges_documents_without_a_key() -> None:
     assert OwnSource("position 3") != "3"
     registry = SourceRegistry(keys)
     assert [registry.cite(p) for p in (2, 3, 1, 6)] == [1, 2, 3, 3]
+
+
+@pytest.mark.parametrize("passages", [True, False])
+def test_kept_citations_share_their_repeated_values(passages: bool) -> None:
+    """A long answer keeps every citation: the same marker text and the same cited document are one object each."""
+    style = TextReferenceStyle()
+    session = ReferenceSession(sample_documents()[:3], source_key=style.source_of, style=style, passages=passages)
+    for i in range(300):
+        # Each marker is cut out of a chunk of its own: without sharing, each would be a string of its own.
+        session.feed(f"Claim {i} is made here[{i % 2 + 1}](id={i % 2 + 1}). ")
+    session.close()
+    citations = session.references.citations
+    assert len(citations) == 300
+    assert {c.marker for c in citations} == {"[1](id=1)", "[2](id=2)"}
+    assert len({id(c.marker) for c in citations}) == 2
+    assert {c.document_positions for c in citations} == {(1,), (2,)}
+    assert len({id(c.document_positions) for c in citations}) == 2
