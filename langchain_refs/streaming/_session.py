@@ -624,10 +624,10 @@ class ReferenceSession:
                 continue
             number = registry.cite(doc_id)
             # Kept citations share their small values: one positions tuple per document, one string per marker text.
-            positions = self._single_positions.get(doc_id)
-            if positions is None:
-                positions = self._single_positions[doc_id] = (doc_id,)
-            self._add_citation(number, rendered, claim, positions=positions, marker=intern(marker.raw))
+            alone = self._single_positions.get(doc_id)
+            if alone is None:
+                alone = self._single_positions[doc_id] = (doc_id,)
+            self._add_citation(number, rendered, claim, positions=alone, marker=intern(marker.raw))
             out += rendered
         if run_start is not None:
             dropped.append(_no_document(run_start, run_end, count))
