@@ -9,7 +9,8 @@ Example:
     'Lyon has silk.'
 """
 
-from langchain_refs.text._lexical import LexicalSupport, stemmed_words
+from langchain_refs.text._lexical import LexicalSupport
+from langchain_refs.text._lexical_engine import stemmed_words
 from langchain_refs.text._passages import PairScorer, PassageFinder, PassageSpan, find_passages
 from langchain_refs.text._sentences import (
     DEFAULT_ABBREVIATIONS,

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from langchain_refs.text._lexical import CandidateIndex, LexicalMatcher, LexicalSupport
+from langchain_refs.text._lexical import LexicalSupport
+from langchain_refs.text._lexical_engine import CandidateIndex, LexicalMatcher
 from langchain_refs.text._sentences import DEFAULT_SPLITTER, SentenceSplitter, default_sentences, sentence_windows
 
 __all__ = ["PairScorer", "PassageFinder", "PassageSpan", "find_passages"]

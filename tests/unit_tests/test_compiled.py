@@ -10,6 +10,7 @@ import dataclasses
 import importlib
 import os
 import re
+from collections.abc import Sequence
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from langchain_refs import (
     TextReferenceStyle,
 )
 from langchain_refs.streaming import CitationParser, SourceRegistry
+from langchain_refs.text import LexicalSupport, SentenceSplitter, Span, find_passages
 from tests.unit_tests.fakes import sample_documents
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +75,9 @@ def test_the_build_is_the_one_ci_installed() -> None:
         # The run plumbing and the Runnable are async generators, which mypyc does not compile.
         "langchain_refs.streaming._plumbing",
         "langchain_refs.streaming._runnable",
+        # Users subclass the lexical scorer and the sentence splitter (the scorer's engine compiles).
+        "langchain_refs.text._lexical",
+        "langchain_refs.text._sentences",
     ],
 )
 def test_what_stays_python_on_purpose(module_name: str) -> None:
@@ -91,6 +96,29 @@ def test_a_users_style_subclass_works_in_either_build() -> None:
     style = Bracketed()
     session = ReferenceSession(sample_documents()[:2], source_key=style.source_of, style=style)
     assert session.feed("A[1](id=2) b[1](id=1).").startswith("A<1> b<2>.")
+
+
+def test_a_users_scorer_and_splitter_subclasses_work_in_either_build() -> None:
+    """Subclasses of LexicalSupport and SentenceSplitter are Python classes: passages are found with their overrides."""
+
+    class Fixed(LexicalSupport):
+        def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
+            # The last sentence wins whatever the words.
+            return [float(text.startswith("Rome")) for _, text in text_pairs]
+
+    class OnSemicolons(SentenceSplitter):
+        def split(self, text: str) -> list[Span]:
+            start = 0
+            spans = []
+            for piece in text.split(";"):
+                spans.append(Span(start=start, end=start + len(piece), text=piece))
+                start += len(piece) + 1
+            return spans
+
+    text = "Lyon has silk;Rome is old"
+    (found,) = find_passages([("Lyon silk", text)], scorer=Fixed(), splitter=OnSemicolons())
+    assert (found.excerpt, found.score) == ("Rome is old", 1.0)
+    assert LexicalSupport().score([("Lyon silk", "Lyon has silk.")]) == Fixed(window=3).score([("x", "Rome.")])
 
 
 def test_a_verifier_is_recognised_by_its_protocol_in_either_build() -> None:

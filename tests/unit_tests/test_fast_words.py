@@ -90,7 +90,7 @@ def test_a_citation_with_its_passage_is_replace_s() -> None:
 @given(text=TEXTS)
 def test_numbers_are_the_plain_search(text: str) -> None:
     """A claim's numbers: those the plain search finds, with or without the ASCII shortcut."""
-    from langchain_refs.text._lexical import _NUMBER, _numbers
+    from langchain_refs.text._lexical_engine import _NUMBER, _numbers
 
     assert _numbers(text) == frozenset(_NUMBER.findall(text))
     assert _numbers(text + " 2.5 and 1,000") == frozenset(_NUMBER.findall(text + " 2.5 and 1,000"))

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_refs.text import LexicalSupport, split_sentences
-from langchain_refs.text._lexical import (
+from langchain_refs.text._lexical_engine import (
     _FIELD,
     _HIGH,
     _TENS,

@@ -21,7 +21,7 @@ from langchain_refs.text import (
     split_sentences,
     stem,
 )
-from langchain_refs.text._lexical import _analyse, _evidence
+from langchain_refs.text._lexical_engine import _analyse, _evidence
 
 LYON = "Lyon is big. Lyon has silk. It rains."
 
