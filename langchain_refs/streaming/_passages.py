@@ -95,9 +95,11 @@ def passage_as_cited(
         >>> passage_as_cited(PassageFinder(), "Paris in France", (1,), docs).excerpt
         'Paris is in France.'
     """
+    if len(positions) < 2:
+        return _best_passage(finder, claim, positions, documents, again=False)
     found_in = finder.generation
     passage = _best_passage(finder, claim, positions, documents, again=False)
-    if passage is not None and len(positions) > 1 and finder.generation != found_in:
+    if passage is not None and finder.generation != found_in:
         # A document of this very citation joined the batch: those of its documents scored before it were
         # scored within another batch (rare: found again, all of them).
         passage = _best_passage(finder, claim, positions, documents, again=True)
@@ -124,7 +126,14 @@ def _best_passage(
 ) -> Passage | None:
     """The best passage among the documents at ``positions``, as `attach_passages` chooses it (the first on a tie)."""
     find = finder.find_one if again else finder.add
-    return _chosen_passage(positions, len(documents), lambda position: find(claim, _text_of(documents[position - 1])))
+    count = len(documents)
+    if len(positions) == 1:
+        # The usual citation, of one document: nothing to choose between.
+        position = positions[0]
+        if not 1 <= position <= count:
+            return None
+        return _passage(position, find(claim, _text_of(documents[position - 1])))
+    return _chosen_passage(positions, count, lambda position: find(claim, _text_of(documents[position - 1])))
 
 
 def _chosen_passage(
@@ -134,15 +143,21 @@ def _chosen_passage(
 
     The highest score wins, the first on a tie (NaN loses to any score); None when no position is in range.
     """
-    best: tuple[int, int, int, str, float] | None = None
+    best: tuple[int, tuple[int, int, str, float]] | None = None
     for position in positions:
         if 1 <= position <= count:
-            start, end, excerpt, score = window_of(position)
-            if best is None or _rank(score) > _rank(best[4]):
-                best = (position, start, end, excerpt, score)
+            window = window_of(position)
+            if best is None or _rank(window[3]) > _rank(best[1][3]):
+                best = (position, window)
     if best is None:
         return None
-    position, start, end, excerpt, score = best
+    position, window = best
+    return _passage(position, window)
+
+
+def _passage(position: int, window: tuple[int, int, str, float]) -> Passage:
+    """The `Passage` of the document at ``position`` that ``window`` (start, end, excerpt, score) spans."""
+    start, end, excerpt, score = window
     return Passage(document_position=position, document_start=start, document_end=end, excerpt=excerpt, score=score)
 
 
