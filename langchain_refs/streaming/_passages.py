@@ -74,74 +74,90 @@ def passage_finder(scorer: PairScorer | None) -> PassageFinder | None:
     return PassageFinder(scorer=scorer) if type(scorer) is LexicalSupport else None
 
 
-def passage_as_cited(finder: PassageFinder, citation: Citation, documents: Sequence[Any]) -> Passage | None:
+def passage_as_cited(
+    finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any]
+) -> Passage | None:
     """The passage of a citation that just closed, found within the documents cited so far (``finder`` keeps it).
 
-    It is the passage `attach_passages` gives the citation on the whole
-    answer for as long as no other document's text joins ``finder``'s batch
+    ``claim`` is the words the citation backs (`Citation.text`),
+    ``positions`` its document positions. It is the passage
+    `attach_passages` gives the citation on the whole answer for as long as
+    no other document's text joins ``finder``'s batch
     (`PassageFinder.generation` stays where it is): a document cited for the
     first time later changes the words' rarity, and the passage must then
-    be found again (`passage_found_again`). None: a native citation, or one
-    of no document in ``documents``.
+    be found again (`passage_found_again`). None: no position in
+    ``documents`` (a native citation has none).
 
     Example:
         >>> from types import SimpleNamespace as Doc
         >>> from langchain_refs.text import PassageFinder
-        >>> cited = Citation(number=1, document_positions=(1,), start=15, end=18,
-        ...     text_start=0, text_end=15, text="Paris in France", marker="[1](id=1)")
-        >>> passage_as_cited(PassageFinder(), cited, [Doc(page_content="Rome is old. Paris is in France.")]).excerpt
+        >>> docs = [Doc(page_content="Rome is old. Paris is in France.")]
+        >>> passage_as_cited(PassageFinder(), "Paris in France", (1,), docs).excerpt
         'Paris is in France.'
     """
+    if len(positions) < 2:
+        return _best_passage(finder, claim, positions, documents, again=False)
     found_in = finder.generation
-    passage = _best_passage(finder, citation, documents, again=False)
-    if passage is not None and len(citation.document_positions) > 1 and finder.generation != found_in:
+    passage = _best_passage(finder, claim, positions, documents, again=False)
+    if passage is not None and finder.generation != found_in:
         # A document of this very citation joined the batch: those of its documents scored before it were
         # scored within another batch (rare: found again, all of them).
-        passage = _best_passage(finder, citation, documents, again=True)
+        passage = _best_passage(finder, claim, positions, documents, again=True)
     return passage
 
 
-def passage_found_again(finder: PassageFinder, citation: Citation, documents: Sequence[Any]) -> Passage | None:
+def passage_found_again(
+    finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any]
+) -> Passage | None:
     """`passage_as_cited` for a citation already found, within ``finder``'s batch as it now stands (not kept again).
 
     Example:
         >>> from types import SimpleNamespace as Doc
         >>> from langchain_refs.text import PassageFinder
-        >>> cited = Citation(number=1, document_positions=(1,), start=5, end=8,
-        ...     text_start=0, text_end=5, text="Paris", marker="[1](id=1)")
-        >>> passage_found_again(PassageFinder(), cited, [Doc(page_content="Rome is old. Paris is big.")]).excerpt
+        >>> docs = [Doc(page_content="Rome is old. Paris is big.")]
+        >>> passage_found_again(PassageFinder(), "Paris", (1,), docs).excerpt
         'Paris is big.'
     """
-    return _best_passage(finder, citation, documents, again=True)
+    return _best_passage(finder, claim, positions, documents, again=True)
 
 
 def _best_passage(
-    finder: PassageFinder, citation: Citation, documents: Sequence[Any], *, again: bool
+    finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any], *, again: bool
 ) -> Passage | None:
-    """The best passage among the citation's documents, as `attach_passages` chooses it (the first on a tie)."""
-    if citation.native is not None:
-        return None
-    claim = citation.text
+    """The best passage among the documents at ``positions``, as `attach_passages` chooses it (the first on a tie)."""
     find = finder.find_one if again else finder.add
-    return _chosen_passage(citation, len(documents), lambda position: find(claim, _text_of(documents[position - 1])))
+    count = len(documents)
+    if len(positions) == 1:
+        # The usual citation, of one document: nothing to choose between.
+        position = positions[0]
+        if not 1 <= position <= count:
+            return None
+        return _passage(position, find(claim, _text_of(documents[position - 1])))
+    return _chosen_passage(positions, count, lambda position: find(claim, _text_of(documents[position - 1])))
 
 
 def _chosen_passage(
-    citation: Citation, count: int, window_of: Callable[[int], tuple[int, int, str, float]]
+    positions: tuple[int, ...], count: int, window_of: Callable[[int], tuple[int, int, str, float]]
 ) -> Passage | None:
-    """The `Passage` of the best window ``window_of`` gives for each of the citation's positions in 1..``count``.
+    """The `Passage` of the best window ``window_of`` gives for each of ``positions`` in 1..``count``.
 
     The highest score wins, the first on a tie (NaN loses to any score); None when no position is in range.
     """
-    best: tuple[int, int, int, str, float] | None = None
-    for position in citation.document_positions:
+    best: tuple[int, tuple[int, int, str, float]] | None = None
+    for position in positions:
         if 1 <= position <= count:
-            start, end, excerpt, score = window_of(position)
-            if best is None or _rank(score) > _rank(best[4]):
-                best = (position, start, end, excerpt, score)
+            window = window_of(position)
+            if best is None or _rank(window[3]) > _rank(best[1][3]):
+                best = (position, window)
     if best is None:
         return None
-    position, start, end, excerpt, score = best
+    position, window = best
+    return _passage(position, window)
+
+
+def _passage(position: int, window: tuple[int, int, str, float]) -> Passage:
+    """The `Passage` of the document at ``position`` that ``window`` (start, end, excerpt, score) spans."""
+    start, end, excerpt, score = window
     return Passage(document_position=position, document_start=start, document_end=end, excerpt=excerpt, score=score)
 
 
@@ -191,7 +207,7 @@ def attach_passages(
             attached.append(citation)
             continue
         # The windows come in the order `wanted` asked for them: one per position in range.
-        passage = _chosen_passage(citation, count, lambda _position: next(found))
+        passage = _chosen_passage(citation.document_positions, count, lambda _position: next(found))
         attached.append(citation if passage is None else with_passage(citation, passage))
     return replace(references, citations=tuple(attached))
 

@@ -80,6 +80,54 @@ Verifier = Callable[[AnswerReferences], AnswerReferences]
 """Fills in each citation's support once an answer is complete."""
 
 
+class _OpenCitation:
+    """A citation of the open group (the markers since the last text), until the group closes.
+
+    Its `Citation` is made then, once, with its passage (`citation`): the
+    group's citations are not final before (a document cited again beside
+    one joins its positions, and the passage is found as the group closes).
+    Never handed out (the references before then show values made from it),
+    so it is the one value of the session changed in place: its positions.
+    """
+
+    __slots__ = ("claim", "document_positions", "end", "marker", "native", "number", "start")
+
+    def __init__(
+        self,
+        number: int,
+        document_positions: tuple[int, ...],
+        start: int,
+        end: int,
+        claim: tuple[int, int, str],
+        marker: str,
+        native: Mapping[str, Any] | None,
+    ) -> None:
+        self.number = number
+        self.document_positions = document_positions
+        self.start = start
+        self.end = end
+        # The words it backs: (text_start, text_end, text), as `ReferenceSession._claim` gives them.
+        self.claim = claim
+        self.marker = marker
+        self.native = native
+
+    def citation(self, passage: Passage | None) -> Citation:
+        """The `Citation` it stands for, with ``passage``."""
+        text_start, text_end, text = self.claim
+        return Citation(
+            number=self.number,
+            document_positions=self.document_positions,
+            start=self.start,
+            end=self.end,
+            text_start=text_start,
+            text_end=text_end,
+            text=text,
+            marker=self.marker,
+            passage=passage,
+            native=self.native,
+        )
+
+
 class ReferenceSession:
     """Rewrites the citations of one streamed answer.
 
@@ -103,10 +151,10 @@ class ReferenceSession:
             run of adjacent markers, or at `close`: tens of µs, ordinary text
             none; the end of the answer then only gathers them); another
             scorer works once the answer is complete, in one batch. Each
-            citation's final value is made as it closes too, so the end only
-            finds again the passages a document cited for the first time
-            later made stale (it changes the words' rarity). The references
-            show passages once the answer is complete.
+            citation's value is made once, as it closes, with its passage,
+            so the end only finds again the passages a document cited for
+            the first time later made stale (it changes the words' rarity).
+            The references show passages once the answer is complete.
 
     Each marker costs at most one log line, however many ids it names; a run
     of consecutive ids that name no document is one invalid citation.
@@ -215,8 +263,8 @@ class ReferenceSession:
         self._single_positions: dict[int, tuple[int, ...]] = {}
         self._invalid: list[InvalidCitation] = []
         # Citations rendered since the last text, by number: a source cited
-        # again right beside itself is rendered once.
-        self._group: dict[int, Citation] = {}
+        # again right beside itself is rendered once. Their values are made as the group closes.
+        self._group: dict[int, _OpenCitation] = {}
         self._verified: AnswerReferences | None = None
         self._final: AnswerReferences | None = None
         self._closed = False
@@ -396,11 +444,12 @@ class ReferenceSession:
         """
         if not self._keep_citations:
             return ()
+        group = [opened.citation(None) for opened in self._group.values()]
         if self._finder is None:
-            return (*self._citations, *self._group.values())
+            return (*self._citations, *group)
         # One list is kept, not two: a citation's value before the end is its final one without the passage.
         closed = [citation if citation.passage is None else with_passage(citation, None) for citation in self._cited]
-        return (*closed, *self._group.values())
+        return (*closed, *group)
 
     def _with_final_passages(self) -> tuple[Citation, ...]:
         """The citations of the closed answer, each with the passage `attach_passages` gives it on the whole answer.
@@ -415,7 +464,7 @@ class ReferenceSession:
             for k in range(self._stale):
                 citation = citations[k]
                 if citation.passage is not None:
-                    passage = passage_found_again(finder, citation, documents)
+                    passage = passage_found_again(finder, citation.text, citation.document_positions, documents)
                     if passage != citation.passage:
                         citations[k] = with_passage(citation, passage)
             self._stale = 0
@@ -478,8 +527,7 @@ class ReferenceSession:
     def _claim(self) -> tuple[int, int, str]:
         """The claim the next citation backs: that of the citations beside it, else the clause before it."""
         if self._group:
-            first = next(iter(self._group.values()))
-            return first.text_start, first.text_end, first.text
+            return next(iter(self._group.values())).claim
         return self._claim_span()
 
     def _add_citation(
@@ -495,18 +543,7 @@ class ReferenceSession:
         """Record a citation just rendered at the end of the output, in the current group."""
         start = self._output_length
         end = self._output_length = start + len(rendered)
-        text_start, text_end, text = claim
-        self._group[number] = Citation(
-            number=number,
-            document_positions=positions,
-            start=start,
-            end=end,
-            text_start=text_start,
-            text_end=text_end,
-            text=text,
-            marker=marker,
-            native=native,
-        )
+        self._group[number] = _OpenCitation(number, positions, start, end, claim, marker, native)
 
     def _end_marker(self) -> None:
         """After a marker (or a native citation): the next claim starts here."""
@@ -527,20 +564,20 @@ class ReferenceSession:
             finder = self._finder
             if finder is None:
                 citations = self._citations
-                # One by one: compiled, `extend` would first copy the view into a list.
-                for citation in self._group.values():
-                    citations.append(citation)
+                for opened in self._group.values():
+                    citations.append(opened.citation(None))
             else:
-                # Each citation's final value is made now, with its passage: the end of the answer only gathers them.
+                # Each citation's value is made now, once, with its passage: the end of the answer only gathers them.
                 cited = self._cited
                 documents = self._documents
-                for citation in self._group.values():
+                for opened in self._group.values():
                     generation = finder.generation
-                    passage = passage_as_cited(finder, citation, documents)
+                    # A native citation has no positions: no passage.
+                    passage = passage_as_cited(finder, opened.claim[2], opened.document_positions, documents)
                     if finder.generation != generation:
                         # A text joined the batch: the passages found before were found within another one.
                         self._stale = len(cited)
-                    cited.append(citation if passage is None else with_passage(citation, passage))
+                    cited.append(opened.citation(passage))
         self._group = {}
 
     def _render(self, events: list[Text | Marker]) -> str:
@@ -608,10 +645,9 @@ class ReferenceSession:
             number = registry.number_if_cited(doc_id)
             if number is not None and number in group:
                 registry.cite(doc_id)
-                cited = group[number]
-                if doc_id not in cited.document_positions:
-                    positions = (*cited.document_positions, doc_id)
-                    group[number] = replace(cited, document_positions=positions)
+                opened = group[number]
+                if doc_id not in opened.document_positions:
+                    opened.document_positions = (*opened.document_positions, doc_id)
                 continue
             rendered = None if reused is None or number is None else reused.get((number, doc_id))
             if rendered is None:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.documents import Document
 
-from langchain_refs import AnswerReferences, LexicalScorer, ReferenceSession, TextReferenceStyle
+from langchain_refs import AnswerReferences, Citation, LexicalScorer, ReferenceSession, TextReferenceStyle
 from langchain_refs.streaming import attach_passages
 from langchain_refs.text import find_passages
 from tests.unit_tests.strategies import random_splits
@@ -179,3 +179,42 @@ def test_native_citations_and_blank_claims_as_the_plain_path() -> None:
     off.feed(". Old Rome[2](id=1).")
     off.close()
     assert session.references == attach_passages(off.references, docs)
+
+
+def test_a_citation_read_in_its_group_keeps_that_value() -> None:
+    """Read before its group closes, a citation is not changed by a document joining it nor by its passage."""
+    docs = [
+        Document("Rome is old. Paris is in France.", metadata={"source": "a"}),
+        Document("Lyon is big. Paris is big.", metadata={"source": "a"}),  # the same source: the same number
+    ]
+    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE)
+    session.feed("Paris is big[1](id=1)")
+    alone = session.references
+    session.feed("[2](id=2)")
+    joined = session.references
+    session.feed(". Done.")
+    session.close()
+    read = {"number": 1, "start": 12, "end": 15, "text_start": 0, "text_end": 12, "text": "Paris is big"}
+    assert alone.citations == (Citation(**read, document_positions=(1,), marker="[1](id=1)"),)
+    assert joined.citations == (Citation(**read, document_positions=(1, 2), marker="[1](id=1)"),)
+    final = session.references.citations
+    assert [(c.document_positions, c.passage is not None) for c in final] == [((1, 2), True)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=cases(), passages=st.booleans())
+def test_references_read_before_the_end_never_change(
+    case: tuple[list[Document], str, list[str]], passages: bool
+) -> None:
+    """Every value the references handed out while the answer streamed is, after close, what it was then."""
+    docs, _, chunks = case
+    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, passages=passages)
+    read: list[tuple[AnswerReferences, dict[str, Any]]] = []
+    for chunk in chunks:
+        session.feed(chunk)
+        references = session.references
+        read.append((references, references.to_dict()))
+    session.close()
+    _ = session.references  # the final values made: the stale passages found again
+    for references, as_read in read:
+        assert references.to_dict() == as_read
