@@ -662,7 +662,9 @@ class ReferenceSession:
             # Kept citations share their small values: one positions tuple per document, one string per marker text.
             alone = self._single_positions.get(doc_id)
             if alone is None:
-                alone = self._single_positions[doc_id] = (doc_id,)
+                # Read back from the dict: compiled, a tuple literal is unboxed, and boxed anew at each use.
+                self._single_positions[doc_id] = (doc_id,)
+                alone = self._single_positions[doc_id]
             self._add_citation(number, rendered, claim, positions=alone, marker=intern(marker.raw))
             out += rendered
         if run_start is not None:
