@@ -77,7 +77,7 @@ def passage_finder(scorer: PairScorer | None) -> PassageFinder | None:
 def passage_as_cited(
     finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any]
 ) -> Passage | None:
-    """The passage of a citation that just closed, found within the documents cited so far (``finder`` keeps it).
+    """The passage of a citation that just closed, found within the documents cited so far (joining ``finder``).
 
     ``claim`` is the words the citation backs (`Citation.text`),
     ``positions`` its document positions. It is the passage
@@ -85,8 +85,9 @@ def passage_as_cited(
     no other document's text joins ``finder``'s batch
     (`PassageFinder.generation` stays where it is): a document cited for the
     first time later changes the words' rarity, and the passage must then
-    be found again (`passage_found_again`). None: no position in
-    ``documents`` (a native citation has none).
+    be found again (`passage_found_again`). The caller keeps it: ``finder``
+    keeps no record of the pair. None: no position in ``documents`` (a
+    native citation has none).
 
     Example:
         >>> from types import SimpleNamespace as Doc
@@ -96,20 +97,24 @@ def passage_as_cited(
         'Paris is in France.'
     """
     if len(positions) < 2:
-        return _best_passage(finder, claim, positions, documents, again=False)
+        return passage_found_again(finder, claim, positions, documents)
     found_in = finder.generation
-    passage = _best_passage(finder, claim, positions, documents, again=False)
+    passage = passage_found_again(finder, claim, positions, documents)
     if passage is not None and finder.generation != found_in:
         # A document of this very citation joined the batch: those of its documents scored before it were
         # scored within another batch (rare: found again, all of them).
-        passage = _best_passage(finder, claim, positions, documents, again=True)
+        passage = passage_found_again(finder, claim, positions, documents)
     return passage
 
 
 def passage_found_again(
     finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any]
 ) -> Passage | None:
-    """`passage_as_cited` for a citation already found, within ``finder``'s batch as it now stands (not kept again).
+    """The best passage among the documents at ``positions``, within ``finder``'s batch as it now stands.
+
+    As `attach_passages` chooses it (the first on a tie). For a citation
+    found before its passage went stale; `passage_as_cited` also checks that
+    the batch did not change while the citation's own documents joined it.
 
     Example:
         >>> from types import SimpleNamespace as Doc
@@ -118,14 +123,7 @@ def passage_found_again(
         >>> passage_found_again(PassageFinder(), "Paris", (1,), docs).excerpt
         'Paris is big.'
     """
-    return _best_passage(finder, claim, positions, documents, again=True)
-
-
-def _best_passage(
-    finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any], *, again: bool
-) -> Passage | None:
-    """The best passage among the documents at ``positions``, as `attach_passages` chooses it (the first on a tie)."""
-    find = finder.find_one if again else finder.add
+    find = finder.find_one
     count = len(documents)
     if len(positions) == 1:
         # The usual citation, of one document: nothing to choose between.

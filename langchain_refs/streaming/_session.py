@@ -11,7 +11,6 @@ import logging
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
-from sys import intern
 from typing import Any, Protocol
 
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
@@ -187,6 +186,7 @@ class ReferenceSession:
         "_invalid",
         "_keep_citations",
         "_list",
+        "_marker_texts",
         "_max_holdback",
         "_native",
         "_omitted_invalid",
@@ -261,6 +261,9 @@ class ReferenceSession:
         self._cited: list[Citation] = []
         self._stale = 0
         self._single_positions: dict[int, tuple[int, ...]] = {}
+        # Each marker text once, for the citations kept (a session's own table: `sys.intern`'s is the process's,
+        # and its growth would count against a stream that keeps nothing).
+        self._marker_texts: dict[str, str] | None = {} if keep_citations else None
         self._invalid: list[InvalidCitation] = []
         # Citations rendered since the last text, by number: a source cited
         # again right beside itself is rendered once. Their values are made as the group closes.
@@ -373,8 +376,10 @@ class ReferenceSession:
             return self._build(self._cited_so_far())
         if self._verified is not None:
             references = self._verified
-            if self._passages is not None:
-                references = attach_passages(references, self._documents, self._passages, self._finder)
+            if self._finder is not None:
+                references = self._with_passages_found(references)
+            elif self._passages is not None:
+                references = attach_passages(references, self._documents, self._passages)
         elif self._finder is not None:
             references = self._build(self._with_final_passages())
         else:
@@ -469,6 +474,25 @@ class ReferenceSession:
                         citations[k] = with_passage(citation, passage)
             self._stale = 0
         return tuple(citations)
+
+    def _with_passages_found(self, verified: AnswerReferences) -> AnswerReferences:
+        """The verified references with the passages found as the citations closed (`attach_passages`'s).
+
+        A verifier gives back the citations it was given, its findings filled
+        in: each then takes the passage of the citation it stands for. One
+        that changed a citation's words or documents (or their number) has
+        them all found again, as `attach_passages` finds them.
+        """
+        found = self._with_final_passages()
+        given = verified.citations
+        if len(given) != len(found) or any(
+            v.text != f.text or v.document_positions != f.document_positions or v.native != f.native
+            for v, f in zip(given, found, strict=True)
+        ):
+            return attach_passages(verified, self._documents, self._passages, self._finder)
+        return replace(
+            verified, citations=tuple([with_passage(v, f.passage) for v, f in zip(given, found, strict=True)])
+        )
 
     def _build(self, citations: tuple[Citation, ...]) -> AnswerReferences:
         """The references with ``citations``: numbered sources, citations, invalid ones, sources not cited."""
@@ -665,7 +689,10 @@ class ReferenceSession:
                 # Read back from the dict: compiled, a tuple literal is unboxed, and boxed anew at each use.
                 self._single_positions[doc_id] = (doc_id,)
                 alone = self._single_positions[doc_id]
-            self._add_citation(number, rendered, claim, positions=alone, marker=intern(marker.raw))
+            raw = marker.raw
+            if self._marker_texts is not None:
+                raw = self._marker_texts.setdefault(raw, raw)
+            self._add_citation(number, rendered, claim, positions=alone, marker=raw)
             out += rendered
         if run_start is not None:
             dropped.append(_no_document(run_start, run_end, count))

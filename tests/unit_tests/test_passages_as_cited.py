@@ -8,6 +8,7 @@ session with passages off, then `attach_passages` on its references.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
@@ -128,6 +129,34 @@ def test_with_a_verifier_the_passages_are_those_of_the_verified_references(
     off.close()
     assert seen == [off.references]
     assert session.references == attach_passages(LexicalScorer().verify_citations(off.references, docs), docs)
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=cases(), change=st.sampled_from(["drop the first", "other words", "reversed"]))
+def test_a_verifier_that_changes_the_citations_gets_the_passages_of_what_it_returns(
+    case: tuple[list[Document], str, list[str]], change: str
+) -> None:
+    """Citations dropped, reworded or reordered by the verifier: each gets the passage `attach_passages` gives it."""
+    docs, answer, chunks = case
+
+    def verify(references: AnswerReferences) -> AnswerReferences:
+        citations = list(references.citations)
+        if change == "drop the first":
+            citations = citations[1:]
+        elif change == "other words":
+            citations = [replace(c, text=c.text.upper() + " river") for c in citations]
+        else:
+            citations.reverse()
+        return replace(references, citations=tuple(citations))
+
+    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE)
+    for chunk in chunks:
+        session.feed(chunk)
+    session.close(verify)
+    off = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, passages=False)
+    off.feed(answer)
+    off.close()
+    assert session.references == attach_passages(verify(off.references), docs)
 
 
 def test_a_document_cited_late_changes_an_earlier_passage() -> None:
