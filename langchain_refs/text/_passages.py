@@ -136,13 +136,16 @@ class PassageFinder:
     gives for its pairs, reusing the result of the pair added in the same
     place (the ``k``-th pair asked, the ``k``-th added) when it was found
     within the same batch of texts (the rarity of words depends on the
-    batch), and finding the others. A stream adds each citation as it
-    closes, so its end carries no burst of scoring. What is kept per pair
-    added is small: a reference to its claim and four numbers.
+    batch), and finding the others. What is kept per pair added is small:
+    a reference to its claim and four numbers.
 
-    A caller that keeps what `add` returned can tell when it went stale:
-    `generation` goes up whenever the batch changes, and a pair is found
-    again, within the batch as it now stands, with `find_one`.
+    `find_one` finds a pair's passage the same way (its text joins the
+    batch) and keeps nothing: for a caller that keeps what it found, as a
+    stream's session does with each citation as it closes, so that the end
+    of the answer carries no burst of scoring. Such a caller can tell when
+    what it keeps went stale: `generation` goes up whenever the batch
+    changes, and the pair is then found again with `find_one`, within the
+    batch as it now stands.
 
     Example:
         >>> finder = PassageFinder()
@@ -221,7 +224,7 @@ class PassageFinder:
         return start, end, excerpt, score
 
     def find_one(self, claim: str, text: str) -> tuple[int, int, str, float]:
-        """What `add` would return for the pair now, not kept: for a pair found again in a batch that changed.
+        """What `add` would return for the pair now, not kept: for a caller that keeps it (its text joins the batch).
 
         Example:
             >>> finder = PassageFinder()
