@@ -483,6 +483,7 @@ class LexicalMatcher:
     __slots__ = (
         "_claim",
         "_contributions",
+        "_estimated",
         "_named",
         "_penalty_stray",
         "_scoring",
@@ -503,7 +504,11 @@ class LexicalMatcher:
         self._penalty_stray = float(stray)
         # The last claim read (a citation of several documents asks for it again at once):
         # one, not all, so that a matcher kept through a long stream stays small.
-        self._claim: tuple[str, _Claim, _Estimate | None] | None = None
+        self._claim: tuple[str, _Claim, list[str], set[str]] | None = None
+        # Its estimate, once a list of more than two candidates asked for it (a list of two or fewer is
+        # scored whole: a passage finder's one-sentence documents never need it); the tuple holds None when
+        # the claim is beyond what the estimate holds.
+        self._estimated: tuple[_Estimate | None] | None = None
         # Per candidate list met (by identity, the list kept with them): its contributions.
         self._contributions: dict[int, tuple[CandidateIndex, tuple[_Contributions, _Contributions]]] = {}
 
@@ -528,7 +533,15 @@ class LexicalMatcher:
         last = self._claim
         if last is None or last[0] != claim:
             analysed, words, names = _read_claim(claim, self._weights, self._named)
-            last = self._claim = (claim, analysed, self._estimate(analysed, words, names))
+            last = self._claim = (claim, analysed, words, names)
+            self._estimated = None
+        evidence = index.evidence
+        if len(evidence) <= 2:
+            # Few candidates: every one scored, no estimate to make.
+            return self._scoring.best_of(last[1], evidence, range(len(evidence)))
+        estimated = self._estimated
+        if estimated is None:
+            estimated = self._estimated = (self._estimate(last[1], last[2], last[3]),)
         found = self._contributions.get(id(index))
         if found is None:
             if len(self._contributions) >= _INDEXES_KEPT:
@@ -537,7 +550,7 @@ class LexicalMatcher:
                 index,
                 (_Contributions(index, self._weights), _Contributions(index, self._named)),
             )
-        return self._scoring.best(last[1], last[2], index, found[1])
+        return self._scoring.best(last[1], estimated[0], index, found[1])
 
     def _estimate(self, claim: _Claim, words: list[str], names: set[str]) -> _Estimate | None:
         """How ``claim``'s estimate is made, and its error bound (None: beyond what the estimate holds).
