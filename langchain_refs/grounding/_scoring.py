@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import fields
+from typing import Any, Final
 
 from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.embeddings import Embeddings
@@ -31,6 +32,9 @@ from langchain_refs.grounding._llm import ModelReply, ask_model
 from langchain_refs.grounding._verifier import SupportScorer
 from langchain_refs.streaming import support_threshold_of
 from langchain_refs.text import LexicalSupport, sentence_windows, split_sentences
+
+# The lexical engine's settings: a `LexicalScorer` has each as an attribute, read at each call.
+_LEXICAL_SETTINGS: Final = tuple(f.name for f in fields(LexicalSupport))
 
 __all__ = [
     "CrossEncoderScorer",
@@ -120,14 +124,7 @@ class LexicalScorer(SupportScorer):
             >>> LexicalScorer(window=3).support.window
             3
         """
-        return LexicalSupport(
-            window=self.window,
-            phrase_weight=self.phrase_weight,
-            whole_weight=self.whole_weight,
-            number_penalty=self.number_penalty,
-            rarity_weight=self.rarity_weight,
-            min_batch_for_rarity=self.min_batch_for_rarity,
-        )
+        return LexicalSupport(**{name: getattr(self, name) for name in _LEXICAL_SETTINGS})
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:

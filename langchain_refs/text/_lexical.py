@@ -20,7 +20,8 @@ compiled build compiles; this class, which users may subclass, stays Python.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Final
 
 from langchain_refs.text._lexical_engine import LexicalMatcher, Scoring, clear_caches
 
@@ -116,12 +117,9 @@ class LexicalSupport:
         clear_caches()
 
     def _scoring(self) -> Scoring:
-        """The engine's arithmetic with these settings."""
-        return Scoring(
-            window=self.window,
-            phrase_weight=self.phrase_weight,
-            whole_weight=self.whole_weight,
-            number_penalty=self.number_penalty,
-            rarity_weight=self.rarity_weight,
-            min_batch_for_rarity=self.min_batch_for_rarity,
-        )
+        """The engine's arithmetic with these settings (the engine's fields are this class's)."""
+        return Scoring(**{name: getattr(self, name) for name in _SETTINGS})
+
+
+# The settings' names, read from the class that holds their defaults.
+_SETTINGS: Final = tuple(f.name for f in fields(LexicalSupport))

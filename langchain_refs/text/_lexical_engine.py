@@ -89,7 +89,8 @@ class CandidateIndex:
         Worked out once per word (claims share their words) and kept in ``word_masks``.
 
         Example:
-            >>> index = Scoring().matcher([]).index(["Lyon has silk.", "Silky cloth.", "Rome."])
+            >>> from langchain_refs.text import LexicalSupport
+            >>> index = LexicalSupport().matcher([]).index(["Lyon has silk.", "Silky cloth.", "Rome."])
             >>> held, partly = index.masks("silk")
             >>> held == index.words["silk"], partly
             (True, 0)
@@ -132,25 +133,28 @@ class Scoring:
     """How `LexicalSupport` scores, with its settings: the arithmetic of coverage, rarity and the best candidate.
 
     A native class in the compiled build, made from a `LexicalSupport`'s
-    settings (see there for what each means) for each batch it scores.
+    settings for each batch it scores (`LexicalSupport` says what each
+    means, and holds their defaults: this class has none).
 
     Example:
-        >>> Scoring().scores([("Lyon silk", "Lyon is known for silk."), ("", "Anything.")])
+        >>> from langchain_refs.text import LexicalSupport
+        >>> LexicalSupport()._scoring().scores([("Lyon silk", "Lyon is known for silk."), ("", "Anything.")])
         [1.0, 0.0]
     """
 
-    window: int = 2
-    phrase_weight: float = 0.25
-    whole_weight: float = 0.5
-    number_penalty: float = 0.7
-    rarity_weight: float = 1.0
-    min_batch_for_rarity: int = 5
+    window: int
+    phrase_weight: float
+    whole_weight: float
+    number_penalty: float
+    rarity_weight: float
+    min_batch_for_rarity: int
 
     def scores(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
         """One score in [0, 1] per ``(claim, evidence)`` pair, in order (`LexicalSupport.score`).
 
         Example:
-            >>> Scoring().scores([("Lyon silk", "Lyon has silk.")])
+            >>> from langchain_refs.text import LexicalSupport
+            >>> LexicalSupport()._scoring().scores([("Lyon silk", "Lyon has silk.")])
             [1.0]
         """
         evidence: dict[str, _Evidence] = {}
@@ -174,7 +178,8 @@ class Scoring:
         """A `LexicalMatcher` for one batch: ``candidates``, every list of evidence texts in it.
 
         Example:
-            >>> matcher = Scoring().matcher([["Rome is old.", "Lyon has silk."]])
+            >>> from langchain_refs.text import LexicalSupport
+            >>> matcher = LexicalSupport().matcher([["Rome is old.", "Lyon has silk."]])
             >>> matcher.best("Lyon silk", matcher.index(["Rome is old.", "Lyon has silk."]))
             (1, 1.0)
         """
@@ -475,7 +480,8 @@ class LexicalMatcher:
     they were); `best` gives a claim's best candidate in it and its score.
 
     Example:
-        >>> matcher = Scoring().matcher([["Rome is old.", "Lyon has silk.", "Silk is soft."]])
+        >>> from langchain_refs.text import LexicalSupport
+        >>> matcher = LexicalSupport().matcher([["Rome is old.", "Lyon has silk.", "Silk is soft."]])
         >>> matcher.best("Lyon silk", matcher.index(["Rome is old.", "Lyon has silk.", "Silk is soft."]))
         (1, 1.0)
     """
@@ -516,7 +522,8 @@ class LexicalMatcher:
         """The candidates ``texts`` read and indexed for `best` (the same for every batch).
 
         Example:
-            >>> index = Scoring().matcher([]).index(["Rome is old.", "Lyon has silk."])
+            >>> from langchain_refs.text import LexicalSupport
+            >>> index = LexicalSupport().matcher([]).index(["Rome is old.", "Lyon has silk."])
             >>> len(index.evidence), sorted(index.words)
             (2, ['lyon', 'old', 'rom', 'silk'])
         """
@@ -526,7 +533,8 @@ class LexicalMatcher:
         """The earliest best-scoring candidate of ``index`` for ``claim``, and its score.
 
         Example:
-            >>> matcher = Scoring().matcher([["Rome is old.", "Lyon has silk."]])
+            >>> from langchain_refs.text import LexicalSupport
+            >>> matcher = LexicalSupport().matcher([["Rome is old.", "Lyon has silk."]])
             >>> matcher.best("Rome old", matcher.index(["Rome is old.", "Lyon has silk."]))
             (0, 1.0)
         """

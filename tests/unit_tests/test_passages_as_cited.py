@@ -8,6 +8,7 @@ session with passages off, then `attach_passages` on its references.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -60,9 +61,15 @@ def answers(draw: st.DrawFn, count: int) -> str:
     return "".join(pieces)
 
 
-def streamed(docs: list[Document], chunks: list[str], **options: Any) -> tuple[str, ReferenceSession]:
+def streamed(
+    docs: list[Document],
+    chunks: list[str],
+    verify: Callable[[AnswerReferences], AnswerReferences] | None = None,
+    **options: Any,
+) -> tuple[str, ReferenceSession]:
+    """A session fed ``chunks``, then closed (with ``verify`` when given): its output, and the session."""
     session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, **options)
-    out = "".join(session.feed(chunk) for chunk in chunks) + session.close()
+    out = "".join(session.feed(chunk) for chunk in chunks) + session.close(verify)
     return out, session
 
 
@@ -120,13 +127,8 @@ def test_with_a_verifier_the_passages_are_those_of_the_verified_references(
         seen.append(references)
         return LexicalScorer().verify_citations(references, docs)
 
-    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE)
-    for chunk in chunks:
-        session.feed(chunk)
-    session.close(verify)
-    off = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, passages=False)
-    off.feed(answer)
-    off.close()
+    _, session = streamed(docs, chunks, verify)
+    _, off = streamed(docs, [answer], passages=False)
     assert seen == [off.references]
     assert session.references == attach_passages(LexicalScorer().verify_citations(off.references, docs), docs)
 
@@ -149,13 +151,8 @@ def test_a_verifier_that_changes_the_citations_gets_the_passages_of_what_it_retu
             citations.reverse()
         return replace(references, citations=tuple(citations))
 
-    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE)
-    for chunk in chunks:
-        session.feed(chunk)
-    session.close(verify)
-    off = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE, passages=False)
-    off.feed(answer)
-    off.close()
+    _, session = streamed(docs, chunks, verify)
+    _, off = streamed(docs, [answer], passages=False)
     assert session.references == attach_passages(verify(off.references), docs)
 
 

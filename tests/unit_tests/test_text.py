@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
 import unicodedata
 from collections.abc import Sequence
@@ -76,6 +78,21 @@ def test_lexical_scorer_delegates_to_the_engine_with_its_options() -> None:
     assert scorer.score(pairs) == LexicalSupport(window=1, number_penalty=0.5).score(pairs)
     scorer.number_penalty = 1.0
     assert scorer.score(pairs) == LexicalSupport(window=1, number_penalty=1.0).score(pairs)
+
+
+def test_the_lexical_settings_have_one_set_of_defaults() -> None:
+    """LexicalScorer's keyword defaults are LexicalSupport's, and every setting reaches the engine by name."""
+    defaults = LexicalSupport()
+    signature = inspect.signature(LexicalScorer)
+    settings = [f.name for f in dataclasses.fields(LexicalSupport)]
+    assert settings == ["window", "phrase_weight", "whole_weight", "number_penalty", "rarity_weight",
+                        "min_batch_for_rarity"]  # fmt: skip
+    assert {name: signature.parameters[name].default for name in settings} == dataclasses.asdict(defaults)
+    assert LexicalScorer().support == defaults
+    changed = LexicalSupport(window=3, phrase_weight=0.5, whole_weight=0.25, number_penalty=0.5,
+                             rarity_weight=0.5, min_batch_for_rarity=2)  # fmt: skip
+    scoring = changed._scoring()
+    assert {name: getattr(scoring, name) for name in settings} == dataclasses.asdict(changed)
 
 
 def test_fold_lowers_and_strips_accents_ascii_or_not() -> None:
