@@ -55,7 +55,8 @@ def run_demo(args: argparse.Namespace) -> int:
         else:
             try:
                 question = input("Question: ")
-            except EOFError:  # stdin closed or empty (e.g. `< /dev/null`): nothing was asked
+            except EOFError:  # stdin closed or empty (e.g. `< /dev/null`, Ctrl-D): nothing was asked
+                print(flush=True)  # end the prompt's line: the message that follows has a line of its own
                 question = ""
         if not question.strip():
             msg = "no question asked: give one as an argument or type it at the prompt"

@@ -66,6 +66,8 @@ def test_demo_with_stdin_closed() -> None:
     assert done.stderr.strip().splitlines() == [
         "langchain-refs: no question asked: give one as an argument or type it at the prompt"
     ]
+    # The prompt's line is ended: in a terminal the message does not run on after "Question: ".
+    assert done.stdout == "Question: \n"
 
 
 @pytest.mark.slow

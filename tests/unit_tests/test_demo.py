@@ -156,7 +156,9 @@ def test_cli_closed_stdin_means_no_question(
 
     monkeypatch.setattr("builtins.input", closed)
     assert main(["demo", "--delay", "0"]) == 2
-    assert one_line(capsys.readouterr().err).startswith("langchain-refs: no question asked")
+    captured = capsys.readouterr()
+    assert one_line(captured.err).startswith("langchain-refs: no question asked")
+    assert captured.out == "\n"  # the prompt's line ended before the message
 
 
 @pytest.mark.parametrize("typed", ["", "   ", "\t \n"])
