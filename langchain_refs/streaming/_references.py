@@ -24,7 +24,8 @@ def _native() -> bool:
     return not isinstance(_native, FunctionType)
 
 
-# Compiled, Citation's __init__ stores each field straight into its slot (see streaming/_parser.py, _NATIVE).
+# Compiled, the __init__ of Citation and Passage stores each field straight into its slot (see
+# streaming/_parser.py, _NATIVE).
 _NATIVE: Final = _native()
 
 # Without a passage, ``cited_text`` is the start of the cited document, cut here.
@@ -59,7 +60,7 @@ class AnswerContext:
     context lives exactly as long as the answer)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Passage:
     """The span of a cited document that best supports the words a citation backs.
 
@@ -82,6 +83,25 @@ class Passage:
     document_end: int
     excerpt: str
     score: float
+
+    def __init__(
+        self, *, document_position: int, document_start: int, document_end: int, excerpt: str, score: float
+    ) -> None:
+        # One per citation, as `Citation`'s own __init__ (compiled, a frozen dataclass's generated
+        # __init__ runs as interpreted Python).
+        if _NATIVE:
+            self.document_position = document_position  # type: ignore[misc]
+            self.document_start = document_start  # type: ignore[misc]
+            self.document_end = document_end  # type: ignore[misc]
+            self.excerpt = excerpt  # type: ignore[misc]
+            self.score = score  # type: ignore[misc]
+        else:
+            _set = object.__setattr__
+            _set(self, "document_position", document_position)
+            _set(self, "document_start", document_start)
+            _set(self, "document_end", document_end)
+            _set(self, "excerpt", excerpt)
+            _set(self, "score", score)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

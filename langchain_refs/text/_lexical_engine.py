@@ -118,14 +118,27 @@ _TENS: Final = 10
 _INDEXES_KEPT: Final = 1024
 
 
-@dataclass(frozen=True, slots=True)
 class _Claim:
-    """What one claim brings to every pair it is in."""
+    """What one claim brings to every pair it is in (read once per claim, never changed).
 
-    words: tuple[tuple[str, float, str | None], ...]  # word, weight, its first five letters (5+ letters)
-    total: float
-    pairs: frozenset[tuple[str, str]]
-    numbers: frozenset[str]
+    A plain class, not a frozen dataclass: one is made per citation, and
+    compiled, a frozen dataclass's generated ``__init__`` runs as interpreted
+    Python where this one stores straight into its fields.
+    """
+
+    __slots__ = ("numbers", "pairs", "total", "words")
+
+    def __init__(
+        self,
+        words: tuple[tuple[str, float, str | None], ...],
+        total: float,
+        pairs: frozenset[tuple[str, str]],
+        numbers: frozenset[str],
+    ) -> None:
+        self.words = words  # word, weight, its first five letters (5+ letters)
+        self.total = total
+        self.pairs = pairs
+        self.numbers = numbers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -423,7 +436,6 @@ def _estimated_fields(
     return total
 
 
-@dataclass(frozen=True, slots=True)
 class _Estimate:
     """How a claim's estimate of every candidate's score is made, the same for every candidate list.
 
@@ -433,13 +445,17 @@ class _Estimate:
     letters (name weights for the words of ``names``), plus ``pair_factor``
     times how many of the claim's pairs it holds: the candidate's score
     (before the number penalty) times the claim's scale, give or take
-    ``slack / 2`` (see `LexicalMatcher._estimate`).
+    ``slack / 2`` (see `LexicalMatcher._estimate`). One per claim (a plain
+    class, as `_Claim` is), never changed.
     """
 
-    words: list[str]
-    names: set[str]
-    pair_factor: int
-    slack: int
+    __slots__ = ("names", "pair_factor", "slack", "words")
+
+    def __init__(self, words: list[str], names: set[str], pair_factor: int, slack: int) -> None:
+        self.words = words
+        self.names = names
+        self.pair_factor = pair_factor
+        self.slack = slack
 
 
 class _Contributions(dict[str, int]):

@@ -24,6 +24,7 @@ from langchain_refs import (
     CitationVerifier,
     MarkdownReferenceStyle,
     Marker,
+    Passage,
     ReferenceSession,
     Text,
     TextReferenceStyle,
@@ -199,11 +200,12 @@ def test_the_compiled_build_is_asked_for_never_the_default(monkeypatch: pytest.M
             text="Paris",
             marker="[1](id=2)",
         ),
+        Passage(document_position=1, document_start=13, document_end=32, excerpt="Paris is in France.", score=0.9),
     ],
-    ids=["Text", "Marker", "Citation"],
+    ids=["Text", "Marker", "Citation", "Passage"],
 )
 def test_the_streamed_values_are_frozen_dataclasses_in_either_build(value: Any) -> None:
-    """Text, Marker and Citation keep their own __init__ (compiled: straight into the slots) and stay frozen."""
+    """Text, Marker, Citation and Passage keep their own __init__ (compiled: straight into the slots), stay frozen."""
     first = dataclasses.fields(value)[0].name
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(value, first, getattr(value, first))
@@ -212,6 +214,20 @@ def test_the_streamed_values_are_frozen_dataclasses_in_either_build(value: Any) 
     assert hash(copy) == hash(value)
     assert repr(copy) == repr(value)
     assert dataclasses.asdict(copy) == dataclasses.asdict(value)
+
+
+def test_a_passage_sets_each_field_from_its_own_keyword() -> None:
+    """Passage's own __init__ (either build) stores each keyword in its field, and takes no other."""
+    passage = Passage(document_position=1, document_start=13, document_end=32, excerpt="Paris.", score=0.9)
+    assert dataclasses.asdict(passage) == {
+        "document_position": 1,
+        "document_start": 13,
+        "document_end": 32,
+        "excerpt": "Paris.",
+        "score": 0.9,
+    }
+    with pytest.raises(TypeError):
+        Passage(document_position=1, document_start=13, document_end=32, excerpt="Paris.", score=0.9, extra=1)  # type: ignore[call-arg]
 
 
 def test_the_values_know_which_build_they_are_in() -> None:
