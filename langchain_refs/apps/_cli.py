@@ -53,10 +53,14 @@ def run_demo(args: argparse.Namespace) -> int:
         if args.question is not None:
             question = args.question
         else:
+            # A prompt for a person at a terminal; a question piped in is read as it is, with no prompt
+            # before the answer.
+            prompt = "Question: " if sys.stdin is not None and sys.stdin.isatty() else ""
             try:
-                question = input("Question: ")
+                question = input(prompt)
             except EOFError:  # stdin closed or empty (e.g. `< /dev/null`, Ctrl-D): nothing was asked
-                print(flush=True)  # end the prompt's line: the message that follows has a line of its own
+                if prompt:
+                    print(flush=True)  # end the prompt's line: the message that follows has a line of its own
                 question = ""
         if not question.strip():
             msg = "no question asked: give one as an argument or type it at the prompt"
@@ -244,7 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
         8000
     """
     parser = argparse.ArgumentParser(prog="langchain-refs", description="Streaming citations for LangChain answers.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    # Not required here: `main` says what is missing or unknown itself (argparse would report a
+    # missing command before an unknown option, and an unknown option with the top-level usage).
+    commands = parser.add_subparsers(dest="command", metavar="{demo,serve,check}")
 
     demo = commands.add_parser("demo", help="answer a question from the built-in corpus, offline")
     demo.add_argument("question", nargs="?", help="the question (asked at a prompt when left out)")
@@ -284,7 +290,30 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=run_serve)
 
     add_check_command(commands)
+    for command in commands.choices.values():
+        # Each command's own usage goes with its own errors (`main`).
+        command.set_defaults(command_parser=command)
     return parser
+
+
+def parse_command_line(argv: Sequence[str] | None) -> argparse.Namespace:
+    """``argv`` read by `build_parser`'s parser; argparse's usage error (exit 2) naming what is wrong.
+
+    An unknown option is named with the usage of the command it was given
+    to; no command at all is said so.
+
+    Example:
+        >>> parse_command_line(["demo", "Why?"]).question
+        'Why?'
+    """
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    command_parser: argparse.ArgumentParser = getattr(args, "command_parser", parser)
+    if unknown:
+        command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.command is None:
+        parser.error("choose a command: demo, serve or check (langchain-refs --help says what each does)")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -295,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         The test suite runs offline with python -m pytest after installing the test extra[1]...
         0
     """
-    args = build_parser().parse_args(argv)
+    args = parse_command_line(argv)
     try:
         result: int = args.run(args)
     except BrokenPipeError:  # the reader left (e.g. `| head`): not an error

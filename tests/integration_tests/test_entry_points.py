@@ -66,8 +66,15 @@ def test_demo_with_stdin_closed() -> None:
     assert done.stderr.strip().splitlines() == [
         "langchain-refs: no question asked: give one as an argument or type it at the prompt"
     ]
-    # The prompt's line is ended: in a terminal the message does not run on after "Question: ".
-    assert done.stdout == "Question: \n"
+    assert done.stdout == ""  # stdin is no terminal: no prompt
+
+
+@pytest.mark.slow
+def test_demo_with_the_question_piped_in() -> None:
+    """`echo question | langchain-refs demo`: the answer alone on stdout, no prompt before it."""
+    done = run_script("demo", "--delay", "0", input="Which URLs become links?\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Only http, https, mailto and relative URLs become links[1].")
 
 
 @pytest.mark.slow

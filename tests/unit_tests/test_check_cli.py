@@ -256,7 +256,7 @@ def test_json_lines_with_some_lines_that_are_not_json_go_on(tmp_path: Path, caps
     results = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert results[0]["line"] == 1
     assert results[1]["claims"] == ["Paris is in France."]
-    assert "1 items written" in capsys.readouterr().err
+    assert "1 item written to" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])

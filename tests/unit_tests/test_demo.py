@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
@@ -155,10 +156,74 @@ def test_cli_closed_stdin_means_no_question(
         raise EOFError
 
     monkeypatch.setattr("builtins.input", closed)
+    monkeypatch.setattr("sys.stdin", Terminal())
     assert main(["demo", "--delay", "0"]) == 2
     captured = capsys.readouterr()
     assert one_line(captured.err).startswith("langchain-refs: no question asked")
-    assert captured.out == "\n"  # the prompt's line ended before the message
+    assert captured.out == "\n"  # the prompt's line (at a terminal) ended before the message
+
+
+class Terminal(io.StringIO):
+    """A stdin that is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("stdin", "prompt"), [(Terminal(), "Question: "), (io.StringIO(), "")])
+def test_cli_prompts_only_at_a_terminal(
+    stdin: io.StringIO, prompt: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The question is asked with a prompt at a terminal; piped in, it is read with none before the answer."""
+    asked: list[str] = []
+
+    def read(shown: str) -> str:
+        asked.append(shown)
+        return "How do I run the tests?"
+
+    monkeypatch.setattr("builtins.input", read)
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["demo", "--delay", "0"]) == 0
+    assert asked == [prompt]
+    assert "python -m pytest" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "last_line"),
+    [
+        (["--bogus"], "usage: langchain-refs [", "langchain-refs: error: unrecognized arguments: --bogus"),
+        (
+            [],
+            "usage: langchain-refs [",
+            "langchain-refs: error: choose a command: demo, serve or check (langchain-refs --help says what each does)",
+        ),
+        (
+            ["demo", "--bogus", "Why?"],
+            "usage: langchain-refs demo ",
+            "langchain-refs demo: error: unrecognized arguments: --bogus",
+        ),
+        (
+            ["serve", "--bogus"],
+            "usage: langchain-refs serve ",
+            "langchain-refs serve: error: unrecognized arguments: --bogus",
+        ),
+        (
+            ["check", "extract", "--input", "a", "--output", "b", "--bogus"],
+            "usage: langchain-refs check ",
+            "langchain-refs check: error: unrecognized arguments: --bogus",
+        ),
+    ],
+)
+def test_cli_usage_errors_name_what_is_wrong(
+    argv: list[str], usage: str, last_line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unknown option is named, with the usage of the command it was given to; no command is said so (exit 2)."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage)
+    assert err.strip().splitlines()[-1] == last_line
 
 
 @pytest.mark.parametrize("typed", ["", "   ", "\t \n"])

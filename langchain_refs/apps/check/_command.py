@@ -318,7 +318,8 @@ def _finish(read: _Input, done: dict[int, dict[str, Any]], *, target: Path, part
         print(f"{read.source}: {read.nulled} numbers JSON cannot hold ({_NON_FINITE}) written as null", file=sys.stderr)
     # An error record, this run's or a saved one, is exactly {"error", <where>}: a result always adds fields.
     failures = sum(1 for result in done.values() if set(result) == {"error", read.where})
-    print(f"{len(read.items) - failures} items written to {target}; {failures} skipped", file=sys.stderr)
+    written = len(read.items) - failures
+    print(f"{written} item{'' if written == 1 else 's'} written to {target}; {failures} skipped", file=sys.stderr)
     return 0 if not failures else 1
 
 
