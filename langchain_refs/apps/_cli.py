@@ -252,7 +252,20 @@ def build_parser() -> argparse.ArgumentParser:
     # missing command before an unknown option, and an unknown option with the top-level usage).
     commands = parser.add_subparsers(dest="command", metavar="{demo,serve,check}")
 
-    demo = commands.add_parser("demo", help="answer a question from the built-in corpus, offline")
+    demo = commands.add_parser(
+        "demo",
+        help="answer a question from the built-in corpus, offline",
+        description=(
+            "Answer a question from the built-in corpus (this project's own documentation), streaming the answer\n"
+            "with its citations numbered by source and the list of sources after it. Offline unless --model\n"
+            "names a real chat model.\n\n"
+            "examples:\n"
+            '  langchain-refs demo "How are citations numbered?"\n'
+            '  echo "Why stream?" | langchain-refs demo --style markdown\n'
+            '  langchain-refs demo --agent "What does the middleware do?"'
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     demo.add_argument("question", nargs="?", help="the question (asked at a prompt when left out)")
     demo.add_argument("--style", choices=sorted(STYLES), default="text", help="how citations are written")
     demo.add_argument(
@@ -269,7 +282,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--delay", type=_seconds, default=0.02, help="seconds between tokens of the offline model")
     demo.set_defaults(run=run_demo)
 
-    serve = commands.add_parser("serve", help="start the chat UI on localhost")
+    serve = commands.add_parser(
+        "serve",
+        help="start the chat UI on localhost",
+        description=(
+            "Start the chat UI and the checking page on this machine (http://127.0.0.1:8000 by default): each\n"
+            "answer streams with its citations linked to the passage they stand for.\n\n"
+            "examples:\n"
+            "  langchain-refs serve\n"
+            "  langchain-refs serve --port 0 --verify"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     serve.add_argument(
         "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shlex
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from langchain_core.documents import Document
 
 from langchain_refs import AnswerReferences, HTMLReferenceStyle, TextReferenceStyle
 from langchain_refs.apps import main
+from langchain_refs.apps._cli import parse_command_line
 from langchain_refs.apps.demo import (
     NOT_FOUND,
     CorpusRetriever,
@@ -224,6 +226,30 @@ def test_cli_usage_errors_name_what_is_wrong(
     err = capsys.readouterr().err
     assert err.startswith(usage)
     assert err.strip().splitlines()[-1] == last_line
+
+
+@pytest.mark.parametrize("command", ["demo", "serve"])
+def test_cli_command_help_says_what_it_does_with_examples_that_parse(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``demo --help`` and ``serve --help`` describe the command, and each example they show is a valid command line."""
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--help"])
+    assert stop.value.code == 0
+    shown = capsys.readouterr().out
+    description = shown.split("\n\n")[1]
+    assert description.split()[0] in {"Answer", "Start"}, description
+    examples = [
+        line.split("|")[-1].split()
+        for line in shown.split("examples:\n", 1)[1].split("\n\n")[0].splitlines()
+        if line.strip()
+    ]
+    assert examples
+    for example in examples:
+        assert example[:2] == ["langchain-refs", command]
+        # Quoted questions are one argument: shlex reads the line as a shell would.
+        argv = shlex.split(" ".join(example))[1:]
+        assert parse_command_line(argv).command == command
 
 
 @pytest.mark.parametrize("typed", ["", "   ", "\t \n"])
