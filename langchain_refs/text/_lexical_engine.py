@@ -38,8 +38,12 @@ from langchain_refs.text._words import WORD, clear_word_caches, content_words, f
 
 __all__ = ["CandidateIndex", "LexicalMatcher", "Scoring", "clear_caches", "stemmed_words"]
 
-_NUMBER: Final = re.compile(r"\d+(?:[.,]\d+)*")
-_CAPITALISED: Final = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
+# Each pattern starts with a character class, so that a search skips straight to the next digit or
+# capital in C (a pattern that starts with a repeat or a look-behind is tried at every position, five
+# times slower on a claim); what must precede a name's capital follows it as look-behinds that include it:
+# not a word character (``\b``), not the end of a sentence, not the start of the claim.
+_NUMBER: Final = re.compile(r"\d\d*(?:[.,]\d+)*")
+_CAPITALISED: Final = re.compile(r"[A-Z](?<!\w[A-Z])(?<![.!?]\s[A-Z])(?<!^[A-Z])[a-zA-Z]+")
 
 
 def _unit(value: float) -> float:
@@ -354,7 +358,8 @@ class _WordWeights(dict[str, tuple[str, float, str | None]]):
 
 def _names(claim: str) -> set[str]:
     """The stems of the words of a claim's capitalised names (none when it has no upper-case letter)."""
-    if claim.islower():
+    if claim.lower() == claim:
+        # No capital A-Z, so no name: one pass in C over an ASCII claim (``islower`` looks each character up).
         return set()
     capitalised = _CAPITALISED.findall(claim)
     return {stem(w) for w in WORD.findall(fold(" ".join(capitalised)))} if capitalised else set()

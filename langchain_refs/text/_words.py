@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 import unicodedata
 from typing import Final
@@ -103,7 +102,12 @@ def content_words(text: str) -> list[str]:
         >>> content_words("How are the citations renumbered? Migrate, migrating!")
         ['citation', 'renumber', 'migrat', 'migrat']
     """
-    return list(itertools.chain.from_iterable(map(_PIECE_WORDS.__getitem__, text.split())))
+    words: list[str] = []
+    pieces = _PIECE_WORDS
+    for piece in text.split():
+        # A loop: faster than chaining a map of the look-ups, interpreted and (much) more so compiled.
+        words += pieces[piece]
+    return words
 
 
 def clear_word_caches() -> None:

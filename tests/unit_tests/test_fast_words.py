@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from langchain_refs.text import STOP_WORDS, WORD, content_words, fold, stem
+from langchain_refs.text._lexical_engine import _CAPITALISED, _NUMBER, _names
 from langchain_refs.text._words import clear_word_caches
 
 
@@ -94,3 +96,25 @@ def test_numbers_are_the_plain_search(text: str) -> None:
 
     assert _numbers(text) == frozenset(_NUMBER.findall(text))
     assert _numbers(text + " 2.5 and 1,000") == frozenset(_NUMBER.findall(text + " 2.5 and 1,000"))
+
+
+# The claim patterns as first written: each tried at every position of a claim.
+PLAIN_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+PLAIN_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
+# Capitals after every kind of character that decides whether they start a name: word characters
+# (letters of any script, digits, "_"), sentence ends, whitespace of every kind, the claim's start.
+CLAIMS = st.one_of(
+    TEXTS,
+    st.text(alphabet="AMZamz09_.!?,;'-\u00e9\u00c9\u01c5\u0663\u2163 \t\n\xa0\u2003", max_size=40),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=CLAIMS)
+@example(text="Paris. Lyon!\tRome_Milan \u00e9Nice \u00a0Oslo 1.5,2 3..4")
+def test_the_claim_patterns_find_what_their_plain_forms_find(text: str) -> None:
+    """Names and numbers: the patterns that skip to the next capital or digit find what the plain ones find."""
+    assert _NUMBER.findall(text) == PLAIN_NUMBER.findall(text)
+    assert _CAPITALISED.findall(text) == PLAIN_CAPITALISED.findall(text)
+    names = PLAIN_CAPITALISED.findall(text)
+    assert _names(text) == {stem(w) for w in WORD.findall(fold(" ".join(names)))}
