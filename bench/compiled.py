@@ -162,6 +162,8 @@ def serve() -> None:
         if op == "session_run":
             key = (request["size"], request["markers"])
             return run.session_run(sessions[request["name"]], session_texts[key])
+        if op == "passages":
+            return run.passage_cost(request["repeats"])
         msg = f"unknown request {op!r}"
         raise ValueError(msg)
 
