@@ -164,6 +164,8 @@ def serve() -> None:
             return run.session_run(sessions[request["name"]], session_texts[key])
         if op == "passages":
             return run.passage_cost(request["repeats"])
+        if op == "agent_stream":
+            return run.agent_stream_cost(request["repeats"])
         msg = f"unknown request {op!r}"
         raise ValueError(msg)
 
