@@ -200,14 +200,6 @@ def _direct_call(
     return model, call
 
 
-def _generated(generation: ChatGenerationChunk) -> AIMessageChunk:
-    """A chunk read from ``_stream``, as ``stream`` would give it (generation info in the metadata)."""
-    message = _as_chunk(generation.message)
-    if generation.generation_info:
-        message.response_metadata = {**generation.generation_info, **message.response_metadata}
-    return message
-
-
 def _with_stop(stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
     # Only chat models take ``stop``: pass it on only when there is one.
     return kwargs if stop is None else {**kwargs, "stop": stop}
@@ -533,8 +525,10 @@ class ReferencesChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
         first = True
-        for chunk in self._inner_stream(messages, stop, kwargs):
-            generation = answer.generation_v1(chunk)
+        for read in self._inner_stream(messages, stop, kwargs):
+            generation = (
+                answer.generation_owned(read) if isinstance(read, ChatGenerationChunk) else answer.generation_v1(read)
+            )
             yield _AnswerStart.of(generation) if first else generation
             first = False
         last = ChatGenerationChunk(message=answer.finish())
@@ -550,8 +544,10 @@ class ReferencesChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
         first = True
-        async for chunk in self._ainner_stream(messages, stop, kwargs):
-            generation = answer.generation_v1(chunk)
+        async for read in self._ainner_stream(messages, stop, kwargs):
+            generation = (
+                answer.generation_owned(read) if isinstance(read, ChatGenerationChunk) else answer.generation_v1(read)
+            )
             yield _AnswerStart.of(generation) if first else generation
             first = False
         last = ChatGenerationChunk(message=answer.finish())
@@ -559,21 +555,19 @@ class ReferencesChatModel(BaseChatModel):
 
     def _inner_stream(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> Iterator[AIMessageChunk]:
-        """The inner model's chunks, with no run of their own (see `_direct_call`)."""
+    ) -> Iterator[ChatGenerationChunk | AIMessageChunk]:
+        """What the inner model streams, with no run of its own (see `_direct_call`).
+
+        Read directly, its generations: the wrapper is their one reader and
+        owns them, as LangChain's ``stream`` owns what ``_stream`` yields
+        (`ChunkRewriter.generation_owned`). Otherwise the chunks of its ``stream``.
+        """
         direct = _direct_call(self.inner, stop, kwargs)
         if direct is not None:
             model, call = direct
             if model.rate_limiter:
                 model.rate_limiter.acquire(blocking=True)
-            for generation in model._stream(messages, **call):
-                message = generation.message
-                # `_generated`, inline on the hot path: a streamed chunk without generation info is itself.
-                yield (
-                    message
-                    if type(message) is AIMessageChunk and not generation.generation_info
-                    else _generated(generation)
-                )
+            yield from model._stream(messages, **call)
             return
         chunks = self.inner.stream(messages, _untraced(), **_with_stop(stop, kwargs))
         # The inner run is configured on its first step: with tracing off, so
@@ -587,7 +581,7 @@ class ReferencesChatModel(BaseChatModel):
 
     async def _ainner_stream(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> AsyncIterator[AIMessageChunk]:
+    ) -> AsyncIterator[ChatGenerationChunk | AIMessageChunk]:
         """The async twin of `_inner_stream`."""
         direct = _direct_call(self.inner, stop, kwargs)
         if direct is not None:
@@ -595,7 +589,7 @@ class ReferencesChatModel(BaseChatModel):
             if model.rate_limiter:
                 await model.rate_limiter.aacquire(blocking=True)
             async for generation in model._astream(messages, **call):
-                yield _generated(generation)
+                yield generation
             return
         chunks = aiter(self.inner.astream(messages, _untraced(), **_with_stop(stop, kwargs)))
         with tracing_context(enabled=False):

@@ -145,6 +145,14 @@ def generation_chunk(message: AIMessageChunk, text: str | None = None) -> ChatGe
     return generation
 
 
+def _with_generation_info(generation: ChatGenerationChunk) -> Any:
+    """The message of a generation its reader owns, as ``stream`` gives it: the generation info in its metadata."""
+    message = generation.message
+    if generation.generation_info:
+        message.response_metadata = {**generation.generation_info, **message.response_metadata}
+    return message
+
+
 def merge_chunks(chunks: Iterable[Any]) -> Any:
     """Streamed chunks added up into the value ``invoke`` returns: an ``AIMessage``, or the ``str``.
 
@@ -364,6 +372,71 @@ class ChunkRewriter:
         message, text = self._rewritten_v1(chunk)
         return generation_chunk(message, text)
 
+    def generation_owned(self, generation: ChatGenerationChunk) -> ChatGenerationChunk:
+        """`generation_v1` of a generation the caller owns: its usual chunk rewritten in place, the same chunk out.
+
+        For a chat model's ``_stream`` read by its one reader, as LangChain's
+        own ``stream`` reads it: each generation yielded is the reader's, which
+        sets the message's id and metadata in place (a model that yields the
+        same chunk objects again already loses an answer to that: its next
+        answer gets the same id, and LangGraph's state keeps one). The usual
+        chunk, text alone as ``str`` (no generation info, no tool-call chunk,
+        no private attributes), gets its rewritten content, the answer's id and
+        no chunk position set on the message, and its text on the generation:
+        the same values `generation_v1` gives, without its two copies (most of
+        what it costs per chunk). Any other generation, and the answer's first
+        (which sets the answer's id), go through `generation_v1`, the
+        generation info merged into the message's metadata as ``stream`` merges it.
+
+        Example:
+            >>> from langchain_refs.streaming import TextReferenceStyle, ReferenceSession
+            >>> style = TextReferenceStyle()
+            >>> rewriter = ChunkRewriter(ReferenceSession([], source_key=style.source_of, style=style))
+            >>> first = rewriter.generation_owned(ChatGenerationChunk(message=AIMessageChunk(content="Hi", id="a")))
+            >>> owned = ChatGenerationChunk(message=AIMessageChunk(content=" you[1](id=7)"))
+            >>> later = rewriter.generation_owned(owned)
+            >>> later is owned, later.text, later.message.content, later.message.id
+            (True, ' you', [{'type': 'text', 'text': ' you', 'index': 0}], 'a')
+        """
+        message = generation.message
+        if (
+            not self._v1
+            or type(message) is not AIMessageChunk
+            or type(message.content) is not str
+            or generation.generation_info
+            or message.tool_call_chunks
+            or message.__pydantic_private__ is not None
+            or GROUNDING_KEY in message.response_metadata
+        ):
+            return self.generation_v1(_with_generation_info(generation))
+        self._take_first_id(message.id)
+        text = self._str_text(message.content)
+        # The fields `_rewritten_v1` sets on its copy, set on the message itself.
+        self._set_rewritten(message.__dict__, text)
+        message.__pydantic_fields_set__.update(_REWRITTEN_V1)
+        generation.__dict__["text"] = text
+        return generation
+
+    def _take_first_id(self, chunk_id: str | None) -> None:
+        """The answer's id is the first id a chunk has: every chunk carries it (clients group chunks by id)."""
+        if self._first_id is None:
+            self._first_id = self._message_id = chunk_id
+
+    def _str_text(self, content: str) -> str:
+        """The rewritten text of a message chunk's ``str`` content, noted as the text of block 0."""
+        text = self._feed(content) if content else ""
+        self._segments.add(_TEXT_INDEX, text)
+        if self._tail_block is None:
+            self._tail_block = {"type": "text", "index": _TEXT_INDEX}
+        return text
+
+    def _set_rewritten(self, fields: dict[str, Any], text: str) -> None:
+        """Set in ``fields`` (a message chunk's) what ``"v1"`` rewrites of a text chunk: its content, id, position."""
+        fields["id"] = self._first_id
+        fields["content"] = [{"type": "text", "text": text, "index": _TEXT_INDEX}] if text else []
+        if _HAS_CHUNK_POSITION:
+            fields["chunk_position"] = None
+
     def _rewritten_v1(self, chunk: Any) -> tuple[Any, str | None]:
         """`on_chunk_v1`'s chunk, and its text when this rewriter wrote all of it (None: read it from the chunk)."""
         if type(chunk) is not AIMessageChunk:
@@ -374,24 +447,16 @@ class ChunkRewriter:
             return self._grounded(chunk, self.on_chunk_v1), None
         self._str_output = False
         self._v1 = True
-        if self._first_id is None:
-            # Every chunk carries the first id: clients group chunks by id.
-            self._first_id = self._message_id = chunk.id
+        self._take_first_id(chunk.id)
         content = chunk.content
         text: str | None = None
         if isinstance(content, str):
-            text = self._feed(content) if content else ""
-            self._segments.add(_TEXT_INDEX, text)
-            if self._tail_block is None:
-                self._tail_block = {"type": "text", "index": _TEXT_INDEX}
+            text = self._str_text(content)
             if not chunk.tool_call_chunks and chunk.__pydantic_private__ is None:
                 # The usual chunk, text alone: its fields copied and the three rewritten set
                 # in place (what `copy_chunk` does, without its checks and its update dict).
                 fields = chunk.__dict__.copy()
-                fields["id"] = self._first_id
-                fields["content"] = [{"type": "text", "text": text, "index": _TEXT_INDEX}] if text else []
-                if _HAS_CHUNK_POSITION:
-                    fields["chunk_position"] = None
+                self._set_rewritten(fields, text)
                 return _chunk_copied(chunk, fields, chunk.__pydantic_fields_set__ | _REWRITTEN_V1), text
         update: dict[str, Any] = {"id": self._first_id}
         if _HAS_CHUNK_POSITION:

@@ -288,3 +288,86 @@ def test_wrapper_generation_chunks_equal_the_validated_ones() -> None:
         "No index[1].bare string",
         "legacy block without a type",
     ]
+
+
+# What a chat model's `_stream` yields, one generation at a time: text with markers split anywhere, list
+# content, tool-call chunks, generation info, ids and metadata of every kind.
+_owned_texts = st.lists(st.sampled_from(["Paris", " is big", "[1](i", "d=1)", "[2](id=2)", ". ", "[", ""]), max_size=4)
+_owned_contents = st.one_of(
+    _owned_texts.map("".join),
+    _owned_texts.map(lambda parts: [{"type": "text", "text": "".join(parts), "index": 0}]),
+    st.just([{"type": "reasoning", "reasoning": "Hm.", "index": 1}]),
+)
+
+
+@st.composite
+def _owned_generation(draw: st.DrawFn) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "content": draw(_owned_contents),
+        "id": draw(st.sampled_from([None, "run-1", "lc_run--2", "msg_1"])),
+        "response_metadata": draw(st.sampled_from([{}, {"model_name": "m"}, {"finish_reason": "length"}])),
+    }
+    if draw(st.integers(0, 7)) == 0:
+        fields["tool_call_chunks"] = [{"name": "search", "args": "{}", "id": "c1", "index": 0}]
+    if draw(st.integers(0, 7)) == 0:
+        fields["usage_metadata"] = {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}
+    info = draw(st.sampled_from([None, None, None, {"finish_reason": "stop"}]))
+    return {"fields": fields, "info": info}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_owned_generation(), min_size=1, max_size=10))
+def test_an_owned_generation_comes_out_as_generation_v1_makes_it(specs: list[dict[str, Any]]) -> None:
+    # `generation_owned` rewrites the usual chunk in place: it must give, chunk for chunk, what `generation_v1`
+    # gives for the message LangChain's `stream` would have passed on (the generation info merged into the
+    # metadata, the model's metadata first: written out here by hand), and the same last chunk.
+    from langchain_core.outputs import ChatGenerationChunk
+
+    from langchain_refs.streaming import ChunkRewriter
+
+    style = TextReferenceStyle()
+    documents = sample_documents()
+
+    def rewriter() -> ChunkRewriter:
+        return ChunkRewriter(ReferenceSession(documents, source_key=style.source_of, style=style), documents=documents)
+
+    by_copy, owning = rewriter(), rewriter()
+    for k, spec in enumerate(specs):
+        fields, info = spec["fields"], spec["info"]
+        as_streamed = {**fields, "response_metadata": {**(info or {}), **fields["response_metadata"]}}
+        expected = by_copy.generation_v1(AIMessageChunk(**as_streamed))
+        owned = ChatGenerationChunk(message=AIMessageChunk(**fields), generation_info=info)
+        got = owning.generation_owned(owned)
+        assert got.message == expected.message
+        assert got.message.model_fields_set == expected.message.model_fields_set
+        assert got.text == expected.text
+        assert not got.generation_info  # merged into the message's metadata, as `stream` merges it
+        # In place exactly when the chunk is the usual one and not the answer's first (which sets its id).
+        usual = isinstance(fields["content"], str) and "tool_call_chunks" not in fields and info is None
+        assert (got is owned) == (usual and k > 0)
+    assert owning.finish() == by_copy.finish()
+
+
+def test_the_wrapper_passes_on_the_inner_models_own_chunks_rewritten() -> None:
+    # The speed of the agent path: after the answer's first, each text chunk the inner model yields is the one
+    # the wrapper yields (rewritten in place), not a copy of it; the answer is the same as ever.
+    from langchain_core.outputs import ChatGenerationChunk
+
+    from langchain_refs.agents import ReferencesChatModel
+
+    made: list[AIMessageChunk] = []
+
+    class Recording(ChunkExactChatModel):
+        @override
+        def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+            for generation in super()._stream(*args, **kwargs):
+                made.append(generation.message)
+                yield generation
+
+    inner = Recording(chunks=["Paris is big", "[1](id=1)", ". Rome", " is old", "[2](id=2)."])
+    model = ReferencesChatModel(inner=inner, documents=sample_documents(), style=TextReferenceStyle())
+    out = list(model.stream("question"))
+    assert [m is o for m, o in zip(made, out, strict=False)] == [False, True, True, True, True]
+    assert "".join(chunk.text for chunk in out) == (
+        "Paris is big[1]. Rome is old[2].\n\n- [1] a.html#chap1\n- [2] a.html#chap2\n"
+    )
