@@ -873,15 +873,27 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
             if blocks is not None
             else ""
         )
+        compiled_agent = results.get("compiled_agent_stream")
+        compiled = ""
+        if compiled_agent is not None:
+            rows = compiled_agent[20_000]["rows"]
+            compiled = (
+                f" The compiled build, whose session and rewriter run compiled, measures "
+                f"{_ratio(rows['cited text on (default)']['ratio'])} "
+                f"({_ratio(rows['cited text off']['ratio'])} with passages off)."
+            )
         lines.append(
             f"- The agent ratio. The model call alone, as the messages stream drives it, takes "
             f"{call[BARE]:.1f} µs per 4-char chunk bare and {call[OURS]:.1f} µs with the wrapper: per chunk the "
-            f"wrapper feeds the session, makes a rewritten message (`copy_chunk`) and its `ChatGenerationChunk` "
-            f"(neither validated again: the rewriter wrote the text), and LangChain merges the chunks' standard "
-            f"blocks (list content) where the bare model's are strings.{shape} "
-            f"A transformer (`AgentMiddleware.transformers`) avoids the copies but rewrites only "
-            f"`stream_events(version='v3')` (see its row); reaching the bound needs fewer objects per chunk in "
-            f"LangChain's chat-model streaming itself, or a compiled rewrite."
+            f"wrapper feeds the session and rewrites the inner model's own chunk in place (its content, id and "
+            f"text: LangChain's `stream` owns what `_stream` yields and sets its fields in place too, so no copy "
+            f"is made), then checks each chunk once more when LangChain adds them up (the text-only ones are "
+            f"joined in one go).{shape} The passages add the cost of finding each citation's passage as it "
+            f"closes: with {agent_stream[20_000]['markers']} citations the per-answer work (the matcher "
+            f"rebuilt as each cited document joins, its weights and indexes cold) weighs more than in the batch "
+            f"row below.{compiled} "
+            f"A transformer (`AgentMiddleware.transformers`) rewrites only `stream_events(version='v3')` "
+            f"(see its row)."
         )
     passages = results.get("passages")
     if "passages" in missed and passages is not None:
