@@ -72,7 +72,9 @@ from langchain_refs.streaming import (
     ChunkRewriter,
     MarkdownReferenceStyle,
     ReferenceSession,
+    join_text_runs,
     marker_syntaxes,
+    merge_chunks,
     source_key_function,
 )
 
@@ -224,13 +226,6 @@ def _json(args: Any) -> str:
     return json.dumps(args, ensure_ascii=False)
 
 
-def _merged(chunks: Sequence[AIMessageChunk]) -> AIMessage:
-    message = chunks[0]
-    for chunk in chunks[1:]:
-        message = message + chunk
-    return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
-
-
 class _AnswerStart(ChatGenerationChunk):
     """The first chunk of a rewritten answer: it adds up the answer's chunks as LangChain does, in linear time.
 
@@ -239,12 +234,9 @@ class _AnswerStart(ChatGenerationChunk):
     blocks by copying the text so far at every chunk (a cost per chunk that
     grows with the answer; a bare model streaming blocks pays it too). This
     first chunk joins each run of text-only chunks into one chunk first (the
-    texts joined once), then lets LangChain add what is left: the same result,
-    checked against LangChain's own sum in ``tests/unit_tests/test_agents_merge.py``.
-    A run is chunks whose content is one ``{"type": "text", "text": ..., "index": 0}``
-    block (or none) and whose other fields equal the run's first's, fields that
-    adding a chunk to itself leaves as they are (no usage, tool-call chunks or
-    ``chunk_position``); anything else is added by LangChain as it comes.
+    texts joined once: `join_text_runs`), then lets LangChain add what is left:
+    the same result, checked against LangChain's own sum in
+    ``tests/unit_tests/test_agents_merge.py``.
 
     Example:
         >>> def block(text):
@@ -268,114 +260,18 @@ class _AnswerStart(ChatGenerationChunk):
     @override
     def __add__(self, other: ChatGenerationChunk | list[ChatGenerationChunk]) -> ChatGenerationChunk:
         if isinstance(other, list):
-            joined = _joined_runs([self, *other])
+            generations = [self, *other]
+            # A chunk with generation info is added by LangChain as it comes (its info merged in order).
+            messages = [None if g.generation_info else g.message for g in generations]
+            joined = join_text_runs(generations, messages, _generation_of)
             if joined is not None:
                 head, *rest = joined
                 return ChatGenerationChunk.__add__(head, rest)
         return ChatGenerationChunk.__add__(self, other)
 
 
-def _text_only(message: Any) -> str | None:
-    """The text of a chunk whose content is one index-0 standard text block ("" for no block), else None."""
-    if type(message) is not AIMessageChunk or type(message.content) is not list:
-        return None
-    content = message.content
-    if not content:
-        return ""
-    if len(content) != 1:
-        return None
-    block = content[0]
-    if (
-        type(block) is not dict
-        or block.keys() != _TEXT_BLOCK_KEYS
-        or block["type"] != "text"
-        or type(block["index"]) is not int
-        or block["index"] != 0
-        or type(block["text"]) is not str
-    ):
-        return None
-    return block["text"]
-
-
-_TEXT_BLOCK_KEYS: Final = frozenset({"type", "text", "index"})
-
-
-def _rest(message: AIMessageChunk) -> dict[str, Any]:
-    """A chunk's fields, to compare others' with (`_same_rest`); its content is not one of them."""
-    return message.__dict__.copy()
-
-
-def _same_rest(message: AIMessageChunk, fields: dict[str, Any]) -> bool:
-    """Whether ``message``'s fields but its content are ``fields`` (`_rest` of another chunk).
-
-    ``fields`` takes ``message``'s content first, so that one comparison of
-    the two dicts (in C, each value first compared by identity) compares the rest.
-    """
-    own = message.__dict__
-    if "content" not in own:
-        return False
-    fields["content"] = own["content"]
-    return own == fields
-
-
-def _keeps_itself(message: AIMessageChunk) -> bool:
-    """Whether adding ``message``'s fields (but its content) to themselves leaves them as they are."""
-    if message.__pydantic_extra__ or message.usage_metadata is not None or message.tool_call_chunks:
-        return False
-    if message.tool_calls or message.invalid_tool_calls or message.chunk_position is not None:
-        return False
-    bare = message.model_copy(update={"content": []})
-    return _rest(bare + bare) == _rest(bare)
-
-
-def _joined_runs(generations: list[ChatGenerationChunk]) -> list[ChatGenerationChunk] | None:
-    """``generations`` with each run of text-only chunks (see `_AnswerStart`) made one; None: no run to join."""
-    out: list[ChatGenerationChunk] = []
-    texts: list[str] = []
-    start: ChatGenerationChunk | None = None
-    fields: dict[str, Any] = {}
-    joined_any = False
-
-    def end_run() -> None:
-        nonlocal joined_any
-        if start is None:
-            return
-        if len(texts) == 1:
-            out.append(start)
-            return
-        joined_any = True
-        text = "".join(texts)
-        has_block = any(isinstance(g.message.content, list) and g.message.content for g in run)
-        content = [{"type": "text", "text": text, "index": 0}] if has_block else []
-        out.append(ChatGenerationChunk(message=start.message.model_copy(update={"content": content})))
-
-    run: list[ChatGenerationChunk] = []
-    # The fields of the last chunk that could not start a run: its like (a provider that puts the
-    # same metadata on every chunk) is passed on without asking again.
-    refused: dict[str, Any] | None = None
-    for generation in generations:
-        message = generation.message
-        text = _text_only(message) if not generation.generation_info else None
-        if text is not None and isinstance(message, AIMessageChunk):
-            if start is not None and _same_rest(message, fields):
-                texts.append(text)
-                run.append(generation)
-                continue
-            if start is not None:
-                end_run()
-                start = None
-            if refused is None or not _same_rest(message, refused):
-                if _keeps_itself(message):
-                    start, texts, run = generation, [text], [generation]
-                    fields = _rest(message)
-                    continue
-                refused = _rest(message)
-        elif start is not None:
-            end_run()
-            start = None
-        out.append(generation)
-    end_run()
-    return out if joined_any else None
+def _generation_of(message: AIMessageChunk) -> ChatGenerationChunk:
+    return ChatGenerationChunk(message=message)
 
 
 class ReferencesChatModel(BaseChatModel):
@@ -635,7 +531,7 @@ class ReferencesChatModel(BaseChatModel):
             # blocks they belong to, as when the message streams.
             blocks, added = _indexed(chunk.content)
             chunk = chunk.model_copy(update={"content": blocks})
-        merged = _merged([answer.on_chunk_v1(chunk), answer.finish()])
+        merged = merge_chunks([answer.on_chunk_v1(chunk), answer.finish()])
         if added and isinstance(merged.content, list):
             content = [
                 {k: v for k, v in b.items() if k != "index"} if isinstance(b, dict) and b.get("index") in added else b

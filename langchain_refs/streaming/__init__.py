@@ -18,7 +18,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from typing import Any, Final
 
 import langchain_refs.streaming._parser as _parser_module
-from langchain_refs.streaming._chunks import ChunkRewriter, merge_chunks
+from langchain_refs.streaming._chunks import ChunkRewriter, join_text_runs, merge_chunks
 from langchain_refs.streaming._parser import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
@@ -104,6 +104,7 @@ __all__ = [
     "checked_max_holdback",
     "choose_style",
     "format_documents",
+    "join_text_runs",
     "manage_references",
     "marker_syntaxes",
     "merge_chunks",

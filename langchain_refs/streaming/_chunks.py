@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
@@ -55,9 +55,11 @@ from langchain_refs.streaming._provider_content import (
 from langchain_refs.streaming._references import data_and_standard_citations
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 
-__all__ = ["ChunkRewriter", "OutputVersion", "generation_chunk", "merge_chunks"]
+__all__ = ["ChunkRewriter", "OutputVersion", "generation_chunk", "join_text_runs", "merge_chunks"]
 
 OutputVersion = Literal["v0", "v1"]
+
+ItemT = TypeVar("ItemT")
 
 # langchain-core < 1.0 has no chunk_position.
 _HAS_CHUNK_POSITION: Final = "chunk_position" in AIMessageChunk.model_fields
@@ -156,8 +158,11 @@ def _with_generation_info(generation: ChatGenerationChunk) -> Any:
 def merge_chunks(chunks: Iterable[Any]) -> Any:
     """Streamed chunks added up into the value ``invoke`` returns: an ``AIMessage``, or the ``str``.
 
-    Message chunks are added as LangChain adds them; the streaming-only
-    fields (``tool_call_chunks``, ``chunk_position``) do not reach the message.
+    Message chunks are added as LangChain adds a model call's chunks, all at
+    once (``first + [the others]``: one pass, where adding them one by one
+    copies the message so far at every chunk), the runs of text-only chunks
+    joined first (`join_text_runs`); the streaming-only fields
+    (``tool_call_chunks``, ``chunk_position``) do not reach the message.
 
     Example:
         >>> merge_chunks(["Par", "is"])
@@ -166,15 +171,158 @@ def merge_chunks(chunks: Iterable[Any]) -> Any:
         'Paris'
     """
     texts: list[str] = []
-    message: AIMessageChunk | None = None
+    messages: list[Any] = []
     for chunk in chunks:
         if isinstance(chunk, str):
             texts.append(chunk)
         else:
-            message = chunk if message is None else message + chunk
-    if message is not None:
-        return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
-    return "".join(texts)
+            messages.append(chunk)
+    if not messages:
+        return "".join(texts)
+    messages = join_text_runs(messages, messages, _itself) or messages
+    message = messages[0]
+    if all(type(m) is AIMessageChunk for m in messages):
+        message = message + messages[1:]
+    else:
+        for chunk in messages[1:]:
+            message = message + chunk
+    return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+
+
+def _itself(message: AIMessageChunk) -> AIMessageChunk:
+    return message
+
+
+def join_text_runs(
+    items: list[ItemT], messages: Sequence[Any], joined: Callable[[AIMessageChunk], ItemT]
+) -> list[ItemT] | None:
+    """``items`` with each run of text-only message chunks made one, so that LangChain adds them up in linear time.
+
+    LangChain adds text blocks up by copying the text so far at every chunk
+    (a cost per chunk that grows with the answer). ``messages[k]`` is the
+    message chunk ``items[k]`` carries (None: it may not join a run); a run
+    is two or more in a row whose content is one ``{"type": "text", "text":
+    ..., "index": 0}`` block (or none) and whose other fields equal the run's
+    first's, fields that adding a chunk to itself leaves as they are (no
+    usage, tool-call chunks or ``chunk_position``). A run becomes
+    ``joined(message)``: its first message with the texts joined once. Adding
+    up the result gives what adding up ``items`` gives (checked against
+    LangChain's own sum in ``tests/unit_tests/test_agents_merge.py``). None:
+    no run to join.
+
+    Example:
+        >>> chunks = [AIMessageChunk(content=[{"type": "text", "text": t, "index": 0}], id="a") for t in "Paris"]
+        >>> [c.content for c in join_text_runs(chunks, chunks, lambda message: message)]
+        [[{'type': 'text', 'text': 'Paris', 'index': 0}]]
+    """
+    out: list[ItemT] = []
+    texts: list[str] = []
+    start: AIMessageChunk | None = None
+    has_block = False
+    fields: dict[str, Any] = {}
+    joined_any = False
+    run_first = 0
+    # The fields of the last chunk that could not start a run: its like (a provider that puts the
+    # same metadata on every chunk) is passed on without asking again.
+    refused: dict[str, Any] | None = None
+    for k, message in enumerate(messages):
+        text = _text_only(message)
+        if text is not None:
+            if start is not None and _same_rest(message, fields):
+                texts.append(text)
+                has_block = has_block or bool(message.content)
+                continue
+            if start is not None:
+                joined_any = _end_run(out, items, run_first, k, start, texts, has_block, joined) or joined_any
+                start = None
+            if refused is None or not _same_rest(message, refused):
+                if _keeps_itself(message):
+                    start, texts, run_first = message, [text], k
+                    has_block = bool(message.content)
+                    fields = _rest(message)
+                    continue
+                refused = _rest(message)
+        elif start is not None:
+            joined_any = _end_run(out, items, run_first, k, start, texts, has_block, joined) or joined_any
+            start = None
+        out.append(items[k])
+    if start is not None:
+        joined_any = _end_run(out, items, run_first, len(messages), start, texts, has_block, joined) or joined_any
+    return out if joined_any else None
+
+
+def _end_run(
+    out: list[ItemT],
+    items: list[ItemT],
+    first: int,
+    end: int,
+    start: AIMessageChunk,
+    texts: list[str],
+    has_block: bool,
+    joined: Callable[[AIMessageChunk], ItemT],
+) -> bool:
+    """Put the run ``items[first:end]`` on ``out``: made one when it has two chunks or more (then True)."""
+    if end - first == 1:
+        out.append(items[first])
+        return False
+    content = [{"type": "text", "text": "".join(texts), "index": 0}] if has_block else []
+    out.append(joined(start.model_copy(update={"content": content})))
+    return True
+
+
+def _text_only(message: Any) -> str | None:
+    """The text of a chunk whose content is one index-0 standard text block ("" for no block), else None."""
+    if type(message) is not AIMessageChunk or type(message.content) is not list:
+        return None
+    content = message.content
+    if not content:
+        return ""
+    if len(content) != 1:
+        return None
+    block = content[0]
+    if (
+        type(block) is not dict
+        or block.keys() != _TEXT_BLOCK_KEYS
+        or block["type"] != "text"
+        or type(block["index"]) is not int
+        or block["index"] != 0
+        or type(block["text"]) is not str
+    ):
+        return None
+    text: str = block["text"]
+    return text
+
+
+_TEXT_BLOCK_KEYS: Final = frozenset({"type", "text", "index"})
+
+
+def _rest(message: AIMessageChunk) -> dict[str, Any]:
+    """A chunk's fields, to compare others' with (`_same_rest`); its content is not one of them."""
+    return message.__dict__.copy()
+
+
+def _same_rest(message: AIMessageChunk, fields: dict[str, Any]) -> bool:
+    """Whether ``message``'s fields but its content are ``fields`` (`_rest` of another chunk).
+
+    ``fields`` takes ``message``'s content first, so that one comparison of
+    the two dicts (in C, each value first compared by identity) compares the rest.
+    """
+    own = message.__dict__
+    if "content" not in own:
+        return False
+    fields["content"] = own["content"]
+    same: bool = own == fields
+    return same
+
+
+def _keeps_itself(message: AIMessageChunk) -> bool:
+    """Whether adding ``message``'s fields (but its content) to themselves leaves them as they are."""
+    if message.__pydantic_extra__ or message.usage_metadata is not None or message.tool_call_chunks:
+        return False
+    if message.tool_calls or message.invalid_tool_calls or (_HAS_CHUNK_POSITION and message.chunk_position is not None):
+        return False
+    bare = message.model_copy(update={"content": []})
+    return _rest(bare + bare) == _rest(bare)
 
 
 class _Segments:

@@ -10,10 +10,11 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
 
 from langchain_refs.agents._chat_model import _AnswerStart
+from langchain_refs.streaming import merge_chunks
 
 
 def _block(text: str, index: Any = 0, kind: str = "text") -> dict[str, Any]:
@@ -95,3 +96,43 @@ def test_an_answer_of_text_chunks_is_added_up_once() -> None:
     assert _sum(_AnswerStart.of(chunks[0]), chunks[1:]) == _sum(chunks[0], chunks[1:])
     assert ours.message.content[0]["text"].startswith("t0 t1 t2 ")
     assert ours.message.content[0]["text"].endswith("t2999 [1] a.pdf")
+
+
+def _added_one_by_one(messages: list[AIMessageChunk]) -> Any:
+    """What `merge_chunks` must give: LangChain's `+`, one chunk at a time, then the streaming-only fields dropped."""
+    try:
+        total = messages[0]
+        for message in messages[1:]:
+            total = total + message
+        return AIMessage(**total.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+    except Exception as error:  # both sums must fail alike
+        return type(error)
+
+
+def _merged(messages: list[AIMessageChunk]) -> Any:
+    try:
+        return merge_chunks(messages)
+    except Exception as error:
+        return type(error)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_chunk(), min_size=1, max_size=8),
+    st.integers(0, 12),
+    st.integers(0, 9),
+)
+def test_merge_chunks_adds_up_as_adding_one_by_one_does(chunks: list[ChatGenerationChunk], run: int, at: int) -> None:
+    # `invoke` of `manage_references` adds its stream's chunks up at once, runs of text-only chunks joined first.
+    at = min(at, len(chunks))
+    messages = [g.message for g in [*chunks[:at], *_plain_text_run(run), *chunks[at:]]]
+    assert _merged(messages) == _added_one_by_one(messages)
+
+
+def test_invoke_adds_a_long_answer_up_in_one_pass() -> None:
+    # 3,000 text-only chunks in the v1 shape and a last one: the texts are joined once, the sum is LangChain's.
+    messages = [g.message for g in _plain_text_run(3000)]
+    messages.append(AIMessageChunk(content=[_block(" end")], id="run-1", response_metadata={"n": 1}))
+    merged = merge_chunks(messages)
+    assert merged == _added_one_by_one(messages)
+    assert merged.content == [_block("".join(f"t{i} " for i in range(3000)) + " end")]
