@@ -22,6 +22,10 @@ and, in ``response_metadata``: ``"references"`` (`AnswerReferences` as a
 dict), ``"citations"`` (the annotations, offsets into the whole text) and
 `MODEL_TEXT_KEY` (what the model wrote, markers and all, for the next turn).
 Read ``chunk.text`` or ``chunk.content_blocks``, not ``chunk.content``.
+Where the wrapper reads the inner model's ``_stream`` itself (`_direct_call`),
+it rewrites each text chunk in place and passes the same chunk on
+(`ChunkRewriter.generation_owned`): what ``_stream`` yields belongs to its
+reader, as LangChain's own ``stream`` treats it.
 
 Example:
     >>> from langchain_core.documents import Document
