@@ -601,6 +601,37 @@ def message_copies() -> dict[str, Any]:
     return {"model_copy_us": best / runs * 1e6, "copy_us": ours_best / runs * 1e6, "changed_per_marker": changed}
 
 
+def invoke_cost(repeats: int, loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
+    """``invoke`` and ``ainvoke`` (the answer added up from the stream) against the inner runnable's own.
+
+    A 20,000-character answer in 4-char message chunks, process CPU per call,
+    one interleaved run: the inner generator's own ``invoke`` (LangChain adds
+    its chunks one at a time), and ``manage_references`` around it, which
+    streams it, rewrites each chunk and adds them up at once (`merge_chunks`).
+    """
+    text = answer(20_000)
+    inner = message_stream(chunked(text, 4))
+    inputs = {"documents": documents()}
+    runnables = {
+        "the inner runnable's own": inner,
+        f"{OURS}, passages off": manage_references(inner, passages=False),
+        f"{OURS} (default: passages on)": manage_references(inner),
+        f'{OURS}, passages off, output_version="v1"': manage_references(inner, output_version="v1", passages=False),
+    }
+    out: dict[str, Any] = {"chunks": len(chunked(text, 4))}
+    sync = interleaved({name: (lambda r=r: timed(lambda: r.invoke(inputs))) for name, r in runnables.items()}, repeats)
+    asynchronous = interleaved(
+        {
+            name: (lambda r=r: timed(lambda: loop.run_until_complete(r.ainvoke(inputs))))
+            for name, r in runnables.items()
+        },
+        repeats,
+    )
+    out["invoke_ms"] = {name: t.cpu * 1e3 for name, t in sync.items()}
+    out["ainvoke_ms"] = {name: t.cpu * 1e3 for name, t in asynchronous.items()}
+    return out
+
+
 # -- parser, holdback, memory, predictor ---------------------------------------------------
 
 
@@ -1311,6 +1342,19 @@ def table(results: dict[str, Any]) -> str:
         + " | ".join(f"{session[n]['us_per_plain_chunk']:.2f}" for n in first["sync"] if n != FLOOR)
         + " |"
     )
+    if "invoke" in results:
+        calls = results["invoke"]
+        lines += [
+            "",
+            f"**invoke and ainvoke** (the answer added up from the stream: 20,000 characters in "
+            f"{calls['chunks']:,} 4-char message chunks; ms of CPU per call, one interleaved run; the inner "
+            "runnable's own adds its chunks up one at a time):",
+            "",
+            "| runnable | invoke | ainvoke |",
+            "|---|---|---|",
+        ]
+        for name, ms in calls["invoke_ms"].items():
+            lines.append(f"| {name} | {ms:.1f} | {calls['ainvoke_ms'][name]:.1f} |")
     lines += [
         "",
         "**Parser alone** (no LangChain; MB/s of CPU time):",
@@ -1425,6 +1469,7 @@ def main() -> None:
     results["passages"] = passage_cost(repeats)
     results["transformer"] = transformer_cost(repeats)
     results["copies"] = message_copies()
+    results["invoke"] = invoke_cost(repeats, loop)
     loop.close()
     results["parser"] = parser_throughput(repeats, 200_000 if args.quick else 2_000_000)
     results["holdback"] = holdback()
