@@ -604,7 +604,7 @@ def message_copies() -> dict[str, Any]:
 def invoke_cost(repeats: int, loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
     """``invoke`` and ``ainvoke`` (the answer added up from the stream) against the inner runnable's own.
 
-    A 20,000-character answer in 4-char message chunks, process CPU per call,
+    A 20,000-character answer in 4-char message chunks, CPU time per call (this thread runs it all),
     one interleaved run: the inner generator's own ``invoke`` (LangChain adds
     its chunks one at a time), and ``manage_references`` around it, which
     streams it, rewrites each chunk and adds them up at once (`merge_chunks`).
