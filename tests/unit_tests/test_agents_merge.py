@@ -65,16 +65,17 @@ def _sum(first: ChatGenerationChunk, rest: list[ChatGenerationChunk]) -> Any:
     return type(total), total.message.model_dump(), total.generation_info, total.text
 
 
+@st.composite
+def _answers(draw: st.DrawFn) -> list[ChatGenerationChunk]:
+    """Chunks of every shape with a run of text-only chunks (what the wrapper yields for an answer) spliced in."""
+    chunks = draw(st.lists(_chunk(), min_size=1, max_size=8))
+    at = min(draw(st.integers(0, 9)), len(chunks))
+    return [*chunks[:at], *_plain_text_run(draw(st.integers(0, 12))), *chunks[at:]]
+
+
 @settings(max_examples=400, deadline=None)
-@given(
-    st.lists(_chunk(), min_size=1, max_size=8),
-    st.integers(0, 12),
-    st.integers(0, 9),
-)
-def test_the_first_chunk_adds_up_as_langchain_does(chunks: list[ChatGenerationChunk], run: int, at: int) -> None:
-    # A run of text-only chunks (what the wrapper yields for a streamed answer) spliced in among chunks of every shape.
-    at = min(at, len(chunks))
-    chunks = [*chunks[:at], *_plain_text_run(run), *chunks[at:]]
+@given(_answers())
+def test_the_first_chunk_adds_up_as_langchain_does(chunks: list[ChatGenerationChunk]) -> None:
     first, rest = chunks[0], chunks[1:]
     assert _sum(_AnswerStart.of(first), rest) == _sum(first, rest)
 
@@ -117,15 +118,10 @@ def _merged(messages: list[AIMessageChunk]) -> Any:
 
 
 @settings(max_examples=400, deadline=None)
-@given(
-    st.lists(_chunk(), min_size=1, max_size=8),
-    st.integers(0, 12),
-    st.integers(0, 9),
-)
-def test_merge_chunks_adds_up_as_adding_one_by_one_does(chunks: list[ChatGenerationChunk], run: int, at: int) -> None:
+@given(_answers())
+def test_merge_chunks_adds_up_as_adding_one_by_one_does(chunks: list[ChatGenerationChunk]) -> None:
     # `invoke` of `manage_references` adds its stream's chunks up at once, runs of text-only chunks joined first.
-    at = min(at, len(chunks))
-    messages = [g.message for g in [*chunks[:at], *_plain_text_run(run), *chunks[at:]]]
+    messages = [g.message for g in chunks]
     assert _merged(messages) == _added_one_by_one(messages)
 
 
