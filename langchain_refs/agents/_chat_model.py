@@ -431,8 +431,11 @@ class ReferencesChatModel(BaseChatModel):
             )
             yield _AnswerStart.of(generation) if first else generation
             first = False
-        last = ChatGenerationChunk(message=answer.finish())
-        yield _AnswerStart.of(last) if first else last
+        last = answer.finish()
+        # None: the inner model streamed nothing, and LangChain says so as for the model alone.
+        if last is not None:
+            generation = ChatGenerationChunk(message=last)
+            yield _AnswerStart.of(generation) if first else generation
 
     @override
     async def _astream(
@@ -450,8 +453,11 @@ class ReferencesChatModel(BaseChatModel):
             )
             yield _AnswerStart.of(generation) if first else generation
             first = False
-        last = ChatGenerationChunk(message=answer.finish())
-        yield _AnswerStart.of(last) if first else last
+        last = answer.finish()
+        # None: the inner model streamed nothing, and LangChain says so as for the model alone.
+        if last is not None:
+            generation = ChatGenerationChunk(message=last)
+            yield _AnswerStart.of(generation) if first else generation
 
     def _inner_stream(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]

@@ -36,6 +36,7 @@ from tests.unit_tests.agent_fakes import (
     say,
     search,
 )
+from tests.unit_tests.fakes import ChunkExactChatModel
 
 PARIS, LYON, ROME = CITY_DOCUMENTS
 QUESTION = {"messages": [{"role": "user", "content": "Tell me about French and Italian cities."}]}
@@ -593,3 +594,19 @@ def test_best_passages_with_logit_scores() -> None:
         "Lyon has silk.",
         -1.5,
     )
+
+
+def test_an_inner_model_that_streams_nothing_fails_as_it_does_alone() -> None:
+    # The wrapper adds no last chunk of its own to an empty stream: LangChain's own error, not a pydantic one.
+    alone = ChunkExactChatModel(chunks=[])
+    wrapped = ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), documents=[])
+    for model in (alone, wrapped):
+        with pytest.raises(ValueError, match=r"^No generation chunks were returned$"):
+            list(model.stream("question"))
+
+        async def drain(model: Any = model) -> None:
+            async for _ in model.astream("question"):
+                pass
+
+        with pytest.raises(ValueError, match=r"^No generation chunks were returned$"):
+            asyncio.run(drain())
