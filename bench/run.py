@@ -134,7 +134,7 @@ def contenders(inner: Any, revisions: list[tuple[str, Any]], *, full: bool) -> d
     if full:
         out[GENERATOR] = generator_wrapper(inner)
     out.update(ours(inner, revisions))
-    # Default options: the passage behind each citation is found as the citation closes (lexical engine).
+    # Default options: the passages behind the citations are found as they close, a few at a time (lexical engine).
     out[OURS_ON] = manage_references(inner, style=MarkdownReferenceStyle())
     if langchain_references is not None:
         out[THEIRS] = langchain_references.manage_references(inner)
@@ -505,7 +505,7 @@ def session_middlewares() -> dict[str, Any]:
     """The middleware whose sessions both builds' processes time.
 
     One, with passages off as in the pure build's session row (`ours`): a
-    session finds each passage as its citation closes, in `feed`, and that
+    session finds the passages as the citations close, in `feed`, and that
     work has rows of its own (the passage per citation, the end-to-end rows
     with passages on), so it is kept out of the session's own figures.
     """
@@ -919,10 +919,10 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
             f"wrapper feeds the session and rewrites the inner model's own chunk in place (its content, id and "
             f"text: LangChain's `stream` owns what `_stream` yields and sets its fields in place too, so no copy "
             f"is made), then checks each chunk once more when LangChain adds them up (the text-only ones are "
-            f"joined in one go).{shape} The passages add the cost of finding each citation's passage as it "
-            f"closes: with {agent_stream[20_000]['markers']} citations the per-answer work (the matcher "
-            f"rebuilt as each cited document joins, its weights and indexes cold) weighs more than in the batch "
-            f"row below.{compiled} "
+            f"joined in one go).{shape} The passages add the cost of finding them as the citations close, "
+            f"32 at a time once no new document has been cited for a few citations: with "
+            f"{agent_stream[20_000]['markers']} citations the per-answer work (the batch's weights worked out "
+            f"as its words are first met, the documents' indexes) weighs more than in the batch row below.{compiled} "
             f"A transformer (`AgentMiddleware.transformers`) rewrites only `stream_events(version='v3')` "
             f"(see its row)."
         )
@@ -936,9 +936,9 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
             f"sentence of the document), and only the sentences it cannot rule out are scored. Against documents "
             f"of 2,000 characters the estimate and the scoring cost more than reading the claim; against short "
             f"documents reading the claim is most of it. A session finds "
-            f"each passage as its citation closes (this row measures the batch path), so the end of an answer "
-            f"gathers them without scoring: what is left there is making the `Passage` and the new `Citation` "
-            f"of each citation (see the agent's last chunk)."
+            f"the passages as the citations close, 32 at a time (this row measures the batch path), so the end "
+            f"of an answer finds at most 64 and gathers the others: making the `Passage` and the `Citation` "
+            f"of each (see the agent's last chunk)."
         )
     if "last" in missed:
         last = results["last_chunk"]
@@ -1269,7 +1269,7 @@ def table(results: dict[str, Any]) -> str:
         f"{results['langchain_core']}, with `{results['command']}`. Times are CPU time of the streaming "
         f"thread (`time.thread_time`), the best of {results['repeats']} interleaved runs (the time to the first chunk: "
         "the median of thousands); wall-time ratios beside them. langchain-refs runs with `passages=False`: the "
-        "passage behind each citation, found as each citation closes, has its own row (and the end-to-end "
+        "passage behind each citation, found as the citations close, has its own row (and the end-to-end "
         f"tables a column with passages on, the default). Load average {results.get('load', '-')}."
         + (
             " The compiled build (mypyc) runs in a second process: see **Both builds**."

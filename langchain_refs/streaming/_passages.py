@@ -5,10 +5,11 @@ passage finder for the sentence of each cited document that best supports
 the words the citation backs (one split per document, one scoring batch),
 and keeps the best one (the first cited document on a tie). Native citations
 (a provider's own) have no document of ours and get none. With the lexical
-engine a session finds them as each citation closes (`passage_finder`,
-`passage_as_cited`), and at the end finds again only those a document cited
-later made stale (`passage_found_again`): the same passages, with no burst
-of scoring at the end.
+engine a session finds them as citations close (`passage_finder`: each
+citation's documents join the batch as it closes, `join_cited`, and its
+passage is found a little later with others, `find_passage`), and at the
+end finds again only those a document cited later made stale: the same
+passages, with no burst of scoring at the end.
 
 Example:
     >>> from types import SimpleNamespace as Doc
@@ -33,9 +34,9 @@ from langchain_refs.text import LexicalSupport, PairScorer, PassageFinder, find_
 __all__ = [
     "DEFAULT_PASSAGE_SCORER",
     "attach_passages",
-    "passage_as_cited",
+    "find_passage",
+    "join_cited",
     "passage_finder",
-    "passage_found_again",
     "passage_scorer",
     "with_passage",
 ]
@@ -74,53 +75,49 @@ def passage_finder(scorer: PairScorer | None) -> PassageFinder | None:
     return PassageFinder(scorer=scorer) if type(scorer) is LexicalSupport else None
 
 
-def passage_as_cited(
-    finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any]
-) -> Passage | None:
-    """The passage of a citation that just closed, found within the documents cited so far (joining ``finder``).
+def join_cited(finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any]) -> None:
+    """The texts of a citation that just closed join ``finder``'s batch, as `attach_passages` would join them.
 
     ``claim`` is the words the citation backs (`Citation.text`),
-    ``positions`` its document positions. It is the passage
-    `attach_passages` gives the citation on the whole answer for as long as
-    no other document's text joins ``finder``'s batch
-    (`PassageFinder.generation` stays where it is): a document cited for the
-    first time later changes the words' rarity, and the passage must then
-    be found again (`passage_found_again`). The caller keeps it: ``finder``
-    keeps no record of the pair. None: no position in ``documents`` (a
-    native citation has none).
+    ``positions`` its document positions: each in ``documents`` joins,
+    unless the claim is blank (no passage is searched for a blank claim,
+    and its texts are not in `attach_passages`'s batch). Its passage is
+    found later (`find_passage`); until then `PassageFinder.generation`
+    says whether the batch changed: a document cited for the first time
+    changes the words' rarity, and the passages found before must then be
+    found again.
 
     Example:
         >>> from types import SimpleNamespace as Doc
         >>> from langchain_refs.text import PassageFinder
-        >>> docs = [Doc(page_content="Rome is old. Paris is in France.")]
-        >>> passage_as_cited(PassageFinder(), "Paris in France", (1,), docs).excerpt
-        'Paris is in France.'
+        >>> finder = PassageFinder()
+        >>> join_cited(finder, "Paris in France", (1, 2), [Doc(page_content="Paris is in France.")])
+        >>> finder.generation
+        1
     """
-    if len(positions) < 2:
-        return passage_found_again(finder, claim, positions, documents)
-    found_in = finder.generation
-    passage = passage_found_again(finder, claim, positions, documents)
-    if passage is not None and finder.generation != found_in:
-        # A document of this very citation joined the batch: those of its documents scored before it were
-        # scored within another batch (rare: found again, all of them).
-        passage = passage_found_again(finder, claim, positions, documents)
-    return passage
+    if not claim.strip():
+        return
+    count = len(documents)
+    for position in positions:
+        if 1 <= position <= count:
+            finder.join(_text_of(documents[position - 1]))
 
 
-def passage_found_again(
+def find_passage(
     finder: PassageFinder, claim: str, positions: tuple[int, ...], documents: Sequence[Any]
 ) -> Passage | None:
     """The best passage among the documents at ``positions``, within ``finder``'s batch as it now stands.
 
-    As `attach_passages` chooses it (the first on a tie). For a citation
-    found before its passage went stale; `passage_as_cited` also checks that
-    the batch did not change while the citation's own documents joined it.
+    As `attach_passages` chooses it (the first on a tie), once the
+    documents of every citation of the answer so far have joined the batch
+    (`join_cited`). None: no position in ``documents`` (a native citation
+    has none).
 
     Example:
         >>> from types import SimpleNamespace as Doc
         >>> from langchain_refs.text import PassageFinder
         >>> docs = [Doc(page_content="Rome is old. Paris is big.")]
-        >>> passage_found_again(PassageFinder(), "Paris", (1,), docs).excerpt
+        >>> find_passage(PassageFinder(), "Paris", (1,), docs).excerpt
         'Paris is big.'
     """
     find = finder.find_one
@@ -171,8 +168,9 @@ def attach_passages(
     documents' sentences the candidates, scored by ``scorer`` (default: the
     lexical engine) in one batch. A position outside ``documents`` gives no
     candidate; a citation with none keeps ``passage=None``. A ``finder``
-    (the lexical engine's, given ``scorer``'s settings) reuses the passages
-    it found as citations closed (`passage_as_cited`): the same result, sooner.
+    (the lexical engine's, given ``scorer``'s settings) brings what it read
+    as citations closed (the documents' sentences, the batch's weights): the
+    same result, sooner.
 
     Example:
         >>> attach_passages(AnswerReferences(), []) == AnswerReferences()

@@ -16,9 +16,9 @@ from typing import Any, Protocol
 from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
 from langchain_refs.streaming._passages import (
     attach_passages,
-    passage_as_cited,
+    find_passage,
+    join_cited,
     passage_finder,
-    passage_found_again,
     passage_scorer,
     with_passage,
 )
@@ -56,6 +56,12 @@ _CLAIM_TAIL = ".!?\u3002\uff01\uff1f \t\r\n"
 _INVALID_KEPT = 100
 # How much of a marker a log line quotes.
 _LOGGED_MARKER = 80
+# The passages of closed citations are found together (`ReferenceSession._end_group`): once this many wait and
+# no document joined the batch in the last `_QUIET_CLOSES` closes, or once `_MOST_WAITING` wait (the end of an
+# answer then finds at most these).
+_FOUND_TOGETHER = 32
+_QUIET_CLOSES = 4
+_MOST_WAITING = 64
 
 
 class CitationRenderer(Protocol):
@@ -82,11 +88,12 @@ Verifier = Callable[[AnswerReferences], AnswerReferences]
 class _OpenCitation:
     """A citation of the open group (the markers since the last text), until the group closes.
 
-    Its `Citation` is made then, once, with its passage (`citation`): the
-    group's citations are not final before (a document cited again beside
-    one joins its positions, and the passage is found as the group closes).
-    Never handed out (the references before then show values made from it),
-    so it is the one value of the session changed in place: its positions.
+    Its `Citation` is made once, with its passage (`citation`), when the
+    passage is found, soon after the group closes: the group's citations
+    are not final before (a document cited again beside one joins its
+    positions). Never handed out (the references before then show values
+    made from it), so it is the one value of the session changed in place:
+    its positions, until its group closes.
     """
 
     __slots__ = ("claim", "document_positions", "end", "marker", "native", "number", "start")
@@ -145,15 +152,16 @@ class ReferenceSession:
             that best supports it (`Citation.passage`): True (the default)
             with the lexical engine, a scorer with ``score(pairs)`` (any
             LangChain cross-encoder, any grounding scorer) to use that, False
-            for none. With the lexical engine each kept citation's passage is
-            found once its citation closes (in the `feed` whose text ends the
-            run of adjacent markers, or at `close`: tens of µs, ordinary text
-            none; the end of the answer then only gathers them); another
-            scorer works once the answer is complete, in one batch. Each
-            citation's value is made once, as it closes, with its passage,
-            so the end only finds again the passages a document cited for
-            the first time later made stale (it changes the words' rarity).
-            The references show passages once the answer is complete.
+            for none. With the lexical engine the kept citations' passages
+            are found as they close, 32 at a time once no new
+            document has been cited for a few citations (in a `feed` whose
+            text ends a run of adjacent markers: tens of µs per citation,
+            ordinary text none), and at most 64 at `close`; another scorer
+            works once the answer is complete, in one batch. Each citation's
+            value is made once, with its passage, so the end only finds
+            again the passages a document cited for the first time later
+            made stale (it changes the words' rarity). The references show
+            passages once the answer is complete.
 
     Each marker costs at most one log line, however many ids it names; a run
     of consecutive ids that name no document is one invalid citation.
@@ -193,6 +201,7 @@ class ReferenceSession:
         "_output_length",
         "_parser",
         "_passages",
+        "_quiet",
         "_recent",
         "_registry",
         "_reused",
@@ -202,6 +211,7 @@ class ReferenceSession:
         "_syntaxes",
         "_trim_at",
         "_verified",
+        "_waiting",
         "_window_start",
     )
 
@@ -221,7 +231,7 @@ class ReferenceSession:
         self._style = style
         self._passages = passage_scorer(passages)
         self._keep_citations = keep_citations
-        # Each kept citation's passage is found as it closes (lexical engine): the end carries no burst.
+        # The kept citations' passages are found as they close, a few at a time (lexical engine): no burst at the end.
         self._finder: PassageFinder | None = passage_finder(self._passages) if keep_citations else None
         self._registry = SourceRegistry(resolve_source_keys(documents, source_key))
         # The style is shared configuration: what belongs to this answer goes
@@ -255,11 +265,15 @@ class ReferenceSession:
         self._trim_at = 2 * _RECENT_TEXT
         # Without the finder, the citations closed so far, as the references show them before the answer is complete.
         self._citations: list[Citation] = []
-        # With the finder (instead), the citations closed so far with the passages found as they closed (their
-        # final values, made then, so that the end only gathers them), and how many of those, from the first,
-        # were found within an earlier batch of texts than the finder's now.
+        # With the finder (instead), the citations closed so far with their passages (their final values, made
+        # as the passages are found, so that the end only gathers them), and how many of those, from the first,
+        # were found within an earlier batch of texts than the finder's now; then the closed citations whose
+        # passages are still to be found (their documents in the batch), and how many closes in a row left the
+        # batch as it was.
         self._cited: list[Citation] = []
         self._stale = 0
+        self._waiting: list[_OpenCitation] = []
+        self._quiet = 0
         self._single_positions: dict[int, tuple[int, ...]] = {}
         # Each marker text once, for the citations kept (a session's own table: `sys.intern`'s is the process's,
         # and its growth would count against a stream that keeps nothing).
@@ -454,7 +468,8 @@ class ReferenceSession:
             return (*self._citations, *group)
         # One list is kept, not two: a citation's value before the end is its final one without the passage.
         closed = [citation if citation.passage is None else with_passage(citation, None) for citation in self._cited]
-        return (*closed, *group)
+        waiting = [opened.citation(None) for opened in self._waiting]
+        return (*closed, *waiting, *group)
 
     def _with_final_passages(self) -> tuple[Citation, ...]:
         """The citations of the closed answer, each with the passage `attach_passages` gives it on the whole answer.
@@ -465,11 +480,12 @@ class ReferenceSession:
         citations = self._cited
         finder = self._finder
         if finder is not None:
+            self._find_waiting()
             documents = self._documents
             for k in range(self._stale):
                 citation = citations[k]
                 if citation.passage is not None:
-                    passage = passage_found_again(finder, citation.text, citation.document_positions, documents)
+                    passage = find_passage(finder, citation.text, citation.document_positions, documents)
                     if passage != citation.passage:
                         citations[k] = with_passage(citation, passage)
             self._stale = 0
@@ -591,18 +607,36 @@ class ReferenceSession:
                 for opened in self._group.values():
                     citations.append(opened.citation(None))
             else:
-                # Each citation's value is made now, once, with its passage: the end of the answer only gathers them.
-                cited = self._cited
+                # The group's documents join the batch now; their passages are found a little later, together
+                # with others (`_find_waiting`): while documents are still joining, a passage found at once
+                # would soon be found again, and many found in a row cost less each than one at a time.
+                generation = finder.generation
                 documents = self._documents
+                waiting = self._waiting
                 for opened in self._group.values():
-                    generation = finder.generation
-                    # A native citation has no positions: no passage.
-                    passage = passage_as_cited(finder, opened.claim[2], opened.document_positions, documents)
-                    if finder.generation != generation:
-                        # A text joined the batch: the passages found before were found within another one.
-                        self._stale = len(cited)
-                    cited.append(opened.citation(passage))
+                    join_cited(finder, opened.claim[2], opened.document_positions, documents)
+                    waiting.append(opened)
+                if finder.generation != generation:
+                    # A text joined the batch: the passages found before were found within another one.
+                    self._stale = len(self._cited)
+                    self._quiet = 0
+                else:
+                    self._quiet += 1
+                if len(waiting) >= _MOST_WAITING or (len(waiting) >= _FOUND_TOGETHER and self._quiet >= _QUIET_CLOSES):
+                    self._find_waiting()
         self._group = {}
+
+    def _find_waiting(self) -> None:
+        """The passages of the closed citations still waiting for theirs, found within the batch as it stands."""
+        finder = self._finder
+        if finder is None or not self._waiting:
+            return
+        cited = self._cited
+        documents = self._documents
+        for opened in self._waiting:
+            # Each citation's value is made now, once, with its passage: the end of the answer only gathers them.
+            cited.append(opened.citation(find_passage(finder, opened.claim[2], opened.document_positions, documents)))
+        self._waiting = []
 
     def _render(self, events: list[Text | Marker]) -> str:
         if len(events) == 1:

@@ -141,11 +141,12 @@ class PassageFinder:
 
     `find_one` finds a pair's passage the same way (its text joins the
     batch) and keeps nothing: for a caller that keeps what it found, as a
-    stream's session does with each citation as it closes, so that the end
-    of the answer carries no burst of scoring. Such a caller can tell when
-    what it keeps went stale: `generation` goes up whenever the batch
-    changes, and the pair is then found again with `find_one`, within the
-    batch as it now stands.
+    stream's session does with its citations as they close, so that the end
+    of the answer carries no burst of scoring. `join` lets such a caller
+    add a pair's text to the batch as soon as the pair is known and find it
+    later, with others. It can tell when what it keeps went stale:
+    `generation` goes up whenever the batch changes, and the pair is then
+    found again with `find_one`, within the batch as it now stands.
 
     Example:
         >>> finder = PassageFinder()
@@ -237,6 +238,27 @@ class PassageFinder:
         start, end, excerpt = spans[i]
         return start, end, excerpt, score
 
+    def join(self, text: str) -> None:
+        """``text`` joins the batch now, with nothing found yet (the generation goes up if it was not in it).
+
+        For a caller that finds its pairs later, a few at a time (`find_one`):
+        the texts its pairs will ask for join as they become known, so that
+        it can tell from `generation` whether the batch changed since.
+
+        Example:
+            >>> finder = PassageFinder()
+            >>> before = finder.generation
+            >>> finder.join("Lyon is big.")
+            >>> finder.join("Lyon is big.")  # already in the batch
+            >>> finder.generation - before
+            1
+        """
+        self._spans(text)
+        if text not in self._batch:
+            self._batch[text] = None
+            self._matcher = None
+            self._generation += 1
+
     @property
     def generation(self) -> int:
         """Which batch of texts the finder finds within: it goes up each time the batch changes.
@@ -307,10 +329,7 @@ class PassageFinder:
 
     def _joined(self, claim: str, text: str) -> tuple[int, float]:
         """`_best` within the batch with ``text`` in it: a text not in it yet joins it (another generation)."""
-        if text not in self._batch:
-            self._batch[text] = None
-            self._matcher = None
-            self._generation += 1
+        self.join(text)
         return self._best(claim, text)
 
     def _best(self, claim: str, text: str) -> tuple[int, float]:

@@ -1,7 +1,8 @@
-"""Passages found as each citation closes: exactly what `attach_passages` gives on the whole answer.
+"""Passages found as the citations close: exactly what `attach_passages` gives on the whole answer.
 
-A session with the lexical engine finds each citation's passage, and makes its final value, as it closes;
-at the end it finds again only the passages a document cited for the first time later made stale (it
+A session with the lexical engine finds the citations' passages, and makes their final values, as they
+close (a few at a time, once no new document has been cited for a few citations); at the end it finds
+the ones still waiting, and again the passages a document cited for the first time later made stale (it
 changes the words' rarity). The expected references come from the plain path: the same answer through a
 session with passages off, then `attach_passages` on its references.
 """
@@ -86,16 +87,44 @@ def cases(draw: st.DrawFn) -> tuple[list[Document], str, list[str]]:
     return docs, answer, draw(random_splits(answer))
 
 
+@st.composite
+def long_cases(draw: st.DrawFn) -> tuple[list[Document], str, list[str]]:
+    """Answers of 40 to 200 citations: long enough for passages to be found while the answer streams.
+
+    Each document is first cited at a drawn citation (some late, after many passages were found), then at
+    random; a few citations name two documents, a few have a blank claim, a few sit beside another.
+    """
+    docs = draw(documents())
+    rng = draw(st.randoms(use_true_random=False))
+    count = draw(st.integers(40, 200))
+    first_cited = sorted(rng.randrange(count) for _ in docs)
+    pieces = []
+    for k in range(count):
+        reach = max(1, sum(1 for first in first_cited if first <= k))
+        ids = [rng.randint(1, reach) for _ in range(1 if rng.random() < 0.9 else 2)]
+        claim = "" if rng.random() < 0.05 else " ".join(rng.choices(WORDS, k=rng.randint(1, 6)))
+        pieces.append(f"{claim}[{k + 1}](id={', '.join(map(str, ids))})")
+        if rng.random() < 0.1:
+            pieces.append(f"[{k + 2}](id={rng.randint(1, reach)})")
+        pieces.append(rng.choice([". ", " ", "\n", ". Also "]))
+    answer = "".join(pieces)
+    return docs, answer, draw(random_splits(answer))
+
+
 @settings(max_examples=300, deadline=None)
 @given(case=cases())
 def test_passages_as_cited_are_those_of_the_whole_answer(case: tuple[list[Document], str, list[str]]) -> None:
     """Any answer, any chunking: the session's references equal `attach_passages` on the plain references."""
-    docs, answer, chunks = case
+    assert_as_plain(*case)
+
+
+def assert_as_plain(docs: list[Document], answer: str, chunks: list[str]) -> None:
+    """The session fed ``chunks`` gives the plain path's output and references (the scores too, to the bit)."""
     expected_out, expected = plain(docs, answer)
     out, session = streamed(docs, chunks)
     assert out == expected_out
     assert session.references == expected
-    assert session.references.to_dict() == expected.to_dict()  # the scores too, to the bit
+    assert session.references.to_dict() == expected.to_dict()
 
 
 @settings(max_examples=100, deadline=None)
@@ -225,6 +254,35 @@ def test_a_citation_read_in_its_group_keeps_that_value() -> None:
     assert joined.citations == (Citation(**read, document_positions=(1, 2), marker="[1](id=1)"),)
     final = session.references.citations
     assert [(c.document_positions, c.passage is not None) for c in final] == [((1, 2), True)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=long_cases())
+def test_passages_found_while_a_long_answer_streams_are_those_of_the_whole_answer(
+    case: tuple[list[Document], str, list[str]],
+) -> None:
+    """Long answers, passages found in the stream and found again when a document is cited late: the plain path's."""
+    assert_as_plain(*case)
+
+
+def test_a_document_first_cited_after_a_hundred_citations() -> None:
+    """A hundred citations of one document (their passages found as they stream), then a second document's."""
+    docs = [
+        Document("Paris is old. Lyon has silk. Birds fly over the river.", metadata={"source": "a"}),
+        Document("Silk is old. The river is the port of Lyon.", metadata={"source": "b"}),
+    ]
+    claims = ["Paris silk river", "old silk birds", "Lyon river birds", "the old river of Paris"]
+    answer = "".join(f"{claims[k % 4]}[1](id=1). " for k in range(100))
+    answer += "Lyon port river[2](id=2). Lyon silk[1](id=1)."
+    for size in (1, 7, len(answer)):
+        assert_as_plain(docs, answer, [answer[i : i + size] for i in range(0, len(answer), size)])
+    _, expected = plain(docs, answer)
+    # The second document changes the words' rarity (five sentences in the batch, not three): the first hundred
+    # passages, found before it joined, had other scores then, and are found again.
+    _, before = plain(docs, answer.split("Lyon port")[0])
+    changed = [k for k in range(100) if before.citations[k].passage != expected.citations[k].passage]
+    moved = [k for k in range(100) if before.citations[k].passage.excerpt != expected.citations[k].passage.excerpt]
+    assert (len(changed), len(moved)) == (100, 50)
 
 
 @settings(max_examples=100, deadline=None)
