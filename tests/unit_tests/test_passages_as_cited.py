@@ -13,13 +13,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.documents import Document
 
-from langchain_refs import AnswerReferences, Citation, LexicalScorer, ReferenceSession, TextReferenceStyle
+from langchain_refs import COMPILED, AnswerReferences, Citation, LexicalScorer, ReferenceSession, TextReferenceStyle
 from langchain_refs.streaming import attach_passages
-from langchain_refs.text import find_passages
+from langchain_refs.text import PassageFinder, find_passages
 from tests.unit_tests.strategies import random_splits
 
 WORDS = ["Paris", "Lyon", "silk", "capital", "river", "old", "Rome", "birds", "fly", "the", "is", "of", "2024", "port"]
@@ -302,3 +303,41 @@ def test_references_read_before_the_end_never_change(
     _ = session.references  # the final values made: the stale passages found again
     for references, as_read in read:
         assert references.to_dict() == as_read
+
+
+def test_passages_are_found_as_the_answer_streams_each_once_and_the_end_finds_at_most_64(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Eight documents cited first (none found while they join), then 192 citations: found in the stream.
+
+    Each passage is found once (every document joined before the first was found); what is left for the
+    end is at most 64 (the citations still waiting), and the references are the plain path's.
+    """
+    if COMPILED:
+        pytest.skip("the compiled build's PassageFinder is a native class: its calls cannot be counted")
+    finds: list[str] = []
+    find_one = PassageFinder.find_one
+
+    def counted(self: PassageFinder, claim: str, text: str) -> tuple[int, int, str, float]:
+        finds.append(claim)
+        return find_one(self, claim, text)
+
+    monkeypatch.setattr(PassageFinder, "find_one", counted)
+    docs = [Document(f"{w} is old. The {w} river has silk. Birds fly over {w}.") for w in WORDS[:8]]
+    ids = [*range(1, 9), *[(k * 5) % 8 + 1 for k in range(192)]]
+    answer = "".join(f"{WORDS[k % len(WORDS)]} river old silk[{k + 1}](id={i}). " for k, i in enumerate(ids))
+    session = ReferenceSession(docs, source_key=STYLE.source_of, style=STYLE)
+    out = ""
+    ninth = answer.index("[9](")
+    for start in range(0, len(answer), 4):
+        out += session.feed(answer[start : start + 4])
+        if start + 4 <= ninth:
+            assert finds == []  # the first eight citations (each of a new document) wait
+    streamed_finds = len(finds)
+    out += session.close()
+    references = session.references
+    assert len(finds) == 200
+    assert 200 - streamed_finds <= 64
+    expected_out, expected = plain(docs, answer)
+    assert out == expected_out
+    assert references.to_dict() == expected.to_dict()
