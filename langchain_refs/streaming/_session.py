@@ -156,7 +156,7 @@ class ReferenceSession:
             are found as they close, 32 at a time once no new
             document has been cited for a few citations (in a `feed` whose
             text ends a run of adjacent markers: tens of µs per citation,
-            ordinary text none), and at most 64 at `close`; another scorer
+            ordinary text none), and at most 64 at the end; another scorer
             works once the answer is complete, in one batch. Each citation's
             value is made once, with its passage, so the end only finds
             again the passages a document cited for the first time later
@@ -474,8 +474,9 @@ class ReferenceSession:
     def _with_final_passages(self) -> tuple[Citation, ...]:
         """The citations of the closed answer, each with the passage `attach_passages` gives it on the whole answer.
 
-        Each got its passage as it closed; those found within an earlier batch of texts than the last (the first
-        `_stale`) are found again, and only those whose passage changed are made again.
+        The citations still waiting get theirs (at most `_MOST_WAITING`); the others got theirs as the answer
+        streamed, and those found within an earlier batch of texts than the last (the first `_stale`) are found
+        again, and only those whose passage changed are made again.
         """
         citations = self._cited
         finder = self._finder
