@@ -920,9 +920,9 @@ def why_not(results: dict[str, Any], missed: set[str]) -> list[str]:
             f"text: LangChain's `stream` owns what `_stream` yields and sets its fields in place too, so no copy "
             f"is made), then checks each chunk once more when LangChain adds them up (the text-only ones are "
             f"joined in one go).{shape} The passages add the cost of finding them as the citations close, "
-            f"32 at a time once no new document has been cited for a few citations: with "
-            f"{agent_stream[20_000]['markers']} citations the per-answer work (the batch's weights worked out "
-            f"as its words are first met, the documents' indexes) weighs more than in the batch row below.{compiled} "
+            f"32 at a time once no new document has been cited for a few citations (one matcher per answer: "
+            f"its words' weights worked out as they are first met), for the answer's "
+            f"{agent_stream[20_000]['markers']} citations.{compiled} "
             f"A transformer (`AgentMiddleware.transformers`) rewrites only `stream_events(version='v3')` "
             f"(see its row)."
         )
