@@ -380,7 +380,7 @@ def agents_cost(repeats: int) -> dict[str, Any] | None:
     docs = long_documents()
     runnables = {
         BARE: inner,
-        "cited text off": ReferencesChatModel(inner=inner, documents=docs, cited_text=False),
+        "cited text off": ReferencesChatModel(inner=inner, documents=docs, passages=False),
         "cited text on (default)": ReferencesChatModel(inner=inner, documents=docs),
     }
 
@@ -480,7 +480,7 @@ def model_call_cost(repeats: int, docs: list[Any]) -> dict[str, float]:
     models = {
         BARE: inner,
         BARE_BLOCKS: ToolRoundChatModel(chunks=chunks, blocks=True),
-        OURS: ReferencesChatModel(inner=inner, documents=docs, cited_text=False),
+        OURS: ReferencesChatModel(inner=inner, documents=docs, passages=False),
     }
     config = {"metadata": {"langgraph_node": "model", "langgraph_checkpoint_ns": "model:1"}}
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 import inspect
 import json
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Final
 
@@ -68,7 +69,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langchain_core.tracers.base import BaseTracer
 from langsmith import tracing_context
-from pydantic import Field
+from pydantic import ConfigDict, Field
 from typing_extensions import override
 
 from langchain_refs.streaming import (
@@ -82,9 +83,27 @@ from langchain_refs.streaming import (
     source_key_function,
 )
 
-__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "rewrite_message", "standard_blocks"]
+__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "cited_text_renamed", "rewrite_message", "standard_blocks"]
 
 _MISSING: Final = object()
+# LangChain's standard chat model parameters: a model's, so the inner one's here.
+_INNER_MODEL_PARAMETERS: Final = frozenset(
+    {"model", "temperature", "max_tokens", "timeout", "max_retries", "stop", "streaming", "api_key", "base_url"}
+)
+
+
+def cited_text_renamed(owner: str) -> str:
+    """The warning the old option name ``cited_text`` of ``owner`` (a class's name) gives.
+
+    Example:
+        >>> cited_text_renamed("ReferencesChatModel").split(", ")[0]
+        'ReferencesChatModel(cited_text=...) is now ReferencesChatModel(passages=...)'
+    """
+    return (
+        f"{owner}(cited_text=...) is now {owner}(passages=...), the name manage_references uses; "
+        "the old name will be removed"
+    )
+
 
 MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 """``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
@@ -298,9 +317,17 @@ class ReferencesChatModel(BaseChatModel):
             (default: the style's).
         syntaxes: the marker syntaxes to recognise (names or `MarkerSyntax`).
         max_holdback: the most characters held back for a partial marker.
-        cited_text: find, for each citation, the sentence of the cited
-            document that best supports it (``cited_text`` of the
-            annotation); off: the start of the document.
+        passages: find, for each citation, the passage of the cited
+            document that best supports it (the ``cited_text`` of its
+            annotation), as ``manage_references(passages=...)`` does; off:
+            the start of the document. Its old name ``cited_text`` still
+            works, with a ``DeprecationWarning``.
+
+    An option it does not have is an error (pydantic's ``ValidationError``
+    names it), not ignored: a misspelt ``passages`` would leave them on.
+    LangChain's standard model parameters (``temperature``, ``max_tokens``,
+    ``stop``...) are the inner model's: they are taken, as LangChain asks
+    of every chat model, and ignored with a warning.
 
     Example:
         >>> from langchain_core.language_models import GenericFakeChatModel
@@ -316,8 +343,29 @@ class ReferencesChatModel(BaseChatModel):
     source_key: Any = None
     syntaxes: tuple[Any, ...] = ("id",)
     max_holdback: int = DEFAULT_MAX_HOLDBACK
-    cited_text: bool = True
+    passages: bool = True
     model_name: str | None = None
+
+    model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, **options: Any) -> None:
+        if "cited_text" in options:
+            if "passages" in options:
+                msg = "ReferencesChatModel takes passages=... (cited_text is its old name), not both"
+                raise TypeError(msg)
+            warnings.warn(cited_text_renamed("ReferencesChatModel"), DeprecationWarning, stacklevel=2)
+            options["passages"] = options.pop("cited_text")
+        ignored = sorted(options.keys() & _INNER_MODEL_PARAMETERS)
+        if ignored:
+            # LangChain builds every chat model with these (its standard tests do): taken, never silently.
+            warnings.warn(
+                f"ReferencesChatModel ignores {', '.join(ignored)}: the inner model's parameters, set them on it",
+                UserWarning,
+                stacklevel=2,
+            )
+            for name in ignored:
+                del options[name]
+        super().__init__(**options)
 
     @property
     @override
@@ -411,7 +459,7 @@ class ReferencesChatModel(BaseChatModel):
             syntaxes=marker_syntaxes(self.syntaxes),
             max_holdback=self.max_holdback,
             answer_id=run_id.hex[-8:],
-            passages=self.cited_text,
+            passages=self.passages,
         )
         return ChunkRewriter(session, documents=self.documents, model_text_key=MODEL_TEXT_KEY)
 

@@ -53,6 +53,7 @@ from typing_extensions import NotRequired, override
 from langchain_refs.agents._chat_model import (
     MODEL_TEXT_KEY,
     ReferencesChatModel,
+    cited_text_renamed,
     rewrite_message,
     standard_blocks,
 )
@@ -85,10 +86,7 @@ __all__ = ["CITED_TEXT_RENAMED", "CitationLeakWarning", "ReferencesMiddleware", 
 
 History = Literal["raw", "plain", "rendered"]
 
-CITED_TEXT_RENAMED: Final = (
-    "ReferencesMiddleware(cited_text=...) is now ReferencesMiddleware(passages=...), "
-    "the name manage_references uses; the old name will be removed"
-)
+CITED_TEXT_RENAMED: Final = cited_text_renamed("ReferencesMiddleware")
 """The warning the old option name ``cited_text`` gives."""
 
 
@@ -198,7 +196,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             source_key=self.source_key,
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,
-            cited_text=self.passages,
+            passages=self.passages,
             profile=getattr(inner, "profile", None),
             model_name=_model_name(inner),
         )

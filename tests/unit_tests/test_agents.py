@@ -610,3 +610,58 @@ def test_an_inner_model_that_streams_nothing_fails_as_it_does_alone() -> None:
 
         with pytest.raises(ValueError, match=r"^No generation chunks were returned$"):
             asyncio.run(drain())
+
+
+TWO_SENTENCES = Document(
+    "Lyon sits where two rivers meet. Lyon is known for its silk.", metadata={"source": "https://example.org/lyon"}
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "cited_text"),
+    [
+        ({}, "Lyon is known for its silk."),
+        ({"passages": True}, "Lyon is known for its silk."),
+        # Off: the start of the document, whatever the claim.
+        ({"passages": False}, "Lyon sits where two rivers meet. Lyon is known for its silk."),
+    ],
+)
+def test_chat_model_passages_option(options: dict[str, Any], cited_text: str) -> None:
+    """ReferencesChatModel(passages=...) is the option the middleware and manage_references take, with their meaning."""
+    wrapped = ReferencesChatModel(
+        inner=ChunkExactChatModel(chunks=["Lyon is known for silk[1](id=1)."]),
+        documents=[TWO_SENTENCES],
+        style=TextReferenceStyle(),
+        **options,
+    )
+    (block,) = [b for b in wrapped.invoke("q").content if isinstance(b, dict) and b.get("type") == "text"]
+    assert [a["cited_text"] for a in block["annotations"]] == [cited_text]
+
+
+def test_chat_model_cited_text_is_the_old_name_of_passages() -> None:
+    """cited_text= still works, with a DeprecationWarning naming the new option; both at once is an error."""
+    inner = ChunkExactChatModel(chunks=[])
+    renamed = r"ReferencesChatModel\(cited_text=\.\.\.\) is now ReferencesChatModel\(passages"
+    with pytest.warns(DeprecationWarning, match=renamed):
+        assert ReferencesChatModel(inner=inner, cited_text=False).passages is False
+    with pytest.raises(TypeError, match="not both"):
+        ReferencesChatModel(inner=inner, cited_text=False, passages=False)
+
+
+@pytest.mark.parametrize("option", ["pasages", "cited", "callback_manager", "model_kwargs"])
+def test_chat_model_rejects_an_option_it_does_not_have(option: str) -> None:
+    """A misspelt option is an error naming it, not silently ignored (passages would stay on)."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=rf"(?s){option}.*Extra inputs are not permitted"):
+        ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), **{option: False})
+
+
+def test_chat_model_takes_the_standard_parameters_with_a_warning() -> None:
+    """temperature, max_tokens, stop... are the inner model's: taken (LangChain builds models with them), not kept."""
+    with pytest.warns(UserWarning, match=r"ReferencesChatModel ignores max_tokens, temperature: the inner model's"):
+        model = ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), temperature=0, max_tokens=10)
+    assert "temperature" not in model.model_fields_set
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), passages=False)

@@ -15,6 +15,10 @@ from langchain_tests.unit_tests import ChatModelUnitTests
 
 from langchain_refs.agents import ReferencesChatModel
 
+# The suite builds every model with LangChain's standard parameters (temperature, max_tokens...): the
+# wrapper takes them, as LangChain asks, and warns that they are the inner model's (test_agents.py).
+pytestmark = pytest.mark.filterwarnings("ignore:ReferencesChatModel ignores:UserWarning")
+
 
 class ToolFake(GenericFakeChatModel):
     """A fake chat model that takes tools (as every tool-calling provider model does)."""
