@@ -69,7 +69,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langchain_core.tracers.base import BaseTracer
 from langsmith import tracing_context
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 from typing_extensions import override
 
 from langchain_refs.streaming import (
@@ -80,6 +80,7 @@ from langchain_refs.streaming import (
     join_text_runs,
     marker_syntaxes,
     merge_chunks,
+    passage_scorer,
     source_key_function,
 )
 
@@ -319,9 +320,12 @@ class ReferencesChatModel(BaseChatModel):
         max_holdback: the most characters held back for a partial marker.
         passages: find, for each citation, the passage of the cited
             document that best supports it (the ``cited_text`` of its
-            annotation), as ``manage_references(passages=...)`` does; off:
-            the start of the document. Its old name ``cited_text`` still
-            works, with a ``DeprecationWarning``.
+            annotation), as ``manage_references(passages=...)`` does: True
+            with the lexical engine, a scorer with ``score(pairs)`` (a
+            grounding scorer, a LangChain ``BaseCrossEncoder``) to use it
+            (once the answer is complete), False for none (the start of the
+            document). Its old name ``cited_text`` still works, with a
+            ``DeprecationWarning``.
 
     An option it does not have is an error (pydantic's ``ValidationError``
     names it), not ignored: a misspelt ``passages`` would leave them on.
@@ -343,7 +347,8 @@ class ReferencesChatModel(BaseChatModel):
     source_key: Any = None
     syntaxes: tuple[Any, ...] = ("id",)
     max_holdback: int = DEFAULT_MAX_HOLDBACK
-    passages: bool = True
+    # True, False or a `PairScorer` (a protocol: pydantic cannot check it, `passage_scorer` does).
+    passages: Any = True
     model_name: str | None = None
 
     model_config = ConfigDict(extra="forbid")
@@ -366,6 +371,12 @@ class ReferencesChatModel(BaseChatModel):
             for name in ignored:
                 del options[name]
         super().__init__(**options)
+
+    @field_validator("passages")
+    @classmethod
+    def _checked_passages(cls, passages: Any) -> Any:
+        passage_scorer(passages)  # a wrong value fails here, not at the end of the first answer
+        return passages
 
     @property
     @override

@@ -77,7 +77,9 @@ from langchain_refs.streaming import (
     checked_max_holdback,
     choose_style,
     marker_syntaxes,
+    passage_scorer,
 )
+from langchain_refs.text import PairScorer
 
 # The agent state key of the thread's documents (`ThreadDocuments.entries`).
 DOCUMENTS_KEY = "reference_documents"
@@ -135,8 +137,10 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             them as their artifact (return None to fall back to the artifact).
         passages: find, for each citation, the passage of the cited
             document that best supports it (the ``cited_text`` of its
-            annotation), as ``manage_references(passages=...)`` does. Its old
-            name ``cited_text`` still works, with a ``DeprecationWarning``.
+            annotation), as ``manage_references(passages=...)`` does: True
+            with the lexical engine, a scorer with ``score(pairs)`` to use
+            it, False for none. Its old name ``cited_text`` still works, with
+            a ``DeprecationWarning``.
         max_document_texts: how many documents of a thread keep their text in
             the agent state (the newest; older ones keep their id, source
             and metadata: a citation of them is still numbered and listed).
@@ -159,9 +163,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         instructions: str | None = FORMAT_REFERENCES,
         history: History = "raw",
         documents_from: DocumentsFromTool | None = None,
-        passages: bool = True,
+        passages: bool | PairScorer = True,
         max_document_texts: int = DEFAULT_MAX_DOCUMENT_TEXTS,
-        cited_text: bool | None = None,
+        cited_text: bool | PairScorer | None = None,
     ) -> None:
         super().__init__()
         if cited_text is not None:
@@ -178,6 +182,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         self.instructions = instructions
         self.history = history
         self.documents_from = documents_from
+        passage_scorer(passages)  # a wrong value fails here, not at the end of the first answer
         self.passages = passages
         if max_document_texts < 0:
             msg = f"max_document_texts must be 0 or more documents, got {max_document_texts!r}"

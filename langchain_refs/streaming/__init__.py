@@ -32,7 +32,7 @@ from langchain_refs.streaming._parser import (
     checked_max_holdback,
     marker_syntaxes,
 )
-from langchain_refs.streaming._passages import attach_passages
+from langchain_refs.streaming._passages import attach_passages, passage_scorer
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
 from langchain_refs.streaming._protocols import CitationVerifier, support_threshold_of
 from langchain_refs.streaming._references import (
@@ -108,6 +108,7 @@ __all__ = [
     "manage_references",
     "marker_syntaxes",
     "merge_chunks",
+    "passage_scorer",
     "safe_url",
     "source_key_function",
     "styles_directory",

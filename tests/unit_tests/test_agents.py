@@ -665,3 +665,45 @@ def test_chat_model_takes_the_standard_parameters_with_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), passages=False)
+
+
+class CountryNamed:
+    """A scorer written by hand: a sentence naming France or Italy supports any claim, others none."""
+
+    def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
+        return [1.0 if "France" in text or "Italy" in text else 0.0 for _, text in text_pairs]
+
+
+# The sentence `CountryNamed` picks in each cited document (the lexical default picks Lyon's silk).
+COUNTRY_SENTENCES = [
+    "Paris is the capital of France.",
+    "Lyon is a city in France.",
+    "Paris is the capital of France.",
+    "Rome is the capital of Italy.",
+]
+
+
+def test_middleware_passages_take_a_scorer_as_manage_references_does() -> None:
+    """ReferencesMiddleware(passages=scorer): the annotations quote the sentences that scorer chose."""
+    agent, _ = build(two_rounds(), passages=CountryNamed())
+    answer = agent.invoke(QUESTION)["messages"][-1]
+    assert [a["cited_text"] for a in check_citations(answer)] == COUNTRY_SENTENCES
+
+
+async def test_middleware_passages_scorer_when_streamed_async() -> None:
+    """The same through astream's values mode: the final state's answer carries the scorer's passages."""
+    agent, _ = build(two_rounds(), passages=CountryNamed())
+    final = None
+    async for state in agent.astream(QUESTION, stream_mode="values"):
+        final = state
+    assert final is not None
+    assert [a["cited_text"] for a in check_citations(final["messages"][-1])] == COUNTRY_SENTENCES
+
+
+@pytest.mark.parametrize("passages", ["yes", 1, 0.5])
+def test_a_passages_value_that_is_no_scorer_fails_at_construction(passages: Any) -> None:
+    """Neither True, False nor a scorer: a TypeError naming the option when built, as manage_references gives."""
+    with pytest.raises(TypeError, match=r"passages must be True, False or a scorer"):
+        ReferencesMiddleware(passages=passages)
+    with pytest.raises(TypeError, match=r"passages must be True, False or a scorer"):
+        ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), passages=passages)
