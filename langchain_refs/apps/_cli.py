@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import CommandError, at_least_one, first_line
@@ -240,6 +240,13 @@ def _seconds(text: str) -> float:
     return value
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line: what is wrong, and where the usage is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``langchain-refs`` command.
 
@@ -247,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["serve"]).port
         8000
     """
-    parser = argparse.ArgumentParser(prog="langchain-refs", description="Streaming citations for LangChain answers.")
+    parser = _OneLineParser(prog="langchain-refs", description="Streaming citations for LangChain answers.")
     # Not required here: `main` says what is missing or unknown itself (argparse would report a
     # missing command before an unknown option, and an unknown option with the top-level usage).
     commands = parser.add_subparsers(dest="command", metavar="{demo,serve,check}")
@@ -321,10 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_command_line(argv: Sequence[str] | None) -> argparse.Namespace:
-    """``argv`` read by `build_parser`'s parser; argparse's usage error (exit 2) naming what is wrong.
+    """``argv`` read by `build_parser`'s parser; a usage error (exit 2) is one line naming what is wrong.
 
-    An unknown option is named with the usage of the command it was given
-    to; no command at all is said so.
+    An unknown option is named with the command it was given to (and where
+    that command's usage is); no command at all is said so.
 
     Example:
         >>> parse_command_line(["demo", "Why?"]).question
@@ -336,7 +343,7 @@ def parse_command_line(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown:
         command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
-        parser.error("choose a command: demo, serve or check (langchain-refs --help says what each does)")
+        parser.error("choose a command: demo, serve or check")
     return args
 
 
