@@ -69,19 +69,19 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langchain_core.tracers.base import BaseTracer
 from langsmith import tracing_context
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 from typing_extensions import override
 
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
     ChunkRewriter,
-    MarkdownReferenceStyle,
     ReferenceSession,
+    checked_max_holdback,
+    choose_style,
     join_text_runs,
     marker_syntaxes,
     merge_chunks,
     passage_scorer,
-    source_key_function,
 )
 
 __all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "cited_text_renamed", "rewrite_message", "standard_blocks"]
@@ -378,6 +378,19 @@ class ReferencesChatModel(BaseChatModel):
         passage_scorer(passages)  # a wrong value fails here, not at the end of the first answer
         return passages
 
+    @field_validator("max_holdback", mode="before")
+    @classmethod
+    def _checked_max_holdback(cls, max_holdback: Any) -> int:
+        # Before pydantic's own: True or 2.5 is the error the other entry points give, not 1 or a pydantic error.
+        return checked_max_holdback(max_holdback)
+
+    @model_validator(mode="after")
+    def _checked_options(self) -> ReferencesChatModel:
+        # The checks manage_references and the middleware make when given their options: here, not mid-answer.
+        choose_style(self.style, self.source_key)
+        marker_syntaxes(self.syntaxes)
+        return self
+
     @property
     @override
     def _llm_type(self) -> str:
@@ -461,12 +474,12 @@ class ReferencesChatModel(BaseChatModel):
         return self.model_copy(update={"inner": self.inner.bind_tools(tools, **kwargs)}).bind()
 
     def _start(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> ChunkRewriter:
-        style = self.style if self.style is not None else MarkdownReferenceStyle()
+        chosen = choose_style(self.style, self.source_key)
         run_id = run_manager.run_id if run_manager is not None else uuid.uuid4()
         session = ReferenceSession(
             self.documents,
-            source_key=style.source_of if self.source_key is None else source_key_function(self.source_key),
-            style=style,
+            source_key=chosen.source_of,
+            style=chosen.style,
             syntaxes=marker_syntaxes(self.syntaxes),
             max_holdback=self.max_holdback,
             answer_id=run_id.hex[-8:],

@@ -99,6 +99,25 @@ class CitationLeakWarning(UserWarning):
     """
 
 
+def _warn_documents_in_text(message: ToolMessage) -> None:
+    """A warning when a tool result without documents shows them in its text (a tool not declared to hand them over).
+
+    A ``@tool`` without ``response_format="content_and_artifact"`` that
+    returns `documents_tool_output` (or a list of documents) gets them
+    written into its text as Python reprs: the model reads them, but they
+    have no id, so none of its citations can stand.
+    """
+    content = message.content
+    if isinstance(content, str) and "page_content=" in content:
+        warnings.warn(
+            f"tool {message.name or ''!r} put its documents in the text the model reads, not in its artifact: they "
+            'get no ids and cannot be cited; declare it with @tool(response_format="content_and_artifact") and '
+            "return documents_tool_output(docs)",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
 class ReferencesState(AgentState[Any]):
     """The agent state with the references of every cited answer of the thread.
 
@@ -169,6 +188,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     ) -> None:
         super().__init__()
         if cited_text is not None:
+            if passages is not True:  # given too (True is its default: that one cannot be told apart)
+                msg = "ReferencesMiddleware takes passages=... (cited_text is its old name), not both"
+                raise TypeError(msg)
             warnings.warn(CITED_TEXT_RENAMED, DeprecationWarning, stacklevel=2)
             passages = cited_text
         if history not in ("raw", "plain", "rendered"):
@@ -179,11 +201,23 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         self.source_key = source_key
         self.syntaxes = marker_syntaxes(syntaxes)
         self.max_holdback = checked_max_holdback(max_holdback)
+        if instructions is not None and not isinstance(instructions, str):
+            msg = f"instructions must be the system prompt's text (str) or None, got {type(instructions).__name__}"
+            raise TypeError(msg)
         self.instructions = instructions
         self.history = history
+        if documents_from is not None and not callable(documents_from):
+            msg = (
+                f"documents_from must be a function of a tool result (ToolMessage) giving its documents, "
+                f"got {type(documents_from).__name__}"
+            )
+            raise TypeError(msg)
         self.documents_from = documents_from
         passage_scorer(passages)  # a wrong value fails here, not at the end of the first answer
         self.passages = passages
+        if isinstance(max_document_texts, bool) or not isinstance(max_document_texts, int):
+            msg = f"max_document_texts must be a whole number of documents, got {type(max_document_texts).__name__}"
+            raise TypeError(msg)
         if max_document_texts < 0:
             msg = f"max_document_texts must be 0 or more documents, got {max_document_texts!r}"
             raise ValueError(msg)
@@ -233,6 +267,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         found = [
             read_tool_documents(m, self.documents_from) if isinstance(m, ToolMessage) else [] for m in request.messages
         ]
+        for message, documents in zip(request.messages, found, strict=True):
+            if not documents and isinstance(message, ToolMessage):
+                _warn_documents_in_text(message)
         thread = ThreadDocuments.from_entries(known).with_documents(d for documents in found for d in documents)
         read: dict[int, Document] = {}
         messages: list[Any] = []

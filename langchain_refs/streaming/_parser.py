@@ -421,8 +421,8 @@ _MODE_NAMES: Final = {
 }
 
 
-def checked_max_holdback(max_holdback: int) -> int:
-    """``max_holdback`` itself, or a ValueError when it is not a positive number of characters.
+def checked_max_holdback(max_holdback: object) -> int:
+    """``max_holdback`` itself, or an error when it is not a positive whole number of characters.
 
     Every option that takes it checks it here, when it is given.
 
@@ -433,7 +433,14 @@ def checked_max_holdback(max_holdback: int) -> int:
         Traceback (most recent call last):
         ...
         ValueError: max_holdback must be a positive number of characters, got 0
+        >>> checked_max_holdback(2.5)
+        Traceback (most recent call last):
+        ...
+        TypeError: max_holdback must be a whole number of characters, got float 2.5
     """
+    if isinstance(max_holdback, bool) or not isinstance(max_holdback, int):
+        msg = f"max_holdback must be a whole number of characters, got {type(max_holdback).__name__} {max_holdback!r}"
+        raise TypeError(msg)
     if max_holdback < 1:
         msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
         raise ValueError(msg)

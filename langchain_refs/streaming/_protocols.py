@@ -8,13 +8,14 @@ wing reads the contract from one small place.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from langchain_refs.streaming._references import AnswerReferences
 
-__all__ = ["CitationVerifier", "support_threshold_of"]
+__all__ = ["CitationVerifier", "checked_support_threshold", "support_threshold_of"]
 
 
 @runtime_checkable
@@ -53,3 +54,28 @@ def support_threshold_of(verifier: object) -> float:
     """
     value = getattr(verifier, "support_threshold", None)
     return 0.5 if value is None else float(value)
+
+
+def checked_support_threshold(threshold: object) -> float | None:
+    """``threshold`` itself when it is None or a number from 0 to 1 (scores' scale), else an error naming it.
+
+    Example:
+        >>> checked_support_threshold(0.7), checked_support_threshold(None)
+        (0.7, None)
+        >>> checked_support_threshold("high")
+        Traceback (most recent call last):
+        ...
+        TypeError: support_threshold must be a number from 0 to 1 (None: the verifier's own), got str 'high'
+    """
+    if threshold is None:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        msg = (
+            f"support_threshold must be a number from 0 to 1 (None: the verifier's own), "
+            f"got {type(threshold).__name__} {threshold!r}"
+        )
+        raise TypeError(msg)
+    if math.isnan(threshold) or not 0 <= threshold <= 1:
+        msg = f"support_threshold must be a number from 0 to 1 (scores' scale), got {threshold!r}"
+        raise ValueError(msg)
+    return float(threshold)

@@ -23,7 +23,7 @@ from langchain_refs.streaming._parser import (
 )
 from langchain_refs.streaming._passages import passage_scorer
 from langchain_refs.streaming._plumbing import astream_run, stream_run
-from langchain_refs.streaming._protocols import CitationVerifier, support_threshold_of
+from langchain_refs.streaming._protocols import CitationVerifier, checked_support_threshold, support_threshold_of
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 from langchain_refs.streaming._styles import ReferenceStyle, choose_style
@@ -128,7 +128,7 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
             )
             raise TypeError(msg)
         self.verifier = verifier
-        self.support_threshold = support_threshold
+        self.support_threshold = checked_support_threshold(support_threshold)
         self.name = name or "manage_references"
 
     def _verifier_for(self, input: Any) -> Verifier | None:

@@ -24,7 +24,7 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import jinja2
 from langchain_core.documents.base import BaseMedia
@@ -154,13 +154,19 @@ def _md_link(url: Any, text: Any = None) -> str:
     return f"[{_md_text(url if text is None else text)}]({_md_url(url)})"
 
 
-def source_key_function(key: SourceKey) -> Callable[[BaseMedia], Any]:
+def source_key_function(key: SourceKey, *, option: str = "source_id_key") -> Callable[[BaseMedia], Any]:
     """The function giving a document's source key, from a metadata key or a callable.
+
+    ``option`` is the name the key was given as, for the error a wrong type gets.
 
     Example:
         >>> from langchain_core.documents import Document
         >>> source_key_function("url")(Document("x", metadata={"url": "a.org"}))
         'a.org'
+        >>> source_key_function(5, option="source_key")
+        Traceback (most recent call last):
+        ...
+        TypeError: source_key must be a metadata key (str) or a callable, got int
     """
     if isinstance(key, str):
         return lambda media: media.metadata.get(key)
@@ -170,7 +176,7 @@ def source_key_function(key: SourceKey) -> Callable[[BaseMedia], Any]:
             # A plain function set on a style class arrives bound to the style.
             return key.__func__  # type: ignore[attr-defined, no-any-return]
         return key
-    msg = f"source_id_key must be a metadata key (str) or a callable, got {type(key).__name__}"
+    msg = f"{option} must be a metadata key (str) or a callable, got {type(key).__name__}"
     raise TypeError(msg)
 
 
@@ -673,14 +679,36 @@ def choose_style(style: ReferenceStyle | None = None, source_key: SourceKey | No
     """The style (default: `MarkdownReferenceStyle`) and the source key function of the options given.
 
     ``source_key`` (a metadata key or a callable) wins over the style's own
-    ``source_id_key``; a wrong type fails here, when the option is given.
+    ``source_id_key``; a wrong type fails here, when the option is given, as
+    does a style that is not one (a class, a name).
 
     Example:
         >>> from langchain_core.documents import Document
         >>> document = Document("x", metadata={"source": "a.pdf", "url": "https://a.org"})
         >>> choose_style().source_of(document), choose_style(source_key="url").source_of(document)
         ('a.pdf', 'https://a.org')
+        >>> choose_style("markdown")
+        Traceback (most recent call last):
+        ...
+        TypeError: style must be a style such as MarkdownReferenceStyle(), got the str 'markdown'
     """
+    if style is not None:
+        _check_style(style)
     chosen = style if style is not None else MarkdownReferenceStyle()
-    source_of = chosen.source_of if source_key is None else source_key_function(source_key)
+    source_of = chosen.source_of if source_key is None else source_key_function(source_key, option="source_key")
     return StyleChoice(style=chosen, source_of=source_of)
+
+
+def _check_style(style: object) -> None:
+    """A TypeError naming what ``style`` is when it cannot render citations (a class, a name, anything else)."""
+    if isinstance(style, type):
+        msg = f"style must be a style, not the class {style.__name__}: write {style.__name__}()"
+        raise TypeError(msg)
+    if not all(callable(getattr(style, name, None)) for name in _STYLE_METHODS):
+        shown = f"the str {style!r}" if isinstance(style, str) else type(style).__name__
+        msg = f"style must be a style such as MarkdownReferenceStyle(), got {shown}"
+        raise TypeError(msg)
+
+
+# What a style is asked for: the source of a document, each reference and the list of them.
+_STYLE_METHODS: Final = ("source_of", "format_reference", "format_all_references")

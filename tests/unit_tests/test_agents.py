@@ -707,3 +707,33 @@ def test_a_passages_value_that_is_no_scorer_fails_at_construction(passages: Any)
         ReferencesMiddleware(passages=passages)
     with pytest.raises(TypeError, match=r"passages must be True, False or a scorer"):
         ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), passages=passages)
+
+
+def test_a_tool_not_declared_to_hand_documents_over_gets_a_warning_saying_how() -> None:
+    """documents_tool_output from a plain @tool: its documents land in the text (no ids); a warning names the fix."""
+
+    @tool
+    def search_text(query: str) -> Any:
+        """Search the documents."""
+        return documents_tool_output([PARIS])
+
+    @tool(response_format="content_and_artifact")
+    def search_declared(query: str) -> Any:
+        """Search the documents."""
+        return documents_tool_output([PARIS])
+
+    for found, warned in [(search_text, True), (search_declared, False)]:
+        model = ScriptedToolModel(script=[search("paris", tool=found.name), say("Paris is big[1](id=1).")])
+        agent = create_agent(model, tools=[found], middleware=[ReferencesMiddleware(style=TextReferenceStyle())])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            answer = agent.invoke(QUESTION)["messages"][-1]
+        messages = [str(w.message) for w in caught if "put its documents in the text" in str(w.message)]
+        if warned:
+            assert messages
+            assert messages[0].startswith(f"tool '{found.name}' put its documents in the text the model reads")
+            assert 'response_format="content_and_artifact"' in messages[0]
+            assert answer.text == "Paris is big."  # the citation could not stand: no document has id 1
+        else:
+            assert not messages
+            assert answer.text.startswith("Paris is big[1].")

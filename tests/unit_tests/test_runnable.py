@@ -445,8 +445,87 @@ def test_style_and_source_key_resolve_alike_in_runnable_and_middleware() -> None
 
 def test_a_bad_source_key_fails_when_given() -> None:
     """A source_key that is neither a key nor a callable is a TypeError at construction, not mid-stream."""
-    with pytest.raises(TypeError, match="source_id_key must be a metadata key"):
+    with pytest.raises(TypeError, match="source_key must be a metadata key"):
         manage_references(str_chunks(["x"]), source_key=3)  # type: ignore[arg-type]
+
+
+# Written by hand: an option's wrong value, the error every entry point gives for it when built.
+WRONG_OPTIONS = [
+    (
+        {"style": "markdown"},
+        TypeError,
+        r"style must be a style such as MarkdownReferenceStyle\(\), got the str 'markdown'",
+    ),
+    ({"style": TextReferenceStyle}, TypeError, r"style must be a style, not the class TextReferenceStyle: write"),
+    ({"style": object()}, TypeError, r"style must be a style such as MarkdownReferenceStyle\(\), got object"),
+    ({"source_key": 5}, TypeError, r"source_key must be a metadata key \(str\) or a callable, got int"),
+    ({"max_holdback": 0}, ValueError, r"max_holdback must be a positive number of characters, got 0"),
+    ({"max_holdback": 2.5}, TypeError, r"max_holdback must be a whole number of characters, got float 2.5"),
+    ({"max_holdback": True}, TypeError, r"max_holdback must be a whole number of characters, got bool True"),
+    ({"syntaxes": ("idd",)}, ValueError, r"unknown marker syntax 'idd'"),
+    ({"passages": "yes"}, TypeError, r"passages must be True, False or a scorer"),
+]
+
+
+def entry_points() -> dict[str, Any]:
+    """Each public way to build the rewriting, from its options (the agents' two skip without the extra)."""
+    from tests.unit_tests.fakes import ChunkExactChatModel
+
+    middleware = agents_or_skip()
+    from langchain_refs.agents import ReferencesChatModel
+
+    return {
+        "manage_references": lambda **options: manage_references(str_chunks(["x"]), **options),
+        "ReferencesMiddleware": lambda **options: middleware(**options),
+        "ReferencesChatModel": lambda **options: ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), **options),
+    }
+
+
+@pytest.mark.parametrize("entry", ["manage_references", "ReferencesMiddleware", "ReferencesChatModel"])
+@pytest.mark.parametrize(("options", "error", "message"), WRONG_OPTIONS)
+def test_a_wrong_option_fails_alike_when_built_by_every_entry_point(
+    entry: str, options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """The same wrong value gets the same error naming it from every entry point, when built, never mid-answer.
+
+    (ReferencesChatModel's ValueErrors arrive inside pydantic's ValidationError, itself a ValueError.)
+    """
+    build = entry_points()[entry]
+    with pytest.raises(error, match=message):
+        build(**options)
+
+
+@pytest.mark.parametrize(
+    ("threshold", "error", "message"),
+    [
+        ("high", TypeError, r"support_threshold must be a number from 0 to 1 \(None: the verifier's own\), got str"),
+        (50, ValueError, r"support_threshold must be a number from 0 to 1 \(scores' scale\), got 50"),
+        (float("nan"), ValueError, r"support_threshold must be a number from 0 to 1"),
+        (True, TypeError, r"support_threshold must be a number from 0 to 1"),
+    ],
+)
+def test_a_wrong_support_threshold_fails_when_built(threshold: Any, error: type[Exception], message: str) -> None:
+    """A threshold that is no score fails when manage_references is built, not after the whole answer streamed."""
+    with pytest.raises(error, match=message):
+        manage_references(str_chunks(["x"]), support_threshold=threshold)
+    assert manage_references(str_chunks(["x"]), support_threshold=1).support_threshold == 1.0
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"documents_from": "artifact"}, r"documents_from must be a function of a tool result"),
+        ({"instructions": 5}, r"instructions must be the system prompt's text \(str\) or None, got int"),
+        ({"max_document_texts": "x"}, r"max_document_texts must be a whole number of documents, got str"),
+        ({"max_document_texts": 1.5}, r"max_document_texts must be a whole number of documents, got float"),
+        ({"passages": False, "cited_text": True}, r"takes passages=\.\.\. \(cited_text is its old name\), not both"),
+    ],
+)
+def test_the_middlewares_own_options_fail_when_built(options: dict[str, Any], message: str) -> None:
+    """ReferencesMiddleware's options of its own are checked when it is built, each error naming the option."""
+    middleware = agents_or_skip()
+    with pytest.raises(TypeError, match=message):
+        middleware(**options)
 
 
 def test_middleware_cited_text_is_the_old_name_of_passages() -> None:
