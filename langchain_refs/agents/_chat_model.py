@@ -354,6 +354,8 @@ class ReferencesChatModel(BaseChatModel):
     model_config = ConfigDict(extra="forbid")
 
     def __init__(self, **options: Any) -> None:
+        if "cited_text" in options and options["cited_text"] is None:
+            del options["cited_text"]  # not given, as the middleware reads it
         if "cited_text" in options:
             if "passages" in options:
                 msg = "ReferencesChatModel takes passages=... (cited_text is its old name), not both"
@@ -384,11 +386,16 @@ class ReferencesChatModel(BaseChatModel):
         # Before pydantic's own: True or 2.5 is the error the other entry points give, not 1 or a pydantic error.
         return checked_max_holdback(max_holdback)
 
+    @field_validator("syntaxes", mode="before")
+    @classmethod
+    def _resolved_syntaxes(cls, syntaxes: Any) -> tuple[Any, ...]:
+        # Resolved (and checked) when given, as manage_references and the middleware do: one name alone is one.
+        return marker_syntaxes(syntaxes)
+
     @model_validator(mode="after")
     def _checked_options(self) -> ReferencesChatModel:
-        # The checks manage_references and the middleware make when given their options: here, not mid-answer.
+        # The check manage_references and the middleware make when given a style: here, not mid-answer.
         choose_style(self.style, self.source_key)
-        marker_syntaxes(self.syntaxes)
         return self
 
     @property

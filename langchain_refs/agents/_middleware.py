@@ -177,7 +177,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         *,
         style: ReferenceStyle | None = None,
         source_key: str | Callable[[Any], Any] | None = None,
-        syntaxes: Sequence[str | MarkerSyntax] = ("id",),
+        syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax] = ("id",),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         instructions: str | None = FORMAT_REFERENCES,
         history: History = "raw",

@@ -336,13 +336,20 @@ _SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX
 """The built-in syntaxes by name."""
 
 
-def marker_syntaxes(syntaxes: Sequence[str | MarkerSyntax]) -> tuple[MarkerSyntax, ...]:
-    """Marker syntaxes from their names (``"id"``, ``"bracket"``, ``"dagger"``) or as given.
+def marker_syntaxes(syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax]) -> tuple[MarkerSyntax, ...]:
+    """Marker syntaxes from their names (``"id"``, ``"bracket"``, ``"dagger"``) or as given; one alone is one.
 
     Example:
         >>> [s.name for s in marker_syntaxes(["id", "dagger"])]
         ['id', 'dagger']
+        >>> [s.name for s in marker_syntaxes("bracket")]
+        ['bracket']
     """
+    if isinstance(syntaxes, (str, MarkerSyntax)):
+        syntaxes = (syntaxes,)
+    if not syntaxes:
+        msg = f"syntaxes must name at least one marker syntax: {sorted(_SYNTAXES)} or a MarkerSyntax"
+        raise ValueError(msg)
     resolved = []
     for syntax in syntaxes:
         if isinstance(syntax, MarkerSyntax):

@@ -336,10 +336,14 @@ class ReferenceSession:
         (`AnswerContext.passages`); one that shows the sources consulted but
         not cited lists them after.
 
+        Closing again returns nothing more (the list is not written twice).
+
         Example:
             >>> ReferenceSession([], source_key=str, style=None).feed("a [") == "a "
             True
         """
+        if self._closed:
+            return ""
         tail = self._render(self._parser.close())
         if self._group:
             self._end_group()

@@ -646,6 +646,8 @@ def test_chat_model_cited_text_is_the_old_name_of_passages() -> None:
         assert ReferencesChatModel(inner=inner, cited_text=False).passages is False
     with pytest.raises(TypeError, match="not both"):
         ReferencesChatModel(inner=inner, cited_text=False, passages=False)
+    # None is "not given", as ReferencesMiddleware(cited_text=None) reads it: passages stay on.
+    assert ReferencesChatModel(inner=inner, cited_text=None).passages is True
 
 
 @pytest.mark.parametrize("option", ["pasages", "cited", "callback_manager", "model_kwargs"])

@@ -463,6 +463,8 @@ WRONG_OPTIONS = [
     ({"max_holdback": 2.5}, TypeError, r"max_holdback must be a whole number of characters, got float 2.5"),
     ({"max_holdback": True}, TypeError, r"max_holdback must be a whole number of characters, got bool True"),
     ({"syntaxes": ("idd",)}, ValueError, r"unknown marker syntax 'idd'"),
+    ({"syntaxes": "idd"}, ValueError, r"unknown marker syntax 'idd'"),
+    ({"syntaxes": ()}, ValueError, r"syntaxes must name at least one marker syntax"),
     ({"passages": "yes"}, TypeError, r"passages must be True, False or a scorer"),
 ]
 
@@ -493,6 +495,16 @@ def test_a_wrong_option_fails_alike_when_built_by_every_entry_point(
     build = entry_points()[entry]
     with pytest.raises(error, match=message):
         build(**options)
+
+
+@pytest.mark.parametrize("entry", ["manage_references", "ReferencesMiddleware", "ReferencesChatModel"])
+def test_one_syntax_name_alone_is_one_syntax_for_every_entry_point(entry: str) -> None:
+    """syntaxes="bracket" means ("bracket",) everywhere (it was read letter by letter: "unknown marker syntax 'b'")."""
+    from langchain_refs.streaming import marker_syntaxes
+
+    built = entry_points()[entry](syntaxes="bracket")
+    assert marker_syntaxes(built.syntaxes) == marker_syntaxes(("bracket",))
+    assert [s.name for s in marker_syntaxes(built.syntaxes)] == ["bracket"]
 
 
 @pytest.mark.parametrize(

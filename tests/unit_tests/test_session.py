@@ -410,3 +410,15 @@ def test_kept_citations_share_their_repeated_values(passages: bool) -> None:
     assert len({id(c.marker) for c in citations}) == 2
     assert {c.document_positions for c in citations} == {(1,), (2,)}
     assert len({id(c.document_positions) for c in citations}) == 2
+
+
+def test_closing_again_writes_nothing_more() -> None:
+    """A second close returns "" (the held tail and the list were written by the first); the references stay."""
+    style = TextReferenceStyle()
+    session = ReferenceSession(sample_documents(), source_key=style.source_of, style=style)
+    out = session.feed("Paris is big[1](id=1). Lyon[2](id=")
+    out += session.close()
+    assert out.startswith("Paris is big[1]. Lyon[2](id=\n\n- [1] ")
+    assert out.count("- [1] ") == 1
+    assert session.close() == ""
+    assert [c.number for c in session.references.citations] == [1]
