@@ -317,7 +317,8 @@ class ReferencesChatModel(BaseChatModel):
         source_key: the metadata key or callable giving a document's source
             (default: the style's).
         syntaxes: the marker syntaxes to recognise (names or `MarkerSyntax`).
-        max_holdback: the most characters held back for a partial marker.
+        max_holdback: the most characters held back for a partial marker: a
+            marker longer than that stays as the model wrote it.
         passages: find, for each citation, the passage of the cited
             document that best supports it (the ``cited_text`` of its
             annotation), as ``manage_references(passages=...)`` does: True

@@ -141,7 +141,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             documents of one source share a number (default: the style's).
         syntaxes: the marker syntaxes to recognise (``"id"``, ``"bracket"``,
             ``"dagger"`` or `MarkerSyntax`).
-        max_holdback: the most characters held back for a partial marker.
+        max_holdback: the most characters held back for a partial marker: a
+            marker longer than that stays as the model wrote it.
         instructions: the citation rule added to the system prompt once the
             thread has documents (None: add nothing; it is also left out when
             the prompt already mentions ``(id=``).

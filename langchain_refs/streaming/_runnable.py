@@ -275,7 +275,8 @@ def manage_references(
             ``"bracket"`` (``[k]``), ``"dagger"`` (``【k†source】``), or your own
             `MarkerSyntax`.
         max_holdback: the most characters held back while a marker may still
-            be completing.
+            be completing: a marker longer than that (``[1](id=1)`` is 9)
+            stays as the model wrote it.
         keep_citations: keep every citation with its offsets in the
             references data (the default); off, only the numbered sources are
             kept, so memory stays flat however long the stream.
