@@ -469,18 +469,17 @@ WRONG_OPTIONS = [
 ]
 
 
-def entry_points() -> dict[str, Any]:
-    """Each public way to build the rewriting, from its options (the agents' two skip without the extra)."""
+def entry_point(name: str) -> Any:
+    """One public way to build the rewriting, from its options (the agents' two skip without the extra)."""
+    if name == "manage_references":
+        return lambda **options: manage_references(str_chunks(["x"]), **options)
+    middleware = agents_or_skip()
+    if name == "ReferencesMiddleware":
+        return lambda **options: middleware(**options)
+    from langchain_refs.agents import ReferencesChatModel
     from tests.unit_tests.fakes import ChunkExactChatModel
 
-    middleware = agents_or_skip()
-    from langchain_refs.agents import ReferencesChatModel
-
-    return {
-        "manage_references": lambda **options: manage_references(str_chunks(["x"]), **options),
-        "ReferencesMiddleware": lambda **options: middleware(**options),
-        "ReferencesChatModel": lambda **options: ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), **options),
-    }
+    return lambda **options: ReferencesChatModel(inner=ChunkExactChatModel(chunks=[]), **options)
 
 
 @pytest.mark.parametrize("entry", ["manage_references", "ReferencesMiddleware", "ReferencesChatModel"])
@@ -492,7 +491,7 @@ def test_a_wrong_option_fails_alike_when_built_by_every_entry_point(
 
     (ReferencesChatModel's ValueErrors arrive inside pydantic's ValidationError, itself a ValueError.)
     """
-    build = entry_points()[entry]
+    build = entry_point(entry)
     with pytest.raises(error, match=message):
         build(**options)
 
@@ -502,7 +501,7 @@ def test_one_syntax_name_alone_is_one_syntax_for_every_entry_point(entry: str) -
     """syntaxes="bracket" means ("bracket",) everywhere (it was read letter by letter: "unknown marker syntax 'b'")."""
     from langchain_refs.streaming import marker_syntaxes
 
-    built = entry_points()[entry](syntaxes="bracket")
+    built = entry_point(entry)(syntaxes="bracket")
     assert marker_syntaxes(built.syntaxes) == marker_syntaxes(("bracket",))
     assert [s.name for s in marker_syntaxes(built.syntaxes)] == ["bracket"]
 
