@@ -14,12 +14,14 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from langchain_refs.apps._content import content_text
@@ -103,21 +105,42 @@ def run_agent_demo(args: argparse.Namespace, question: str) -> None:
     inputs = {"messages": [{"role": "user", "content": question}]}
     # stream_mode="messages" is what chat apps read; the middleware rewrites it as it streams.
     stream = agent.stream(inputs, stream_mode="messages")
-    try:
-        for chunk, _ in stream:
-            if isinstance(chunk, ToolMessage):
-                found = len(chunk.artifact) if isinstance(chunk.artifact, list) else 0
-                print(f"[{chunk.name}: {found} documents]", flush=True)
-            elif isinstance(chunk, AIMessageChunk):
-                # .text, not .content: the rewritten chunks carry standard text blocks.
-                print(chunk.text, end="", flush=True)
-    except KeyboardInterrupt:
-        # Closing the stream waits for the model's worker thread: stop the
-        # offline model first so that Ctrl-C ends the command at once.
+
+    def interrupted(signum: int, frame: Any) -> None:
+        # The KeyboardInterrupt is raised inside LangGraph's stream, which waits for the model's
+        # worker thread before letting it out: the offline model is stopped first, here, so that
+        # Ctrl-C ends the command at once (a real model's call cannot be stopped: it is waited for).
         if isinstance(model, AgentDemoChatModel):
             model.stop()
-        stream.close()
-        raise
+        raise KeyboardInterrupt
+
+    with _sigint_handled_by(interrupted):
+        try:
+            for chunk, _ in stream:
+                if isinstance(chunk, ToolMessage):
+                    found = len(chunk.artifact) if isinstance(chunk.artifact, list) else 0
+                    print(f"[{chunk.name}: {found} documents]", flush=True)
+                elif isinstance(chunk, AIMessageChunk):
+                    # .text, not .content: the rewritten chunks carry standard text blocks.
+                    print(chunk.text, end="", flush=True)
+        except KeyboardInterrupt:
+            stream.close()
+            raise
+
+
+@contextlib.contextmanager
+def _sigint_handled_by(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """SIGINT handled by ``handler`` inside the block (where Python's own handler is in place), restored after."""
+    previous = signal.getsignal(signal.SIGINT)
+    # Only over Python's own handler, in the main thread: an ignored SIGINT (a background job) stays ignored.
+    installed = previous is signal.default_int_handler and threading.current_thread() is threading.main_thread()
+    if installed:
+        signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        if installed:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run_serve(args: argparse.Namespace) -> int:

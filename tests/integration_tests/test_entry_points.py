@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -180,3 +181,37 @@ def test_ctrl_c_while_the_package_imports(command: list[str]) -> None:
     assert process.returncode == 130, err[-2000:]
     assert out == ""
     assert [line for line in err.splitlines() if not line.startswith("import time:")] == ["langchain-refs: interrupted"]
+
+
+@pytest.mark.slow
+def test_agent_demo_ctrl_c_mid_answer_ends_at_once() -> None:
+    """SIGINT while the agent's answer streams: exit 130 with one line, without waiting for the rest of the answer.
+
+    At 0.5 s a token the rest of the answer takes about a minute; LangGraph waits for the model's worker
+    thread before the interrupt gets out of its stream, so the offline model must be stopped first.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "langchain_refs", "demo", "--agent", "--delay", "0.5", "How are sources numbered?"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        preexec_fn=default_sigint,
+    )
+    assert process.stdout is not None
+    tool_line = b""
+    while not tool_line.endswith(b"]\n"):  # the search step's line, then the answer starts
+        tool_line += process.stdout.read(1)
+    first = process.stdout.read(1)
+    time.sleep(2)  # a few tokens in: the main thread waits on LangGraph's stream, the model's thread sleeps
+    process.send_signal(signal.SIGINT)
+    try:
+        out, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert tool_line.startswith(b"[search_docs: ")
+    assert first
+    assert out.endswith(b"\n")
+    assert process.returncode == 130
+    assert err.decode().strip().splitlines() == ["langchain-refs: interrupted"]
