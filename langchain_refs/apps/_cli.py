@@ -124,6 +124,9 @@ def run_agent_demo(args: argparse.Namespace, question: str) -> None:
                     # .text, not .content: the rewritten chunks carry standard text blocks.
                     print(chunk.text, end="", flush=True)
         except KeyboardInterrupt:
+            # Raised in this loop (not by the handler, whose wait is then over): closing the stream waits too.
+            if isinstance(model, AgentDemoChatModel):
+                model.stop()
             stream.close()
             raise
 
