@@ -45,7 +45,7 @@ def build_app(agent: Any = None) -> FastAPI:
             raise HTTPException(415, "send the body as JSON, with Content-Type: application/json")
         try:
             body = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested deeper than Python parses
             raise HTTPException(400, "the body is not JSON") from None
         try:
             chat_id, question = question_of(body)

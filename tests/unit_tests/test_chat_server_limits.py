@@ -212,3 +212,63 @@ def test_a_checkpointer_is_for_the_agent_and_a_store_for_the_chain() -> None:
         create_app(checkpointer=object())
     with pytest.raises(ValueError, match="a conversation store is for the chain"):
         create_app(agent=True, conversation_store=InMemoryConversationStore())
+
+
+# Bodies a client might send by mistake; each must get a 400 with a JSON error, never a 500.
+BAD_BODIES = {
+    "not JSON": b"{bad",
+    "not UTF-8": b'{"id": "c\xff"}',
+    "nested deeper than Python parses": b"[" * 100_000 + b"]" * 100_000,
+    "no user message": json.dumps({"id": "c1", "messages": []}).encode(),
+}
+
+
+def _server_from_the_docs() -> Any:
+    """The FastAPI server of docs/chat-uis.md ("In your own server"), run as the page shows it."""
+    pytest.importorskip("fastapi", reason="FastAPI is not installed: pip install fastapi")
+    from tests.unit_tests.test_readme import ROOT, blocks
+
+    (code,) = [code for language, code in blocks(ROOT / "docs" / "chat-uis.md") if '@app.post("/api/chat")' in code]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "chat-uis.md", "exec"), namespace)
+    return namespace["app"]
+
+
+def _example_server() -> Any:
+    """examples/ai_sdk/server.py's app around the offline demo agent."""
+    pytest.importorskip("fastapi", reason="FastAPI is not installed: pip install fastapi")
+    pytest.importorskip("langchain.agents", reason="the example's agent needs the agents extra")
+    import importlib.util
+    from pathlib import Path
+
+    from langchain_refs.apps.demo.agent import build_demo_agent
+    from langchain_refs.apps.ui_stream import citation_numbers_style
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "ai_sdk" / "server.py"
+    spec = importlib.util.spec_from_file_location("ai_sdk_example_server", path)
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example.build_app(build_demo_agent(style=citation_numbers_style(), documents=DOCUMENTS, k=1))
+
+
+@pytest.mark.parametrize("server", [_server_from_the_docs, _example_server], ids=["docs snippet", "example"])
+@pytest.mark.parametrize("body", list(BAD_BODIES.values()), ids=list(BAD_BODIES))
+def test_the_documented_servers_answer_a_bad_body_with_400(server: Any, body: bytes) -> None:
+    """The FastAPI servers the docs give (the page's snippet, examples/ai_sdk): a bad body is a 400 with one line."""
+    response = TestClient(server()).post("/api/chat", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400, response.text
+    error = response.json().get("error") or response.json().get("detail")
+    assert isinstance(error, str)
+    assert error
+    assert "\n" not in error
+
+
+@pytest.mark.parametrize("server", [_server_from_the_docs, _example_server], ids=["docs snippet", "example"])
+def test_the_documented_servers_answer_usechat(server: Any) -> None:
+    """The same servers stream an answer for useChat's body (so the 400s above are not all they do)."""
+    response = TestClient(server()).post("/api/chat", content=UI_BODY, headers={"content-type": "application/json"})
+    assert response.status_code == 200
+    assert response.text.startswith("data: ")
+    assert "data: [DONE]" in response.text
