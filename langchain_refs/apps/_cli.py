@@ -293,9 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
             "with its citations numbered by source and the list of sources after it. Offline unless --model\n"
             "names a real chat model.\n\n"
             "examples:\n"
-            '  langchain-refs demo "How are citations numbered?"\n'
-            '  echo "Why stream?" | langchain-refs demo --style markdown\n'
-            '  langchain-refs demo --agent "What does the middleware do?"'
+            '  langchain-refs demo "How are sources numbered?"\n'
+            '  echo "How much text is held back?" | langchain-refs demo --style markdown\n'
+            '  langchain-refs demo --agent "How do I use it in an agent?"'
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -259,6 +259,12 @@ def test_cli_command_help_says_what_it_does_with_examples_that_parse(
         # Quoted questions are one argument: shlex reads the line as a shell would.
         argv = shlex.split(" ".join(example))[1:]
         assert parse_command_line(argv).command == command
+    # Each question an example asks is one the offline demo is tested to answer from the right page.
+    asked = [
+        word for line in shown.splitlines() if "langchain-refs" in line for word in shlex.split(line) if "?" in word
+    ]
+    assert command == "serve" or asked
+    assert set(asked) <= set(QUESTIONS)
 
 
 @pytest.mark.parametrize("typed", ["", "   ", "\t \n"])
