@@ -81,8 +81,9 @@ from langchain_core.runnables import Runnable, RunnableGenerator
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 from typing_extensions import override
 
@@ -718,10 +719,26 @@ def create_app(
             Route("/favicon.ico", favicon),
             # The checking page's routes bring the one route of both pages' files, /static/{name}.
             *check_routes(model=check_model),
-        ]
+        ],
+        exception_handlers={HTTPException: _http_error},
     )
     app.state.agent = agent
     return app
+
+
+async def _http_error(request: Request, exception: Exception) -> Response:
+    """Starlette's own errors (no such route, a method the route does not take): JSON with one line under /api/."""
+    error = exception if isinstance(exception, HTTPException) else HTTPException(500)  # registered for HTTPException
+    path = request.url.path
+    if not path.startswith("/api/"):
+        return PlainTextResponse(str(error.detail), status_code=error.status_code, headers=error.headers)
+    if error.status_code == 405 and error.headers and "Allow" in error.headers:
+        message = f"{request.method} is not taken at {path}: send {error.headers['Allow']}"
+    elif error.status_code == 404:
+        message = f"no endpoint at {path}"
+    else:
+        message = str(error.detail)
+    return JSONResponse({"error": message}, status_code=error.status_code, headers=error.headers)
 
 
 # A run yields ("text", styled text), ("searching", data), ("tool", data),

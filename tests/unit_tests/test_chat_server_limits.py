@@ -272,3 +272,29 @@ def test_the_documented_servers_answer_usechat(server: Any) -> None:
     assert response.status_code == 200
     assert response.text.startswith("data: ")
     assert "data: [DONE]" in response.text
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "error"),
+    [
+        ("GET", "/api/chat", 405, "GET is not taken at /api/chat: send POST"),
+        ("GET", "/api/ui-stream", 405, "GET is not taken at /api/ui-stream: send POST"),
+        ("OPTIONS", "/api/check", 405, "OPTIONS is not taken at /api/check: send POST"),
+        ("GET", "/api/nope", 404, "no endpoint at /api/nope"),
+        ("POST", "/api/nope", 404, "no endpoint at /api/nope"),
+    ],
+)
+def test_the_api_answers_a_wrong_route_or_method_in_json(method: str, path: str, status: int, error: str) -> None:
+    """Under /api/ a wrong method or route is a JSON error of one line, as the app's other errors are."""
+    response = TestClient(app()).request(method, path)
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"error": error}
+    if status == 405:
+        assert response.headers["allow"] == "POST"
+
+
+def test_a_page_that_does_not_exist_stays_plain_text() -> None:
+    """Outside /api/ (a page a browser asked for), the 404 stays Starlette's plain text."""
+    response = TestClient(app()).get("/nope")
+    assert (response.status_code, response.text) == (404, "Not Found")
