@@ -19,7 +19,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from starlette.applications import Starlette
 
-from langchain_refs.apps.check.page import check_routes
+from langchain_refs.apps.check.page import CheckLimits, check_routes
 from tests.integration_tests import browser_fixtures
 from tests.integration_tests.browser_fixtures import (
     axe_missing,
@@ -247,6 +247,23 @@ def test_sources_are_added_and_removed(browser: Any, url: str) -> None:
         page.click("button[aria-label='Remove source 1']")
         assert page.locator("#source-boxes textarea").count() == 1
         assert not page.is_visible("button[aria-label='Remove source 1']")  # the last box cannot go
+
+
+def test_no_more_source_boxes_than_the_server_takes(browser: Any) -> None:
+    """At the limit (CheckLimits.references) the add button is disabled and says so; removing one enables it."""
+    with new_page(browser) as page, serving(Starlette(routes=check_routes(limits=CheckLimits(references=3)))) as base:
+        page.goto(base + "check")
+        add = page.locator("#add-source")
+        add.click()
+        add.click()
+        assert page.locator("#source-boxes textarea").count() == 3
+        assert add.is_disabled()
+        assert add.inner_text() == "At most 3 sources"
+        add.click(force=True)  # a click on the disabled button adds nothing
+        assert page.locator("#source-boxes textarea").count() == 3
+        page.click("button[aria-label='Remove source 3']")
+        assert add.is_enabled()
+        assert add.inner_text() == "Add a source"
 
 
 def test_phone_targets_and_focus_are_usable(browser: Any, url: str) -> None:

@@ -264,7 +264,7 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
     else:
         name = getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__
         model_option = f'<option value="model">Chat model: {html.escape(str(name))}</option>'
-    page_text = _PAGE.replace("{{model_option}}", model_option)
+    page_text = _PAGE.replace("{{model_option}}", model_option).replace("{{most_sources}}", str(limits.references))
 
     async def page(_: Request) -> Response:
         return page_response(page_text)

@@ -44,8 +44,13 @@ import { el } from "./dom.js";
   }
 
   // ---- source boxes: add, remove, renumber ----
+  // The most sources the server takes (CheckLimits.references): no box past it.
+  const mostSources = Number(addButton.dataset.most) || Infinity;
+
   function renumber() {
     const all = boxes.querySelectorAll(".source-box");
+    addButton.disabled = all.length >= mostSources;
+    addButton.textContent = addButton.disabled ? "At most " + mostSources + " sources" : "Add a source";
     all.forEach((box, index) => {
       const number = index + 1;
       const area = box.querySelector("textarea");
