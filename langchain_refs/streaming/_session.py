@@ -13,7 +13,15 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from langchain_refs.streaming._parser import DEFAULT_MAX_HOLDBACK, ID_SYNTAX, CitationParser, Marker, MarkerSyntax, Text
+from langchain_refs.streaming._parser import (
+    DEFAULT_MAX_HOLDBACK,
+    ID_SYNTAX,
+    CitationParser,
+    Marker,
+    MarkerSyntax,
+    Text,
+    marker_syntaxes,
+)
 from langchain_refs.streaming._passages import (
     attach_passages,
     find_passage,
@@ -32,6 +40,7 @@ from langchain_refs.streaming._references import (
     Reference,
 )
 from langchain_refs.streaming._registry import OwnSource, SourceRegistry, resolve_source_keys
+from langchain_refs.streaming._styles import source_key_function
 from langchain_refs.text import PairScorer, PassageFinder
 
 __all__ = ["CitationRenderer", "ReferenceSession", "Verifier"]
@@ -139,9 +148,11 @@ class ReferenceSession:
 
     Args:
         documents: the documents the model was shown, in prompt order.
-        source_key: gives a document's source key (None when it has none).
+        source_key: gives a document's source key (None when it has none):
+            a callable, or the metadata key that holds it.
         style: renders each citation and the final list of sources.
-        syntaxes: the marker syntaxes to recognise.
+        syntaxes: the marker syntaxes to recognise (`MarkerSyntax` values or
+            their names; one alone is one).
         max_holdback: the most characters held back for a partial marker.
         keep_citations: record every citation (with its offsets) for
             `references`; turn off for endless streams, whose memory then stays
@@ -219,14 +230,18 @@ class ReferenceSession:
         self,
         documents: Sequence[Any],
         *,
-        source_key: Callable[[Any], Any],
+        source_key: str | Callable[[Any], Any],
         style: CitationRenderer,
-        syntaxes: tuple[MarkerSyntax, ...] = (ID_SYNTAX,),
+        syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax] = (ID_SYNTAX,),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         keep_citations: bool = True,
         answer_id: str = "",
         passages: bool | PairScorer = True,
     ) -> None:
+        # The options as manage_references takes them: a metadata key, syntax names (checked, each once here).
+        if not callable(source_key):
+            source_key = source_key_function(source_key, option="source_key")
+        syntaxes = marker_syntaxes(syntaxes)
         self._documents = documents
         self._style = style
         self._passages = passage_scorer(passages)

@@ -422,3 +422,30 @@ def test_closing_again_writes_nothing_more() -> None:
     assert out.count("- [1] ") == 1
     assert session.close() == ""
     assert [c.number for c in session.references.citations] == [1]
+
+
+def test_the_session_takes_the_options_as_manage_references_does() -> None:
+    """A metadata key for source_key and syntax names (one alone too) give what the resolved values give."""
+    from langchain_refs.streaming import marker_syntaxes, source_key_function
+
+    style = TextReferenceStyle()
+    text = "Paris is big [1]. Lyon[2](id=2) too."
+
+    def rendered(**options: object) -> str:
+        session = ReferenceSession(sample_documents(), style=style, **options)  # type: ignore[arg-type]
+        return session.feed(text) + session.close()
+
+    resolved = rendered(source_key=source_key_function("source"), syntaxes=marker_syntaxes(("id", "bracket")))
+    assert rendered(source_key="source", syntaxes=("id", "bracket")) == resolved
+    assert rendered(source_key="source", syntaxes="bracket") == rendered(
+        source_key=source_key_function("source"), syntaxes=marker_syntaxes(("bracket",))
+    )
+    assert resolved.startswith("Paris is big [1]. Lyon[2] too.\n\n- [1] ")
+    # A wrong type is a TypeError in both builds; the compiled one's own check of the annotation speaks first.
+    from langchain_refs import COMPILED
+
+    wrong_type = "str object expected; got int" if COMPILED else "source_key must be a metadata key"
+    with pytest.raises(TypeError, match=wrong_type):
+        ReferenceSession(sample_documents(), source_key=5, style=style)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown marker syntax 'idd'"):
+        ReferenceSession(sample_documents(), source_key="source", style=style, syntaxes="idd")
