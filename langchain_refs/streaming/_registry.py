@@ -6,7 +6,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OwnSource", "SourceRegistry", "resolve_source_keys"]
+__all__ = ["OwnSource", "SourceRegistry", "key_function", "resolve_source_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,41 @@ class OwnSource:
     """
 
     label: str
+
+
+def key_function(key: object, *, option: str = "source_key") -> Callable[[Any], Any]:
+    """The function giving a document's source key: ``key`` itself when callable, else its ``metadata[key]``.
+
+    ``option`` is the name ``key`` was given as, for the error a wrong type gets.
+
+    Example:
+        >>> class Doc:
+        ...     metadata = {"url": "a.org"}
+        >>> key_function("url")(Doc()), key_function(len)("abc")
+        ('a.org', 3)
+        >>> key_function(5)
+        Traceback (most recent call last):
+        ...
+        TypeError: source_key must be a metadata key (str) or a callable, got int
+    """
+    if isinstance(key, str):
+        return _MetadataValue(key)
+    if callable(key):
+        return key
+    msg = f"{option} must be a metadata key (str) or a callable, got {type(key).__name__}"
+    raise TypeError(msg)
+
+
+class _MetadataValue:
+    """A document's ``metadata[key]``, None when it has none (a class: mypyc compiles no closure as cheaply)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __call__(self, document: Any) -> Any:
+        return document.metadata.get(self.key)
 
 
 def resolve_source_keys(documents: Sequence[Any], key_of: Callable[[Any], Any]) -> list[Hashable]:

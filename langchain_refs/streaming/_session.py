@@ -39,8 +39,7 @@ from langchain_refs.streaming._references import (
     Passage,
     Reference,
 )
-from langchain_refs.streaming._registry import OwnSource, SourceRegistry, resolve_source_keys
-from langchain_refs.streaming._styles import source_key_function
+from langchain_refs.streaming._registry import OwnSource, SourceRegistry, key_function, resolve_source_keys
 from langchain_refs.text import PairScorer, PassageFinder
 
 __all__ = ["CitationRenderer", "ReferenceSession", "Verifier"]
@@ -240,7 +239,7 @@ class ReferenceSession:
     ) -> None:
         # The options as manage_references takes them: a metadata key, syntax names (checked, each once here).
         if not callable(source_key):
-            source_key = source_key_function(source_key, option="source_key")
+            source_key = key_function(source_key)
         syntaxes = marker_syntaxes(syntaxes)
         self._documents = documents
         self._style = style

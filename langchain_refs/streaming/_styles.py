@@ -31,6 +31,7 @@ from langchain_core.documents.base import BaseMedia
 from typing_extensions import override
 
 from langchain_refs.streaming._references import AnswerContext, Passage
+from langchain_refs.streaming._registry import key_function
 
 __all__ = [
     "EmptyReferenceStyle",
@@ -168,16 +169,10 @@ def source_key_function(key: SourceKey, *, option: str = "source_id_key") -> Cal
         ...
         TypeError: source_key must be a metadata key (str) or a callable, got int
     """
-    if isinstance(key, str):
-        return lambda media: media.metadata.get(key)
-    if callable(key):
-        owner = getattr(key, "__self__", None)
-        if isinstance(owner, ReferenceStyle):
-            # A plain function set on a style class arrives bound to the style.
-            return key.__func__  # type: ignore[attr-defined, no-any-return]
-        return key
-    msg = f"{option} must be a metadata key (str) or a callable, got {type(key).__name__}"
-    raise TypeError(msg)
+    if callable(key) and isinstance(getattr(key, "__self__", None), ReferenceStyle):
+        # A plain function set on a style class arrives bound to the style.
+        return key.__func__  # type: ignore[attr-defined, no-any-return]
+    return key_function(key, option=option)
 
 
 def styles_directory() -> Path:
