@@ -48,7 +48,7 @@ def key_function(key: object, *, option: str = "source_key") -> Callable[[Any], 
 
 
 class _MetadataValue:
-    """A document's ``metadata[key]``, None when it has none (a class: mypyc compiles no closure as cheaply)."""
+    """A document's ``metadata[key]``, None when it has none."""
 
     __slots__ = ("key",)
 
