@@ -40,23 +40,12 @@ def key_function(key: object, *, option: str = "source_key") -> Callable[[Any], 
         TypeError: source_key must be a metadata key (str) or a callable, got int
     """
     if isinstance(key, str):
-        return _MetadataValue(key)
+        name = key
+        return lambda document: document.metadata.get(name)
     if callable(key):
         return key
     msg = f"{option} must be a metadata key (str) or a callable, got {type(key).__name__}"
     raise TypeError(msg)
-
-
-class _MetadataValue:
-    """A document's ``metadata[key]``, None when it has none."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def __call__(self, document: Any) -> Any:
-        return document.metadata.get(self.key)
 
 
 def resolve_source_keys(documents: Sequence[Any], key_of: Callable[[Any], Any]) -> list[Hashable]:
