@@ -8,6 +8,9 @@ posted only to the app, and no framing. Nothing differs between them:
 neither page has an inline style or script, both fetch only their own
 origin's API.
 
+Their APIs read a request's JSON body one way (`read_json_body`): sent as
+JSON, read no further than a limit, UTF-8, parsed, or one line saying why not.
+
 Their files (scripts, stylesheets, the icon) come from one route,
 ``/static/{name}``, which serves the files of ``static/`` by name only: no
 path from the request reaches the file system, and each file carries its
@@ -22,15 +25,28 @@ Example:
 
 from __future__ import annotations
 
+import json
 import secrets
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-__all__ = ["NOSNIFF", "STATIC", "STATIC_FILES", "content_security_policy", "page_response", "static_route"]
+from langchain_refs.apps._errors import utf8_text
+
+__all__ = [
+    "NOSNIFF",
+    "STATIC",
+    "STATIC_FILES",
+    "BodyError",
+    "content_security_policy",
+    "page_response",
+    "read_json_body",
+    "static_route",
+]
 
 STATIC: Final = Path(__file__).parent / "static"
 """The pages' files: stylesheets (``app.css`` is both pages' base), scripts and the icon."""
@@ -97,3 +113,72 @@ def static_route() -> Route:
         (200, 404)
     """
     return Route("/static/{name}", _static, methods=["GET"])
+
+
+class BodyError(Exception):
+    """A request body an API refuses: the HTTP status and the one line that says why.
+
+    Example:
+        >>> error = BodyError("the body is not UTF-8 (byte 0xe9 at offset 3)")
+        >>> error.status, str(error)
+        (400, 'the body is not UTF-8 (byte 0xe9 at offset 3)')
+    """
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def read_json_body(request: Request, limit: int, read_json: Callable[[str], Any] = json.loads) -> Any:
+    """The request's body read as JSON by ``read_json``, or a `BodyError` saying why not.
+
+    415 unless it is sent as JSON (a page of another site can send text and
+    forms without asking first); 413 as soon as it is over ``limit`` bytes (a
+    large upload is never held in memory); 400 when it is not UTF-8 or not
+    JSON that Python can read (nested too deep, an integer too long).
+
+    Example:
+        >>> import asyncio
+        >>> from starlette.requests import Request
+        >>> async def receive():
+        ...     return {"type": "http.request", "body": b'{"question": 1', "more_body": False}
+        >>> scope = {"type": "http", "method": "POST", "headers": [(b"content-type", b"application/json")]}
+        >>> try:
+        ...     asyncio.run(read_json_body(Request(scope, receive), 100))
+        ... except BodyError as error:
+        ...     print(error.status, error)
+        400 the body is not valid JSON (Expecting ',' delimiter at line 1, column 15)
+    """
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        msg = "send the body as JSON, with Content-Type: application/json"
+        raise BodyError(msg, 415)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit():
+        _within(int(declared), limit)
+    data = bytearray()
+    async for chunk in request.stream():  # stops reading as soon as the body is too long
+        data += chunk
+        _within(len(data), limit)
+    try:
+        text = utf8_text(bytes(data))
+    except ValueError as error:
+        msg = f"the body is not UTF-8 ({error})"
+        raise BodyError(msg) from None
+    try:
+        return read_json(text)
+    except json.JSONDecodeError as error:
+        msg = f"the body is not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+        raise BodyError(msg) from None
+    except RecursionError:
+        msg = "cannot read the body's JSON: nested too deeply to read"
+        raise BodyError(msg) from None
+    except ValueError as error:  # an integer too long (Python's own message, or the reader's)
+        msg = f"cannot read the body's JSON: {str(error).splitlines()[0]}"
+        raise BodyError(msg) from None
+
+
+def _within(size: int, limit: int) -> None:
+    if size > limit:
+        msg = f"the body is {size:,} bytes; the limit is {limit:,}"
+        raise BodyError(msg, 413)

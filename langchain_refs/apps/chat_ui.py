@@ -60,7 +60,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import time
@@ -89,7 +88,7 @@ from typing_extensions import override
 
 from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import first_line
-from langchain_refs.apps._web import STATIC, page_response
+from langchain_refs.apps._web import STATIC, BodyError, page_response, read_json_body
 from langchain_refs.apps.check.page import check_routes
 from langchain_refs.apps.demo import ExtractiveChatModel, demo_context
 from langchain_refs.apps.ui_stream import (
@@ -564,27 +563,11 @@ def _page(request: Request) -> Response:
 
 
 async def _json_body(request: Request, limit: int) -> Any:
-    """The request's JSON (None if it is not JSON), or the 4xx response: 415 unless sent as JSON, 413 past ``limit``.
-
-    Reading stops as soon as the body is over its limit: a large upload is never held in memory.
-    """
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        # text/plain and form bodies are what a page of another site can send without a preflight.
-        return JSONResponse({"error": "send the body as JSON, with Content-Type: application/json"}, status_code=415)
-    too_long = JSONResponse({"error": f"the request body is over {limit} bytes"}, status_code=413)
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return too_long
-    data = bytearray()
-    async for chunk in request.stream():
-        data += chunk
-        if len(data) > limit:
-            return too_long
+    """The request's JSON, or the 4xx response with the one line that says why not (`read_json_body`)."""
     try:
-        return json.loads(data)
-    except (ValueError, RecursionError):
-        return None
+        return await read_json_body(request, limit)
+    except BodyError as error:
+        return JSONResponse({"error": str(error)}, status_code=error.status)
 
 
 async def _question(request: Request) -> tuple[str, Any] | Response:

@@ -254,13 +254,15 @@ def test_a_chain_that_streams_str_works_too() -> None:
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [
-        (b"", 400, "question"),
-        (b"not json", 400, "question"),
+        (b"", 400, "the body is not valid JSON (Expecting value at line 1, column 1)"),
+        (b"not json", 400, "the body is not valid JSON (Expecting value at line 1, column 1)"),
         (b'{"question": "   "}', 400, "question"),
         (b'{"question": 3}', 400, "question"),
-        (b"[" * 5000 + b"]" * 5000, 400, "question"),
+        (b"[" * 5000 + b"]" * 5000, 400, "cannot read the body's JSON: nested too deeply to read"),
+        (b'{"question": "caf\xe9"}', 400, "the body is not UTF-8 (byte 0xe9 at offset 17)"),
+        (b'{"question": "a", "n": ' + b"9" * 5000 + b"}", 400, "cannot read the body's JSON: Exceeds the limit"),
         (json.dumps({"question": "x" * 4001}).encode(), 413, "4000 characters"),
-        (json.dumps({"question": "x", "pad": "y" * 20_000}).encode(), 413, "16384 bytes"),
+        (json.dumps({"question": "x", "pad": "y" * 20_000}).encode(), 413, "bytes; the limit is 16,384"),
     ],
 )
 def test_bad_requests_are_refused_clearly(body: bytes, status: int, says: str) -> None:

@@ -90,8 +90,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from langchain_refs.apps._errors import utf8_problem, utf8_text
-from langchain_refs.apps._web import NOSNIFF, page_response, static_route
+from langchain_refs.apps._errors import utf8_problem
+from langchain_refs.apps._web import NOSNIFF, BodyError, page_response, read_json_body, static_route
 from langchain_refs.apps.check.items import (
     MODES,
     Checkers,
@@ -203,30 +203,10 @@ class _Recording:
 
 
 async def _body(request: Request, limits: CheckLimits) -> dict[str, Any]:
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        msg = "send the body as JSON, with Content-Type: application/json"
-        raise _BadRequest(msg, 415)
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit():
-        _limit("the body", int(declared), limits.body_bytes, "bytes")
-    data = bytearray()
-    async for chunk in request.stream():  # stops reading as soon as the body is too long
-        data += chunk
-        _limit("the body", len(data), limits.body_bytes, "bytes")
     try:
-        text = utf8_text(bytes(data))
-    except ValueError as error:
-        msg = f"the body is not UTF-8 ({error})"
-        raise _BadRequest(msg) from None
-    try:
-        body = read_json_text(text, count=[0])
-    except json.JSONDecodeError as error:
-        msg = f"the body is not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
-        raise _BadRequest(msg) from None
-    except ValueError as error:  # nested too deeply, an integer too long
-        msg = f"cannot read the body's JSON: {error}"
-        raise _BadRequest(msg) from None
+        body = await read_json_body(request, limits.body_bytes, lambda text: read_json_text(text, count=[0]))
+    except BodyError as error:
+        raise _BadRequest(str(error), error.status) from None
     if not isinstance(body, dict):
         msg = "the body must be a JSON object: one item of the check command's input, with options"
         raise _BadRequest(msg)
