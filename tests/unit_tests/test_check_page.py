@@ -264,6 +264,10 @@ def test_offline_is_default_even_with_a_model() -> None:
         ),
         ({"reference": "x", "mode": "check"}, "no 'claims' list to check (run extract first)"),
         (
+            {"reference": "x", "mode": "check", "claims": "abc"},
+            "'claims' must be a list of claims (as extract writes them), got str",
+        ),
+        (
             {"reference": "x", "mode": "check", "claims": [7]},
             "a claim is a string or a [head, relation, tail] triplet, got 7",
         ),

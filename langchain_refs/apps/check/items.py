@@ -224,8 +224,11 @@ def check_item(
         claims = checkers.extractor.extract(response, question)
         out["claims"] = [c.to_json() for c in claims]
     elif mode == "check":
-        if "claims" not in item or not isinstance(item["claims"], list):
+        if "claims" not in item:
             msg = "no 'claims' list to check (run extract first)"
+            raise ValueError(msg)
+        if not isinstance(item["claims"], list):
+            msg = f"'claims' must be a list of claims (as extract writes them), got {type(item['claims']).__name__}"
             raise ValueError(msg)
         claims = [Claim.from_json(c) for c in item["claims"]]
     else:
