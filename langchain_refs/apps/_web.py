@@ -42,6 +42,7 @@ __all__ = [
     "STATIC",
     "STATIC_FILES",
     "BodyError",
+    "check_size",
     "content_security_policy",
     "page_response",
     "read_json_body",
@@ -155,11 +156,11 @@ async def read_json_body(request: Request, limit: int, read_json: Callable[[str]
         raise BodyError(msg, 415)
     declared = request.headers.get("content-length", "")
     if declared.isdigit():
-        _within(int(declared), limit)
+        check_size("the body", int(declared), limit, "bytes")
     data = bytearray()
     async for chunk in request.stream():  # stops reading as soon as the body is too long
         data += chunk
-        _within(len(data), limit)
+        check_size("the body", len(data), limit, "bytes")
     try:
         text = utf8_text(bytes(data))
     except ValueError as error:
@@ -178,7 +179,16 @@ async def read_json_body(request: Request, limit: int, read_json: Callable[[str]
         raise BodyError(msg) from None
 
 
-def _within(size: int, limit: int) -> None:
+def check_size(what: str, size: int, limit: int, unit: str) -> None:
+    """A 413 `BodyError` naming ``what`` and both sizes when ``size`` is over ``limit``.
+
+    Example:
+        >>> check_size("'claims'", 3, 5, "claims")
+        >>> check_size("'claims'", 7, 5, "claims")
+        Traceback (most recent call last):
+        ...
+        langchain_refs.apps._web.BodyError: 'claims' is 7 claims; the limit is 5
+    """
     if size > limit:
-        msg = f"the body is {size:,} bytes; the limit is {limit:,}"
+        msg = f"{what} is {size:,} {unit}; the limit is {limit:,}"
         raise BodyError(msg, 413)

@@ -91,7 +91,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from langchain_refs.apps._errors import utf8_problem
-from langchain_refs.apps._web import NOSNIFF, BodyError, page_response, read_json_body, static_route
+from langchain_refs.apps._web import NOSNIFF, BodyError, check_size, page_response, read_json_body, static_route
 from langchain_refs.apps.check.items import (
     MODES,
     Checkers,
@@ -133,25 +133,11 @@ class CheckLimits:
     claims: int = 500
 
 
-class _BadRequest(Exception):
-    """A request the endpoint refuses: the status and the one line that says why."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def _limit(what: str, size: int, limit: int, unit: str) -> None:
-    if size > limit:
-        msg = f"{what} is {size:,} {unit}; the limit is {limit:,}"
-        raise _BadRequest(msg, 413)
-
-
 def _choice(options: dict[str, Any], key: str, allowed: Sequence[str], default: str) -> str:
     value = options.get(key, default)
     if value not in allowed:
         msg = f"{key!r} must be one of {', '.join(allowed)}; got {json.dumps(value)[:80]}"
-        raise _BadRequest(msg)
+        raise BodyError(msg)
     return cast("str", value)
 
 
@@ -160,22 +146,22 @@ def _references(item: dict[str, Any], limits: CheckLimits) -> None:
     reference = item.get("reference")
     if reference is None and "references" in item:
         msg = "no 'reference' to check against (the field is 'reference', a string or a list of strings)"
-        raise _BadRequest(msg)
+        raise BodyError(msg)
     references = [reference] if isinstance(reference, str) else reference
     if isinstance(references, list) and all(isinstance(r, str) for r in references):
-        _limit("'reference'", len(references), limits.references, "sources")
-        _limit("'reference'", sum(len(r) for r in references), limits.reference_chars, "characters")
+        check_size("'reference'", len(references), limits.references, "sources")
+        check_size("'reference'", sum(len(r) for r in references), limits.reference_chars, "characters")
 
 
 def _within_limits(item: dict[str, Any], mode: str, limits: CheckLimits) -> None:
     """413 for a field over its limit, before any work is done."""
     for key, limit in (("response", limits.response_chars), ("question", limits.question_chars)):
         if isinstance(item.get(key), str):
-            _limit(f"{key!r}", len(item[key]), limit, "characters")
+            check_size(f"{key!r}", len(item[key]), limit, "characters")
     if mode in ("check", "extract-check"):
         _references(item, limits)
     if mode == "check" and isinstance(item.get("claims"), list):
-        _limit("'claims'", len(item["claims"]), limits.claims, "claims")
+        check_size("'claims'", len(item["claims"]), limits.claims, "claims")
 
 
 class _RecordingChecker:
@@ -203,17 +189,14 @@ class _Recording:
 
 
 async def _body(request: Request, limits: CheckLimits) -> dict[str, Any]:
-    try:
-        body = await read_json_body(request, limits.body_bytes, lambda text: read_json_text(text, count=[0]))
-    except BodyError as error:
-        raise _BadRequest(str(error), error.status) from None
+    body = await read_json_body(request, limits.body_bytes, lambda text: read_json_text(text, count=[0]))
     if not isinstance(body, dict):
         msg = "the body must be a JSON object: one item of the check command's input, with options"
-        raise _BadRequest(msg)
+        raise BodyError(msg)
     problem = utf8_problem(json.dumps(body, ensure_ascii=False))
     if problem is not None:  # a "\ud800" escape, in any key: nothing downstream could write it
         msg = f"the body {problem}"
-        raise _BadRequest(msg)
+        raise BodyError(msg)
     return body
 
 
@@ -266,10 +249,10 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
         threshold = options.get("threshold", 0.4)
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
             msg = f"'threshold' must be a number from 0 to 1; got {json.dumps(threshold)[:80]}"
-            raise _BadRequest(msg)
+            raise BodyError(msg)
         if chosen == "model" and model is None:
             msg = "'checker': no chat model is configured (start serve with --model provider:name)"
-            raise _BadRequest(msg)
+            raise BodyError(msg)
         _within_limits(item, mode, limits)
         # The command's own extractor and checker for these options, and its own per-item step.
         built = build_checkers(
@@ -280,7 +263,7 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
         checkers = Checkers(extractor=extractor, checker=checker)
         result, problem = checked_item(item, mode=mode, aggregator=aggregator, checkers=checkers)
         if problem is not None:
-            raise _BadRequest(problem[:300])
+            raise BodyError(problem[:300])
         if mode == "check":
             result["claim_spans"] = [None] * len(result["claims"])
         else:
@@ -299,7 +282,7 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
             body = await _body(request, limits)
             # Checking is CPU work (or a model's calls): off the event loop.
             result = await run_in_threadpool(run, body)
-        except _BadRequest as problem:
+        except BodyError as problem:
             return JSONResponse({"error": str(problem)}, status_code=problem.status, headers=NOSNIFF)
         return JSONResponse(result, headers=NOSNIFF)
 
