@@ -20,6 +20,7 @@ from langchain_refs import (
     EmptyReferenceStyle,
     HTMLReferenceStyle,
     MarkdownReferenceStyle,
+    ReferenceSession,
     ReferenceStyle,
     TemplateReferenceStyle,
     TextReferenceStyle,
@@ -187,6 +188,18 @@ def test_html_footnotes_point_at_their_entries() -> None:
     parsed = parse_html(render(HTMLReferenceStyle(), CLASSIC_ANSWER, classic_documents()))
     anchors = {h[1:] for h in parsed.hrefs if h.startswith("#")}
     assert anchors == set(parsed.ids)
+
+
+def test_html_ids_of_a_session_without_an_answer_id() -> None:
+    """A session given no answer id writes ``ref-<n>`` ids, not ``ref--<n>``; the links still meet their entries."""
+    session = ReferenceSession(
+        [Document("Paris is big.", metadata={"source": "https://a.org"})],
+        style=HTMLReferenceStyle(),
+        source_key="source",
+    )
+    parsed = parse_html(session.feed("Paris is big[1](id=1). ") + session.close())
+    assert parsed.ids == ["ref-1"]
+    assert [h for h in parsed.hrefs if h.startswith("#")] == ["#ref-1"]
 
 
 def test_markdown_escapes_link_syntax() -> None:
