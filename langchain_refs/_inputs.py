@@ -64,6 +64,8 @@ def documents_from(input: Any, documents_key: str, caller: str = "manage_referen
                 f"{caller}: input[{documents_key!r}][{position}] is a {type(document).__name__}, "
                 f"expected a Document (langchain_core.documents.base.BaseMedia)"
             )
+            if isinstance(document, Mapping) and "page_content" in document:
+                msg += "; a dict with page_content becomes one with Document(**item)"
             raise ValueError(msg)
     return documents
 

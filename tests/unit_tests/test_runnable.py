@@ -339,6 +339,14 @@ def test_non_document_entry() -> None:
         chain.invoke({"documents": [Document("a"), "b"]})
 
 
+def test_dict_document_entry_says_how_to_make_it_a_document() -> None:
+    """A document given as a dict (as JSON brings it) is refused with the one-line way to make it a Document."""
+    chain = manage_references(str_chunks(["x"]))
+    entry = {"page_content": "Paris.", "metadata": {"source": "a"}}
+    with pytest.raises(ValueError, match=r"\[0\] is a dict, expected a Document.*Document\(\*\*item\)"):
+        chain.invoke({"documents": [entry]})
+
+
 def test_non_dict_input() -> None:
     """A non-dict input is a ValueError naming what was expected."""
     with pytest.raises(ValueError, match="expects a dict"):
