@@ -6,6 +6,7 @@
     python bench/eval_grounding.py --limit 200          # a quick look on a sample of each file
     python bench/eval_grounding.py --context-sweep      # how the predictor's context setting was chosen
     python bench/eval_grounding.py --no-guards          # the scores alone, the meaning guards off (the "before")
+    python bench/eval_grounding.py --passages           # only: how often the passage behind a citation supports it
 
 What is measured, for each scorer:
 
@@ -37,6 +38,11 @@ What is measured, for each scorer:
 - With the embeddings extra: how many AttributionBench rows have a text the
   model would truncate at 256 tokens, embedding the references whole as
   before and in the scorer's windows now.
+- With ``--passages`` (only that, written to its own section): the passage
+  behind a citation (`attach_passages`, what a session attaches), on WiCE
+  with the cited page as one document: how often the sentence chosen is
+  one of the claim's supporting sentences (Hit@1), for the passage scorer
+  (`PASSAGE_SUPPORT`) and the settings it was chosen against.
 
 The data is read from ../shared/eval and never copied into the project.
 """
@@ -67,8 +73,8 @@ from bench.workloads import chunked, prose  # noqa: E402
 from langchain_refs import Citation, LexicalScorer, Reference, ReferencePredictor, verify_citations  # noqa: E402
 from langchain_refs.grounding import MeaningGuards  # noqa: E402
 from langchain_refs.grounding._guards import DEFAULT_GUARDS  # noqa: E402
-from langchain_refs.streaming import AnswerReferences  # noqa: E402
-from langchain_refs.text import LexicalSupport  # noqa: E402
+from langchain_refs.streaming import AnswerReferences, attach_passages  # noqa: E402
+from langchain_refs.text import PASSAGE_SUPPORT, LexicalSupport  # noqa: E402
 
 EVAL = Path(os.environ.get("LANGCHAIN_REFS_EVAL", ROOT.parent / "shared" / "eval"))
 FOLDS = 5
@@ -478,6 +484,56 @@ def context_sweep(wice_rows: list[dict[str, Any]]) -> None:
     print(f"Hit@1 with the setting chosen in 5-fold cross-validation: {statistics.fmean(held_out):.3f}")
 
 
+# The passage scorer and the settings it was chosen against (`--passages`).
+PASSAGE_SCORERS: dict[str, LexicalSupport] = {
+    "`PASSAGE_SUPPORT` (the default: `LexicalSupport(phrase_weight=0)`)": PASSAGE_SUPPORT,
+    "`LexicalSupport()` (with the phrase bonus, 0.25)": LexicalSupport(),
+    "`LexicalSupport(phrase_weight=0, rarity_weight=0)`": LexicalSupport(phrase_weight=0.0, rarity_weight=0.0),
+}
+
+
+def passage_sentence(scorer: LexicalSupport, claim: str, sentences: list[str]) -> int | None:
+    """Which of ``sentences`` the passage `attach_passages` gives a citation of the page (them, joined) starts in.
+
+    The sentences are joined by blank lines, so that a passage lies inside
+    one of them. None: no passage.
+    """
+    starts, offset = [], 0
+    for sentence in sentences:
+        starts.append(offset)
+        offset += len(sentence) + 2
+    page = Document("\n\n".join(sentences))
+    passage = attach_passages(cite(claim, 1), [page], scorer).citations[0].passage
+    if passage is None:
+        return False
+    return bisect.bisect_right(starts, passage.document_start) - 1
+
+
+def passages_table(wice_rows: list[dict[str, Any]], command: str) -> str:
+    """The `--passages` table: Hit@1 of each passage scorer, and the claims it alone gets right against the default."""
+    rows = [r for r in wice_rows if r["evidence"] and any(r["supporting_sentences"])]
+    found: dict[str, list[bool]] = {}
+    for name, scorer in PASSAGE_SCORERS.items():
+        found[name] = [
+            passage_sentence(scorer, r["claim"], r["evidence"]) in {i for g in r["supporting_sentences"] for i in g}
+            for r in rows
+        ]
+    default = next(iter(found.values()))
+    lines = [
+        f"Measured with `{command}` on the {len(rows)} WiCE development claims that have supporting sentences "
+        "(the cited page one document, its sentences joined by blank lines; the passage `attach_passages` gives a "
+        "citation of it, as a session does).",
+        "",
+        "| passage scorer | Hit@1 | right where the default is wrong / wrong where it is right |",
+        "|---|---|---|",
+    ]
+    for name, hit in found.items():
+        gained = sum(h and not d for h, d in zip(hit, default, strict=True))
+        lost = sum(d and not h for h, d in zip(hit, default, strict=True))
+        lines.append(f"| {name} | {statistics.fmean(hit):.3f} | {gained} / {lost} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, help="only the first N examples of each file")
@@ -492,9 +548,20 @@ def main() -> None:
     parser.add_argument(
         "--context-sweep", action="store_true", help="only: how the predictor's context setting was chosen (WiCE)"
     )
+    parser.add_argument(
+        "--passages", action="store_true", help="only: the passage behind a citation against WiCE's supporting ones"
+    )
     args = parser.parse_args()
     if args.context_sweep:
         context_sweep(load("wice_claim_dev.jsonl", args.limit))
+        return
+    if args.passages:
+        limit = f" --limit {args.limit}" if args.limit else ""
+        command = f"python bench/eval_grounding.py --passages{limit}"
+        table = passages_table(load("wice_claim_dev.jsonl", args.limit), command)
+        print(table)
+        if args.write_readme:
+            replace_section("passages", table)
         return
     load_average = os.getloadavg()[0]
     ab_rows = load("attributionbench_dev.jsonl", args.limit)

@@ -29,10 +29,9 @@ from dataclasses import fields, replace
 from typing import Any, Final
 
 from langchain_refs.streaming._references import AnswerReferences, Citation, Passage
-from langchain_refs.text import LexicalSupport, PairScorer, PassageFinder, find_passages
+from langchain_refs.text import PASSAGE_SUPPORT, LexicalSupport, PairScorer, PassageFinder, find_passages
 
 __all__ = [
-    "DEFAULT_PASSAGE_SCORER",
     "attach_passages",
     "find_passage",
     "join_cited",
@@ -41,19 +40,16 @@ __all__ = [
     "with_passage",
 ]
 
-DEFAULT_PASSAGE_SCORER: Final = LexicalSupport()
-"""The scorer passages are found with unless another is given: lexical, no model."""
-
 
 def passage_scorer(passages: bool | PairScorer | None) -> PairScorer | None:
     """The scorer a ``passages`` option stands for: True the lexical default, False/None none.
 
     Example:
-        >>> passage_scorer(True) is DEFAULT_PASSAGE_SCORER, passage_scorer(False)
+        >>> passage_scorer(True) is PASSAGE_SUPPORT, passage_scorer(False)
         (True, None)
     """
     if passages is True:
-        return DEFAULT_PASSAGE_SCORER
+        return PASSAGE_SUPPORT
     if passages is False or passages is None:
         return None
     if not callable(getattr(passages, "score", None)):
@@ -69,7 +65,7 @@ def passage_finder(scorer: PairScorer | None) -> PassageFinder | None:
     """A `PassageFinder` for ``scorer`` when it is the lexical engine (others score at the end, in one batch).
 
     Example:
-        >>> passage_finder(DEFAULT_PASSAGE_SCORER) is not None, passage_finder(None)
+        >>> passage_finder(PASSAGE_SUPPORT) is not None, passage_finder(None)
         (True, None)
     """
     return PassageFinder(scorer=scorer) if type(scorer) is LexicalSupport else None
@@ -193,7 +189,7 @@ def attach_passages(
         if finder is not None
         else [
             (span.start, span.end, span.excerpt, span.score)
-            for span in find_passages(pairs, scorer=scorer if scorer is not None else DEFAULT_PASSAGE_SCORER)
+            for span in find_passages(pairs, scorer=scorer if scorer is not None else PASSAGE_SUPPORT)
         ]
     )
     attached = []

@@ -11,7 +11,7 @@ Example:
 
 from langchain_refs.text._lexical import LexicalSupport
 from langchain_refs.text._lexical_engine import stemmed_words
-from langchain_refs.text._passages import PairScorer, PassageFinder, PassageSpan, find_passages
+from langchain_refs.text._passages import PASSAGE_SUPPORT, PairScorer, PassageFinder, PassageSpan, find_passages
 from langchain_refs.text._sentences import (
     DEFAULT_ABBREVIATIONS,
     DEFAULT_SPLITTER,
@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_ABBREVIATIONS",
     "DEFAULT_SPLITTER",
     "EXTENDED_ABBREVIATIONS",
+    "PASSAGE_SUPPORT",
     "STOP_WORDS",
     "WORD",
     "LexicalSupport",

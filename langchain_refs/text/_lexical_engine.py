@@ -188,7 +188,7 @@ class Scoring:
         for claim, text in text_pairs:
             found = claims.get(claim)
             if found is None:
-                found = claims[claim] = _read_claim(claim, weights, named)[0]
+                found = claims[claim] = _read_claim(claim, weights, named, pairs=self.phrase_weight != 0)[0]
             scores.append(self.evidence_score(found, evidence[text]))
         return scores
 
@@ -374,8 +374,14 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(_NUMBER.findall(text))
 
 
-def _read_claim(claim: str, weights: _WordWeights, named: _WordWeights) -> tuple[_Claim, list[str], set[str]]:
-    """A claim read (once per claim per batch), with its content words in order and those of its names."""
+def _read_claim(
+    claim: str, weights: _WordWeights, named: _WordWeights, *, pairs: bool = True
+) -> tuple[_Claim, list[str], set[str]]:
+    """A claim read (once per claim per batch), with its content words in order and those of its names.
+
+    ``pairs=False`` (a scorer whose ``phrase_weight`` is 0) leaves the adjacent word pairs out: they
+    would weigh nothing (``coverage`` adds 0 times their share, which changes no score).
+    """
     words = content_words(claim)
     names = _names(claim)
     if names:
@@ -383,14 +389,15 @@ def _read_claim(claim: str, weights: _WordWeights, named: _WordWeights) -> tuple
     else:
         weighted = tuple(map(weights.__getitem__, words))
     total = sum(map(_WEIGHT, weighted))
-    pairs = frozenset(itertools.pairwise(words))
+    near = frozenset(itertools.pairwise(words)) if pairs else _NO_PAIRS
     # Positional: a frozen dataclass's keyword arguments cost more (a claim is read per citation).
-    analysed = _Claim(weighted, total, pairs, _numbers_of(claim, words))
+    analysed = _Claim(weighted, total, near, _numbers_of(claim, words))
     return analysed, words, names
 
 
 _WEIGHT: Final = operator.itemgetter(1)
 _NO_NUMBERS: Final[frozenset[str]] = frozenset()
+_NO_PAIRS: Final[frozenset[tuple[str, str]]] = frozenset()
 
 
 def _numbers_of(text: str, words: list[str]) -> frozenset[str]:
@@ -562,7 +569,9 @@ class LexicalMatcher:
         """
         last = self._claim
         if last is None or last[0] != claim:
-            analysed, words, names = _read_claim(claim, self._weights, self._named)
+            analysed, words, names = _read_claim(
+                claim, self._weights, self._named, pairs=self._scoring.phrase_weight != 0
+            )
             last = self._claim = (claim, analysed, words, names)
             self._estimated = None
         evidence = index.evidence

@@ -23,6 +23,7 @@ from langchain_refs.text._lexical_engine import (
     LexicalMatcher,
     _Contributions,
     _estimated_fields,
+    _evidence,
     _numbers,
     _numbers_of,
     _read_claim,
@@ -77,7 +78,8 @@ def fields_and_bound(
     matcher: LexicalMatcher, index: CandidateIndex, claim: str, support: LexicalSupport
 ) -> tuple[list[int], int, Fraction] | None:
     """The claim's estimated fields, its slack, and its scale (a score of 1's weight, by the documented formula)."""
-    analysed, words, names = _read_claim(claim, matcher._weights, matcher._named)
+    # Read as the matcher reads it: without its word pairs when they weigh nothing.
+    analysed, words, names = _read_claim(claim, matcher._weights, matcher._named, pairs=support.phrase_weight != 0)
     estimate = matcher._estimate(analysed, words, names)
     if estimate is None:
         return None
@@ -153,3 +155,32 @@ def test_numbers_read_from_the_words_are_the_texts(pieces: list[str]) -> None:
     """A claim's numbers, told from its content words when it can be: the numbers `_numbers` finds in its text."""
     text = "".join(pieces)
     assert _numbers_of(text, content_words(text)) == _numbers(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    evidence=texts(),
+    claims=st.lists(st.lists(st.sampled_from([*WORDS, "3", "Silk"]), min_size=1, max_size=12), min_size=1, max_size=6),
+    settings_=SETTINGS,
+)
+def test_a_claim_read_without_its_pairs_scores_the_same_when_they_weigh_nothing(
+    evidence: str, claims: list[list[str]], settings_: dict[str, float]
+) -> None:
+    """phrase_weight 0: a claim's score with its word pairs read is bit for bit the one without (they are skipped)."""
+    support = LexicalSupport(**{**settings_, "phrase_weight": 0.0})  # type: ignore[arg-type]
+    scoring = support._scoring()
+    weights, named = scoring.word_weights({}, 0.0)
+    for words in claims:
+        claim = " ".join(words)
+        with_pairs = _read_claim(claim, weights, named, pairs=True)[0]
+        without = _read_claim(claim, weights, named, pairs=False)[0]
+        assert not without.pairs
+        read = _evidence(evidence, support.window)
+        assert scoring.evidence_score(without, read) == scoring.evidence_score(with_pairs, read)
+
+
+def test_phrase_weight_zero_counts_words_alone() -> None:
+    """Hand-worked: 'Lyon silk' against 'silk from Lyon' holds both words but not their pair in order."""
+    pair = [("Lyon silk", "Silk from Lyon.")]
+    assert LexicalSupport(phrase_weight=0.0).score(pair) == [1.0]
+    assert LexicalSupport().score(pair) == [0.75]  # words 3/4 of the score, the pair (absent) 1/4

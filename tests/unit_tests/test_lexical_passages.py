@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from langchain_refs import COMPILED
 from langchain_refs.text import (
+    PASSAGE_SUPPORT,
     LexicalSupport,
     PassageFinder,
     PassageSpan,
@@ -220,7 +221,7 @@ def test_finder_reuses_what_it_found_within_the_same_texts(monkeypatch: pytest.M
     scored = []
     best = Scoring.best
     monkeypatch.setattr(Scoring, "best", lambda self, *a: scored.append(a) or best(self, *a))
-    assert finder.find(pairs) == oracle(pairs, LexicalSupport())
+    assert finder.find(pairs) == oracle(pairs, PASSAGE_SUPPORT)
     # The first pair was found with Rome's text alone in the batch; the others with both texts.
     assert len(scored) == 1
 
@@ -232,9 +233,9 @@ def test_finder_finds_again_what_a_later_text_changes() -> None:
     pairs = [("Paris is old", texts[4]), *[("Paris capital Rome Lyon silk birds", t) for t in texts]]
     for claim, text in pairs:
         finder.add(claim, text)  # the first pair alone, then with 2, 3... texts in the batch
-    assert finder.find(pairs) == oracle(pairs, LexicalSupport())
-    assert finder.find(pairs[:2]) == oracle(pairs[:2], LexicalSupport())  # fewer texts: found again
-    assert finder.find(pairs[::-1]) == oracle(pairs[::-1], LexicalSupport())  # another order: matched by place
+    assert finder.find(pairs) == oracle(pairs, PASSAGE_SUPPORT)
+    assert finder.find(pairs[:2]) == oracle(pairs[:2], PASSAGE_SUPPORT)  # fewer texts: found again
+    assert finder.find(pairs[::-1]) == oracle(pairs[::-1], PASSAGE_SUPPORT)  # another order: matched by place
 
 
 @settings(max_examples=150, deadline=None)
@@ -260,7 +261,7 @@ def test_finder_after_random_adds_matches_the_oracle(
     others = [(" ".join(words), documents[k % len(documents)]) for words, k in extra]
     # Replaced: the added pairs in their places but the first (a batch of the same size may hold other texts).
     asked = [others[0], *first[1:], *others[1:]] if replace_first and first and others else first[:keep] + others
-    assert finder.find(asked) == oracle(asked, LexicalSupport())
+    assert finder.find(asked) == oracle(asked, PASSAGE_SUPPORT)
 
 
 def test_finder_reuses_nothing_from_another_batch_of_the_same_size() -> None:
@@ -269,7 +270,7 @@ def test_finder_reuses_nothing_from_another_batch_of_the_same_size() -> None:
     finder.add("Paris capital", PARIS)
     finder.add("silk Lyon Paris", TIES)
     asked = [("Paris capital", ROME), ("silk Lyon Paris", TIES)]  # {ROME, TIES}: another rarity than {PARIS, TIES}
-    assert finder.find(asked) == oracle(asked, LexicalSupport())
+    assert finder.find(asked) == oracle(asked, PASSAGE_SUPPORT)
 
 
 SETTINGS = st.fixed_dictionaries(
