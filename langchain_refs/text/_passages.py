@@ -31,10 +31,10 @@ PASSAGE_SUPPORT: Final = LexicalSupport(phrase_weight=0.0)
 
 Choosing a sentence of one document, the adjacent-word pairs that
 `LexicalSupport` adds by default (``phrase_weight=0.25``) find a supporting
-sentence no more often (WiCE dev, the cited page as one document: Hit@1
-0.875 without them, 0.868 with; `bench/eval_grounding.py --passages`), and
-reading them is a fifth of the cost of each passage on 2,000-character
-documents.
+sentence less often (WiCE dev, the cited page as one document: Hit@1
+0.868 without them, 0.846 with; `bench/eval_grounding.py --passages`), and
+leaving them out makes each passage about a sixth cheaper on
+2,000-character documents (the passage row of `bench/run.py`).
 
 Example:
     >>> PASSAGE_SUPPORT.phrase_weight
