@@ -1232,14 +1232,14 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
         dense = large[-1]
         per_citation = dense["best_ms"] * 1e3 / max(dense["citations"], 1)
         compiled_rows = results.get("compiled_passages", {}).get("rows")
-        compiled = ""
+        beside = ""
         if compiled_rows:
             # The compiled build's figure for the same case, from its own process.
             same = compiled_rows[-1]
-            compiled = f"; the compiled build: {same['best_ms'] * 1e3 / max(same['citations'], 1):.1f} µs"
+            beside = f"; the compiled build: {same['best_ms'] * 1e3 / max(same['citations'], 1):.1f} µs"
         if "phrase_bonus_ms" in dense:
             # What the passages cost with `LexicalSupport()`'s phrase bonus, timed in turn with the default.
-            compiled += (
+            beside += (
                 f"; with the phrase bonus of `LexicalSupport()`, which `PASSAGE_SUPPORT` leaves out: "
                 f"{dense['phrase_bonus_ms'] * 1e3 / max(dense['citations'], 1):.1f} µs"
             )
@@ -1247,7 +1247,7 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
             (
                 f"the passage behind each citation ≤ {TARGET_PASSAGE_US:.0f} µs per citation, citation-dense answer",
                 f"{per_citation:.1f} µs ({dense['citations']:,} citations, {dense['case']}, `attach_passages` cold"
-                f"{compiled})",
+                f"{beside})",
                 per_citation <= TARGET_PASSAGE_US,
                 "passages",
             )

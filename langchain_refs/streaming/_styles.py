@@ -631,7 +631,8 @@ class HTMLReferenceStyle(TemplateReferenceStyle):
     and ids are HTML-escaped (attributes too), and a source becomes a link
     only when `safe_url` allows it (http, https, mailto, relative); otherwise
     it is shown as escaped text. The markup is well-formed and its ids carry
-    the answer id, unique per answer, so several answers can share a page.
+    the answer id, unique per answer, so several answers can share a page
+    (``ref-<answer id>-<n>``; ``ref-<n>`` for a `ReferenceSession` given none).
 
     What is not, by default: the model's own words. They pass through
     unchanged, as in langchain-references, so a model asked to write HTML can.

@@ -30,11 +30,11 @@ PASSAGE_SUPPORT: Final = LexicalSupport(phrase_weight=0.0)
 """The scorer passages are found with unless another is given: `LexicalSupport` without the phrase bonus.
 
 Choosing a sentence of one document, the adjacent-word pairs that
-`LexicalSupport` adds by default (``phrase_weight=0.25``) find a supporting
-sentence less often (WiCE dev, the cited page as one document: Hit@1
-0.868 without them, 0.846 with; `bench/eval_grounding.py --passages`), and
-leaving them out makes each passage about a sixth cheaper on
-2,000-character documents (the passage row of `bench/run.py`).
+`LexicalSupport` adds by default (``phrase_weight=0.25``) found a
+supporting sentence less often on WiCE (`python bench/eval_grounding.py
+--passages`, whose table is in the docs' "References as data"), and
+leaving them out makes each passage cheaper to find (the passage row of
+`bench/run.py`).
 
 Example:
     >>> PASSAGE_SUPPORT.phrase_weight

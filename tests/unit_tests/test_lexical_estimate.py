@@ -8,6 +8,8 @@ exact rational arithmetic, field by field, for random texts, claims and settings
 
 from __future__ import annotations
 
+import math
+import struct
 from fractions import Fraction
 
 from hypothesis import given, settings
@@ -159,24 +161,34 @@ def test_numbers_read_from_the_words_are_the_texts(pieces: list[str]) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    evidence=texts(),
+    documents=st.lists(texts(), min_size=1, max_size=4),
     claims=st.lists(st.lists(st.sampled_from([*WORDS, "3", "Silk"]), min_size=1, max_size=12), min_size=1, max_size=6),
     settings_=SETTINGS,
+    odd=st.sampled_from([{}, {"number_penalty": math.nan}, {"whole_weight": -1.0}, {"rarity_weight": math.inf}]),
 )
 def test_a_claim_read_without_its_pairs_scores_the_same_when_they_weigh_nothing(
-    evidence: str, claims: list[list[str]], settings_: dict[str, float]
+    documents: list[str], claims: list[list[str]], settings_: dict[str, float], odd: dict[str, float]
 ) -> None:
-    """phrase_weight 0: a claim's score with its word pairs read is bit for bit the one without (they are skipped)."""
-    support = LexicalSupport(**{**settings_, "phrase_weight": 0.0})  # type: ignore[arg-type]
+    """phrase_weight 0: with the claim's pairs read or skipped, every score is the same bit for bit, so is the best.
+
+    Rarity over the documents' sentences as a batch of them gives it, odd settings (NaN, negative, infinite) too.
+    """
+    support = LexicalSupport(**{**settings_, **odd, "phrase_weight": 0.0})  # type: ignore[arg-type]
     scoring = support._scoring()
-    weights, named = scoring.word_weights({}, 0.0)
+    sentences = [s.text for document in documents for s in split_sentences(document)] or [""]
+    rarity = scoring.rarity([_evidence(text, support.window).whole for text in sentences])
+    weights, named = scoring.word_weights(rarity, max(rarity.values()) if rarity else 0.0)
+    read = [_evidence(text, support.window) for text in sentences]
     for words in claims:
         claim = " ".join(words)
         with_pairs = _read_claim(claim, weights, named, pairs=True)[0]
         without = _read_claim(claim, weights, named, pairs=False)[0]
         assert not without.pairs
-        read = _evidence(evidence, support.window)
-        assert scoring.evidence_score(without, read) == scoring.evidence_score(with_pairs, read)
+        for evidence in read:
+            bits = [struct.pack("d", scoring.evidence_score(c, evidence)) for c in (with_pairs, without)]
+            assert bits[0] == bits[1]
+        chosen = range(len(read))
+        assert repr(scoring.best_of(with_pairs, read, chosen)) == repr(scoring.best_of(without, read, chosen))
 
 
 def test_phrase_weight_zero_counts_words_alone() -> None:
