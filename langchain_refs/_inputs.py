@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.documents.base import BaseMedia
 
-__all__ = ["document_text", "documents_from", "input_value"]
+__all__ = ["checked_documents", "document_text", "documents_from", "input_value"]
 
 
 def input_value(input: Any, key: str, owner: str, what: str) -> Any:
@@ -54,18 +54,31 @@ def documents_from(input: Any, documents_key: str, caller: str = "manage_referen
             f"keys present: {sorted(map(str, input))}"
         )
         raise ValueError(msg)
-    documents = input[documents_key]
+    return checked_documents(input[documents_key], caller, f"input[{documents_key!r}]")
+
+
+def checked_documents(documents: Any, caller: str, name: str = "documents") -> Sequence[BaseMedia]:
+    """``documents`` checked to be a list of documents, or a ValueError naming ``name`` and what is wrong.
+
+    Example:
+        >>> checked_documents(["Paris."], "verify_citations()")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: verify_citations(): documents[0] is a str, expected a Document (...); a text becomes one ...
+    """
     if not isinstance(documents, Sequence) or isinstance(documents, str):
-        msg = f"{caller}: input[{documents_key!r}] must be a list of Document/BaseMedia, got {type(documents).__name__}"
+        msg = f"{caller}: {name} must be a list of Document/BaseMedia, got {type(documents).__name__}"
         raise ValueError(msg)
     for position, document in enumerate(documents):
         if not isinstance(document, BaseMedia):
             msg = (
-                f"{caller}: input[{documents_key!r}][{position}] is a {type(document).__name__}, "
+                f"{caller}: {name}[{position}] is a {type(document).__name__}, "
                 f"expected a Document (langchain_core.documents.base.BaseMedia)"
             )
             if isinstance(document, Mapping) and "page_content" in document:
                 msg += "; a dict with page_content becomes one with Document(**item)"
+            elif isinstance(document, str):
+                msg += "; a text becomes one with Document(text)"
             raise ValueError(msg)
     return documents
 

@@ -41,9 +41,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards
-from langchain_refs.grounding._llm import ModelReply, ask_model
+from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards, checked_guards
+from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._scoring import LexicalScorer
+from langchain_refs.streaming import checked_support_threshold
 from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, SentenceSplitter, Span, fold, sentence_windows, stem
 
 __all__ = [
@@ -216,6 +217,43 @@ def _in_context(claim: str, question: str | None) -> str:
     return claim
 
 
+def _texts(values: object, name: str, owner: str) -> Sequence[str]:
+    """``values`` when it is a list of texts, else an error naming ``name`` (a lone text is not read letter by letter).
+
+    Example:
+        >>> _texts("The tower opened in 1889.", "references", "check")
+        Traceback (most recent call last):
+        ...
+        TypeError: check: references must be a list of texts, got one str: write ['The tower opened in 1889.']
+    """
+    if isinstance(values, str):
+        shown = values if len(values) <= 40 else values[:37] + "..."
+        msg = f"{owner}: {name} must be a list of texts, got one str: write [{shown!r}]"
+        raise TypeError(msg)
+    if not isinstance(values, Sequence):
+        msg = f"{owner}: {name} must be a list of texts, got {type(values).__name__}"
+        raise TypeError(msg)
+    for position, value in enumerate(values):
+        if not isinstance(value, str):
+            hint = " (a Document: give its page_content)" if hasattr(value, "page_content") else ""
+            msg = f"{owner}: {name}[{position}] must be a text (str), got {type(value).__name__}{hint}"
+            raise TypeError(msg)
+    return values
+
+
+def _claims(values: object, owner: str) -> Sequence[Claim]:
+    """``values`` when it is a list of `Claim`, else an error saying how to make one of a text."""
+    if isinstance(values, (str, Claim)) or not isinstance(values, Sequence):
+        msg = f"{owner}: claims must be a list of Claim, got {type(values).__name__}"
+        raise TypeError(msg)
+    for position, value in enumerate(values):
+        if not isinstance(value, Claim):
+            hint = ": write Claim(text=...)" if isinstance(value, str) else ""
+            msg = f"{owner}: claims[{position}] must be a Claim, got {type(value).__name__}{hint}"
+            raise TypeError(msg)
+    return values
+
+
 class RuleBasedClaimExtractor:
     """Offline sub-sentence claims: sentences, cut again at clause boundaries.
 
@@ -273,6 +311,7 @@ class RuleBasedClaimExtractor:
             >>> len(RuleBasedClaimExtractor().extract_batch(["A b c d.", "E f g h."]))
             2
         """
+        _texts(responses, "responses", "extract_batch")
         questions = questions or [None] * len(responses)
         return [self.extract(r, q) for r, q in zip(responses, questions, strict=True)]
 
@@ -377,7 +416,7 @@ class LLMClaimExtractor:
         if claim_format not in _EXTRACT_PROMPTS:
             msg = f"claim_format must be 'triplet' or 'subsentence', got {claim_format!r}"
             raise ValueError(msg)
-        self.model = model
+        self.model = checked_chat_model(model, "LLMClaimExtractor")
         self.claim_format = claim_format
         self.max_concurrency = max_concurrency
 
@@ -402,6 +441,7 @@ class LLMClaimExtractor:
             >>> [len(c) for c in LLMClaimExtractor(model, claim_format="subsentence").extract_batch(["a", "b"])]
             [1, 0]
         """
+        _texts(responses, "responses", "extract_batch")
         questions = questions or [None] * len(responses)
         prompts = [
             [
@@ -685,9 +725,9 @@ class ScorerClaimChecker:
         splitter: SentenceSplitter | None = None,
         guards: MeaningGuards | None = DEFAULT_GUARDS,
     ) -> None:
-        self.guards = guards
+        self.guards = checked_guards(guards, "ScorerClaimChecker")
         self.scorer = scorer or LexicalScorer()
-        self.threshold = threshold
+        self.threshold = checked_support_threshold(threshold, option="threshold", none_means=None)
         self.contradiction_overlap = contradiction_overlap
         self.window = window
         self.together = together
@@ -803,6 +843,8 @@ class ScorerClaimChecker:
             >>> len(ScorerClaimChecker().check_batch([Claim(text="a"), Claim(text="b")], ["a"]))
             2
         """
+        _claims(claims, "check_batch")
+        _texts(references, "references", "check_batch")
         # Every claim is checked against the same windows: split each reference once.
         windows = self._windows(references)
         together = "\n\n".join(references)
@@ -843,7 +885,7 @@ class LLMClaimChecker:
     """
 
     def __init__(self, model: BaseChatModel, *, max_concurrency: int = 4) -> None:
-        self.model = model
+        self.model = checked_chat_model(model, "LLMClaimChecker")
         self.max_concurrency = max_concurrency
 
     def check(self, claim: Claim, references: Sequence[str], question: str | None = None) -> ClaimCheck:
@@ -866,6 +908,8 @@ class LLMClaimChecker:
             >>> LLMClaimChecker(FakeListChatModel(responses=["x"])).check_batch([], ["r"])
             []
         """
+        _claims(claims, "check_batch")
+        _texts(references, "references", "check_batch")
         numbered = "\n\n".join(f"REFERENCE [{n}]: {text}" for n, text in enumerate(references, start=1))
         prompts = [
             [
@@ -915,13 +959,15 @@ def _read_label(reply: ModelReply) -> str:
     return found[0]
 
 
-def aggregate(labels: Sequence[str], method: Aggregator = "strict") -> str | dict[str, float]:
+def aggregate(labels: Sequence[str | ClaimCheck], method: Aggregator = "strict") -> str | dict[str, float]:
     """Combine claim labels into a response label, as RefChecker defines it.
 
     ``strict``: Contradiction if any claim is contradicted, else Neutral if any
     is neutral, else Entailment. ``soft``: the share of each label.
     ``major``: the most frequent label (ties go to the worse one). No claims:
-    Abstain (``soft`` gives ``{"Abstain": 1.0}``).
+    Abstain (``soft`` gives ``{"Abstain": 1.0}``). ``labels`` are the labels
+    (``Entailment``, ``Neutral``, ``Contradiction``) or the `ClaimCheck`
+    values a checker gives; any other label is a ValueError naming it.
 
     Example:
         >>> labels = ["Entailment", "Neutral", "Entailment"]
@@ -934,6 +980,14 @@ def aggregate(labels: Sequence[str], method: Aggregator = "strict") -> str | dic
     """
     if method not in ("strict", "soft", "major"):
         msg = f"aggregator must be strict, soft or major, got {method!r}"
+        raise ValueError(msg)
+    if isinstance(labels, str) or not isinstance(labels, Sequence):
+        msg = f"aggregate() takes a list of labels or ClaimChecks, got {type(labels).__name__}"
+        raise TypeError(msg)
+    labels = [label.label if isinstance(label, ClaimCheck) else label for label in labels]
+    unknown = [label for label in labels if label not in LABELS]
+    if unknown:
+        msg = f"aggregate(): unknown label {unknown[0]!r}: the labels are {', '.join(LABELS)} (or ClaimChecks)"
         raise ValueError(msg)
     if not labels:
         return {ABSTAIN: 1.0} if method == "soft" else ABSTAIN

@@ -22,8 +22,9 @@ from pydantic import BaseModel, Field
 from typing_extensions import override
 
 from langchain_refs._inputs import document_text, documents_from, input_value
-from langchain_refs.grounding._llm import ModelReply, ask_model
+from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._scoring import EmbeddingScorer, LexicalScorer
+from langchain_refs.streaming import checked_support_threshold, support_threshold_of
 from langchain_refs.text import split_sentences
 
 __all__ = ["LLMReferenceFilter", "SimilarityReferenceFilter", "format_reference_list"]
@@ -85,8 +86,11 @@ class SimilarityReferenceFilter(_ReferenceFilter):
     """Keeps the documents some sentence of the response is similar enough to.
 
     A document is kept when its best score against any response sentence
-    reaches ``threshold``. The score comes from ``scorer`` (default
-    `LexicalScorer`), or from ``embeddings`` through `EmbeddingScorer`.
+    reaches ``threshold`` (None, the default: the scorer's own
+    ``support_threshold``, as `verify_citations` and `ReferencePredictor`
+    take it: 0.5 for `LexicalScorer`, 0.71 for `EmbeddingScorer`). The
+    score comes from ``scorer`` (default `LexicalScorer`), or from
+    ``embeddings`` through `EmbeddingScorer`.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -102,7 +106,7 @@ class SimilarityReferenceFilter(_ReferenceFilter):
         *,
         scorer: BaseCrossEncoder | None = None,
         embeddings: Embeddings | None = None,
-        threshold: float = 0.5,
+        threshold: float | None = None,
         batch_size: int = 64,
         response_key: str = "response",
         documents_key: str = "documents",
@@ -119,7 +123,8 @@ class SimilarityReferenceFilter(_ReferenceFilter):
             msg = "give SimilarityReferenceFilter a scorer or embeddings, not both"
             raise ValueError(msg)
         self.scorer = scorer or (EmbeddingScorer(embeddings) if embeddings is not None else LexicalScorer())
-        self.threshold = threshold
+        given = checked_support_threshold(threshold, option="threshold", none_means="the scorer's own")
+        self.threshold = support_threshold_of(self.scorer) if given is None else given
         self.batch_size = batch_size
 
     @override
@@ -208,7 +213,7 @@ class LLMReferenceFilter(_ReferenceFilter):
             as_string=as_string,
             format_documents=format_documents,
         )
-        self.model = model
+        self.model = checked_chat_model(model, "LLMReferenceFilter")
         self.metadata_key = metadata_key
         self.max_chunk_chars = max_chunk_chars
 

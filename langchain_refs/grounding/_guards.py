@@ -65,6 +65,7 @@ __all__ = [
     "GuardFinding",
     "MeaningGuards",
     "antonym_guard",
+    "checked_guards",
     "name_guard",
     "number_guard",
     "polarity_guard",
@@ -1620,3 +1621,23 @@ class MeaningGuards:
 
 DEFAULT_GUARDS: Final = MeaningGuards()
 """Every guard on: what every offline path uses unless told otherwise."""
+
+
+def checked_guards(guards: object, owner: str) -> MeaningGuards | None:
+    """``guards`` when it is a `MeaningGuards` or None (the score alone), else a TypeError naming ``owner``.
+
+    Example:
+        >>> checked_guards(None, "verify_citations") is None
+        True
+        >>> checked_guards(True, "verify_citations")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        TypeError: verify_citations: guards must be a MeaningGuards (... or None for the score alone), got bool
+    """
+    if guards is None or isinstance(guards, MeaningGuards):
+        return guards
+    msg = (
+        f"{owner}: guards must be a MeaningGuards (MeaningGuards.off() or None for the score alone), "
+        f"got {type(guards).__name__}"
+    )
+    raise TypeError(msg)

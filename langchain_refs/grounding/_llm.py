@@ -34,9 +34,10 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel
 
-__all__ = ["ModelReply", "ask_model", "json_in_reply", "recorded_model_failures"]
+__all__ = ["ModelReply", "ask_model", "checked_chat_model", "json_in_reply", "recorded_model_failures"]
 
 logger = logging.getLogger("langchain_refs")
 
@@ -196,6 +197,29 @@ def _batch(runnable: Any, prompts: list[list[BaseMessage]], max_concurrency: int
         if isinstance(raw, BaseException) and not isinstance(raw, Exception):  # an interrupt is not a reply
             raise raw
     return raws
+
+
+def checked_chat_model(model: object, owner: str) -> BaseChatModel:
+    """``model`` when it is a chat model (or a Runnable such as one with tools bound), else a TypeError.
+
+    A model's name (``"openai:gpt-4o-mini"``, as the command line takes it)
+    is not a model: the error says how to build one. Checked when ``owner``
+    is built, so that a wrong model does not turn every answer into the
+    default an unreadable reply gets.
+
+    Example:
+        >>> checked_chat_model("openai:gpt-4o-mini", "LLMJudgeScorer")
+        Traceback (most recent call last):
+        ...
+        TypeError: LLMJudgeScorer needs a chat model, not its name: build it with init_chat_model('openai:gpt-4o-mini')
+    """
+    if isinstance(model, str):
+        msg = f"{owner} needs a chat model, not its name: build it with init_chat_model({model!r})"
+        raise TypeError(msg)
+    if not isinstance(model, Runnable):
+        msg = f"{owner} needs a chat model (a LangChain BaseChatModel), got {type(model).__name__}"
+        raise TypeError(msg)
+    return model  # type: ignore[return-value]
 
 
 def ask_model(

@@ -20,10 +20,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import override
 
-from langchain_refs._inputs import document_text, documents_from, input_value
-from langchain_refs.grounding._guards import DEFAULT_GUARDS, MeaningGuards
+from langchain_refs._inputs import checked_documents, document_text, documents_from, input_value
+from langchain_refs.grounding._guards import DEFAULT_GUARDS, MeaningGuards, checked_guards
 from langchain_refs.grounding._scoring import LexicalScorer
-from langchain_refs.streaming import support_threshold_of
+from langchain_refs.streaming import checked_support_threshold, support_threshold_of
 from langchain_refs.text import DEFAULT_SPLITTER, SentenceSplitter, sentence_windows, window_indices
 
 __all__ = ["PredictedReference", "ReferencePredictor", "needs_reference"]
@@ -223,7 +223,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         self.documents_key = documents_key
         self.answer_window = (answer_window_size, answer_window_stride)
         self.document_window = (document_window_size, document_window_stride)
-        self.threshold = threshold
+        self.threshold = checked_support_threshold(threshold, option="threshold", none_means="the best window only")
         if label_thresholds is None:
             supported = support_threshold_of(self.scorer)
             label_thresholds = {"grounded": supported, "partially_grounded": round(_PARTIAL_SHARE * supported, 6)}
@@ -231,7 +231,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         self.default_class = default_class
         self.batch_size = batch_size
         self.verifiability = verifiability
-        self.guards = guards
+        self.guards = checked_guards(guards, "ReferencePredictor")
 
     def _scores(self, claim: str, evidence: list[str]) -> list[float]:
         scores: list[float] = []
@@ -259,6 +259,10 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
             >>> ReferencePredictor().predict("I could not find this in the documents.", [Document("x")])
             []
         """
+        if not isinstance(answer, str):
+            msg = f"ReferencePredictor.predict: the answer must be a text (str), got {type(answer).__name__}"
+            raise TypeError(msg)
+        checked_documents(documents, "ReferencePredictor.predict")
         answer_windows = [
             (start, end)
             for start, end in sentence_windows(self.splitter.split(answer), *self.answer_window)

@@ -28,9 +28,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 from typing_extensions import override
 
-from langchain_refs.grounding._llm import ModelReply, ask_model
+from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._verifier import SupportScorer
-from langchain_refs.streaming import support_threshold_of
+from langchain_refs.streaming import checked_support_threshold, support_threshold_of
 from langchain_refs.text import LexicalSupport, sentence_windows, split_sentences
 
 # The lexical engine's settings: a `LexicalScorer` has each as an attribute, read at each call.
@@ -48,6 +48,11 @@ __all__ = [
 def _unit(value: float) -> float:
     """``value`` clamped into [0, 1]; NaN counts as 0 (no evidence of support)."""
     return 0.0 if math.isnan(value) else max(0.0, min(1.0, value))
+
+
+def _threshold(value: object) -> float:
+    """A scorer's ``support_threshold``, checked when it is given: a number from 0 to 1."""
+    return checked_support_threshold(value, none_means=None)
 
 
 def _logistic(value: float) -> float:
@@ -108,13 +113,14 @@ class LexicalScorer(SupportScorer):
         support_threshold: float | None = None,
     ) -> None:
         if support_threshold is not None:
-            self.support_threshold = support_threshold
+            self.support_threshold = _threshold(support_threshold)
         self.rarity_weight = rarity_weight
         self.min_batch_for_rarity = min_batch_for_rarity
         self.window = window
         self.phrase_weight = phrase_weight
         self.whole_weight = whole_weight
         self.number_penalty = number_penalty
+        self.support  # noqa: B018 -- the engine checks the settings now, not at the first score
 
     @property
     def support(self) -> LexicalSupport:
@@ -201,8 +207,11 @@ class EmbeddingScorer(SupportScorer):
         # development split the 50/50 hybrid's AUROC is the same (0.773 both ways).
         self.stride = stride
         self.max_chars = max_chars
+        if not callable(getattr(embeddings, "embed_documents", None)):
+            msg = f"EmbeddingScorer needs LangChain Embeddings (embed_documents), got {type(embeddings).__name__}"
+            raise TypeError(msg)
         if support_threshold is not None:
-            self.support_threshold = support_threshold
+            self.support_threshold = _threshold(support_threshold)
         # Evidence is scored again and again against new claims: embed each text once.
         self.cache_size = cache_size
         self._vectors: dict[str, array[float]] = {}
@@ -314,7 +323,10 @@ class CrossEncoderScorer(SupportScorer):
     def __init__(
         self, cross_encoder: BaseCrossEncoder, *, logits: bool | None = None, support_threshold: float = 0.5
     ) -> None:
-        self.support_threshold = support_threshold
+        if not callable(getattr(cross_encoder, "score", None)):
+            msg = f"CrossEncoderScorer needs a cross-encoder (score(pairs)), got {type(cross_encoder).__name__}"
+            raise TypeError(msg)
+        self.support_threshold = _threshold(support_threshold)
         self.cross_encoder = cross_encoder
         self.logits = logits
 
@@ -367,11 +379,11 @@ class LLMJudgeScorer(SupportScorer):
     def __init__(
         self, model: BaseChatModel, *, default: float = 0.0, max_concurrency: int = 4, support_threshold: float = 0.5
     ) -> None:
-        self.support_threshold = support_threshold
+        self.support_threshold = _threshold(support_threshold)
         if not 0.0 <= default <= 1.0:
             msg = f"default must be a score in [0, 1], got {default!r}"
             raise ValueError(msg)
-        self.model = model
+        self.model = checked_chat_model(model, "LLMJudgeScorer")
         self.default = default
         self.max_concurrency = max_concurrency
 
@@ -423,7 +435,7 @@ class HybridScorer(SupportScorer):
         if support_threshold is None:
             total = sum(weights)
             support_threshold = sum(w * support_threshold_of(s) for s, w in scorers) / total
-        self.support_threshold = support_threshold
+        self.support_threshold = _threshold(support_threshold)
 
     @override
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:

@@ -8,9 +8,9 @@ from dataclasses import replace
 from langchain_core.cross_encoders import BaseCrossEncoder
 from langchain_core.documents.base import BaseMedia
 
-from langchain_refs._inputs import document_text
-from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards
-from langchain_refs.streaming import AnswerReferences, support_threshold_of
+from langchain_refs._inputs import checked_documents, document_text
+from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards, checked_guards
+from langchain_refs.streaming import AnswerReferences, checked_support_threshold, support_threshold_of
 from langchain_refs.text import DEFAULT_SPLITTER, SentenceSplitter, sentence_windows
 
 __all__ = ["GUARD_FROM", "GUARD_PENALTY", "SupportScorer", "citation_findings", "verify_citations"]
@@ -123,6 +123,9 @@ def verify_citations(
         >>> verify_citations(wrong, [Document("Paris is a city in France.")], LexicalScorer()).citations[0].supported
         False
     """
+    checked_documents(documents, "verify_citations()")
+    guards = checked_guards(guards, "verify_citations()")
+    threshold = checked_support_threshold(threshold, option="threshold", none_means="the scorer's own")
     if threshold is None:
         threshold = support_threshold_of(scorer)
     splitter = splitter or DEFAULT_SPLITTER
@@ -163,9 +166,11 @@ def verify_citations(
 
 
 def citation_findings(
-    references: AnswerReferences, documents: Sequence[BaseMedia], *, guards: MeaningGuards = DEFAULT_GUARDS
+    references: AnswerReferences, documents: Sequence[BaseMedia], *, guards: MeaningGuards | None = DEFAULT_GUARDS
 ) -> tuple[GuardFinding | None, ...]:
     """For each citation, the meaning guard that fires on it against the documents it cites, or None.
+
+    ``guards=None`` runs none (as `verify_citations` takes it): every entry is None.
 
     The reason `verify_citations` gives a citation no support although its
     words score well: ``finding.reason`` says what the source says instead
@@ -182,6 +187,11 @@ def citation_findings(
         >>> citation_findings(refs, [Document("The tower is 330 metres tall.")])[0].reason
         'the sources say 330 metres, not 450 metres'
     """
+    checked_documents(documents, "citation_findings()")
+    guards = checked_guards(guards, "citation_findings()")
+    if guards is None:
+        # No guard runs: none fires.
+        return tuple(None for _ in references.citations)
     found: list[GuardFinding | None] = []
     for citation in references.citations:
         cited = [

@@ -34,7 +34,7 @@ from langchain_refs.streaming._parser import (
 )
 from langchain_refs.streaming._passages import attach_passages, passage_scorer
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
-from langchain_refs.streaming._protocols import CitationVerifier, support_threshold_of
+from langchain_refs.streaming._protocols import CitationVerifier, checked_support_threshold, support_threshold_of
 from langchain_refs.streaming._references import (
     AnswerContext,
     AnswerReferences,
@@ -102,6 +102,7 @@ __all__ = [
     "TextReferenceStyle",
     "attach_passages",
     "checked_max_holdback",
+    "checked_support_threshold",
     "choose_style",
     "format_documents",
     "join_text_runs",

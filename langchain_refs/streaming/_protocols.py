@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 if TYPE_CHECKING:
     from langchain_refs.streaming._references import AnswerReferences
@@ -56,8 +56,22 @@ def support_threshold_of(verifier: object) -> float:
     return 0.5 if value is None else float(value)
 
 
-def checked_support_threshold(threshold: object) -> float | None:
-    """``threshold`` itself when it is None or a number from 0 to 1 (scores' scale), else an error naming it.
+@overload
+def checked_support_threshold(threshold: object, *, option: str = ..., none_means: None) -> float: ...
+
+
+@overload
+def checked_support_threshold(threshold: object, *, option: str = ..., none_means: str = ...) -> float | None: ...
+
+
+def checked_support_threshold(
+    threshold: object, *, option: str = "support_threshold", none_means: str | None = "the verifier's own"
+) -> float | None:
+    """``threshold`` itself when it is a number from 0 to 1 (scores' scale), else an error naming ``option``.
+
+    None is taken when ``none_means`` says what it stands for, refused when
+    ``none_means`` is None. Every option that sets the score from which a
+    claim counts as supported is checked here, when it is given.
 
     Example:
         >>> checked_support_threshold(0.7), checked_support_threshold(None)
@@ -66,16 +80,18 @@ def checked_support_threshold(threshold: object) -> float | None:
         Traceback (most recent call last):
         ...
         TypeError: support_threshold must be a number from 0 to 1 (None: the verifier's own), got str 'high'
+        >>> checked_support_threshold(5, option="threshold", none_means=None)
+        Traceback (most recent call last):
+        ...
+        ValueError: threshold must be a number from 0 to 1 (scores' scale), got 5
     """
-    if threshold is None:
+    if threshold is None and none_means is not None:
         return None
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-        msg = (
-            f"support_threshold must be a number from 0 to 1 (None: the verifier's own), "
-            f"got {type(threshold).__name__} {threshold!r}"
-        )
+        allowed = f" (None: {none_means})" if none_means is not None else ""
+        msg = f"{option} must be a number from 0 to 1{allowed}, got {type(threshold).__name__} {threshold!r}"
         raise TypeError(msg)
     if math.isnan(threshold) or not 0 <= threshold <= 1:
-        msg = f"support_threshold must be a number from 0 to 1 (scores' scale), got {threshold!r}"
+        msg = f"{option} must be a number from 0 to 1 (scores' scale), got {threshold!r}"
         raise ValueError(msg)
     return float(threshold)

@@ -120,6 +120,9 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         self.syntaxes = marker_syntaxes(syntaxes)
         self.max_holdback = checked_max_holdback(max_holdback)
         self.keep_citations = keep_citations
+        if isinstance(verifier, type):
+            msg = f"verifier must be a scorer, not the class {verifier.__name__}: write {verifier.__name__}()"
+            raise TypeError(msg)
         if verifier is not None and not isinstance(verifier, CitationVerifier):
             msg = (
                 f"verifier must score citations (have verify_citations(references, documents, threshold=...)); "

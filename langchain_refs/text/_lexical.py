@@ -62,6 +62,18 @@ class LexicalSupport:
     rarity_weight: float = 1.0
     min_batch_for_rarity: int = 5
 
+    def __post_init__(self) -> None:
+        # A window of no sentence would read every text as empty windows: refused when the settings are given.
+        # (The weights may be anything: the engine takes odd ones, scoring them exactly without its estimate.)
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
+            msg = f"window must be a whole number of sentences, at least 1, got {self.window!r}"
+            raise ValueError(msg)
+        for name in ("phrase_weight", "whole_weight", "number_penalty", "rarity_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                msg = f"{name} must be a number, got {type(value).__name__} {value!r}"
+                raise TypeError(msg)
+
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
         """One score in [0, 1] per ``(claim, evidence)`` pair, in order.
 

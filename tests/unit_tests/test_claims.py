@@ -171,7 +171,9 @@ def test_similarity_filter_list_and_string() -> None:
     assert [d.metadata["source"] for d in kept] == ["paris.html", "france.html"]
     text = SimilarityReferenceFilter(as_string=True).invoke({"response": response, "documents": DOCS})
     assert text == "[1] Paris (paris.html)\n[2] france.html"
-    assert SimilarityReferenceFilter(threshold=1.01).invoke({"response": response, "documents": DOCS}) == []
+    assert SimilarityReferenceFilter(threshold=1.0).invoke({"response": "Rome is old.", "documents": DOCS}) == []
+    with pytest.raises(ValueError, match=r"threshold must be a number from 0 to 1 \(scores' scale\), got 1.01"):
+        SimilarityReferenceFilter(threshold=1.01)  # no score reaches it: refused when given
 
 
 def test_similarity_filter_with_embeddings() -> None:
