@@ -107,20 +107,24 @@ def test_progress_of_another_input_is_not_reused(
 
 
 @pytest.mark.parametrize(
-    "second",
+    ("first", "second"),
     [
-        ["extract-check"],  # another mode
-        ["extract", "--aggregator", "soft"],  # another option that changes results
-        ["extract", "--threshold", "0.9"],
+        ("extract", ["extract-check"]),  # another mode
+        ("extract", ["extract", "--aggregator", "soft"]),  # another option
+        ("extract-check", ["extract-check", "--threshold", "0.9"]),  # another threshold
     ],
 )
 def test_progress_of_other_options_is_not_reused(
-    second: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    first: str,
+    second: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The same input under another mode or option starts over: every item is processed again."""
     source, out = write_json(tmp_path / "a.json", A), tmp_path / "out.json"
     interrupt_on_call(monkeypatch, 3)
-    assert run("extract", "--input", str(source), "--output", str(out)) == 130
+    assert run(first, "--input", str(source), "--output", str(out)) == 130
     seen = count_calls(monkeypatch)
     assert run(second[0], "--input", str(source), "--output", str(out), *second[1:]) == 0
     assert "starting over" in capsys.readouterr().err
@@ -387,6 +391,34 @@ def test_ray_options_need_the_ray_engine(
     assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json"), option, value) == 2
     assert one_line(capsys.readouterr().err) == f"langchain-refs: {option}: only with --engine ray"
     assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["extract", "--claim-format", "subsentence"], "--claim-format: only with --model"),
+        (["extract", "--threshold", "0.9"], "--threshold: only when claims are checked (check, extract-check)"),
+        (["check", "--claim-format", "triplet", "--model", "fake:m"], "--claim-format: only when claims are extracted"),
+        (["check", "--threshold", "0.9", "--model", "fake:m"], "--threshold: only for the offline checker"),
+    ],
+)
+def test_an_option_the_run_would_not_use_is_refused(
+    arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An option the mode or the model does not use is one line and exit 2, not silently ignored."""
+    source = write_json(tmp_path / "a.json", A)
+    assert run(arguments[0], "--input", str(source), "--output", str(tmp_path / "o.json"), *arguments[1:]) == 2
+    assert one_line(capsys.readouterr().err).startswith(f"langchain-refs: {message}")
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_the_output_may_not_be_the_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--output naming the input file would overwrite it: one line and exit 2, the input untouched."""
+    source = write_json(tmp_path / "a.json", A)
+    before = source.read_bytes()
+    assert run("extract", "--input", str(source), "--output", str(tmp_path / "." / "a.json")) == 2
+    assert one_line(capsys.readouterr().err).startswith("langchain-refs: --output is the input file")
+    assert source.read_bytes() == before
 
 
 def test_check_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:

@@ -271,6 +271,10 @@ def test_offline_is_default_even_with_a_model() -> None:
             {"reference": "x", "mode": "check", "claims": [7]},
             "a claim is a string or a [head, relation, tail] triplet, got 7",
         ),
+        (
+            {"reference": "x", "mode": "check", "claims": ["Water is wet.", "  "]},
+            "claims[1] is blank: there is nothing to check",
+        ),
     ],
 )
 def test_bad_body_is_a_400_naming_what_is_wrong(body: Any, error: str) -> None:

@@ -48,6 +48,8 @@ from typing import Any, TextIO
 
 from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem, utf8_text
 from langchain_refs.apps.check.items import (
+    DEFAULT_CLAIM_FORMAT,
+    DEFAULT_THRESHOLD,
     Checkers,
     build_checkers,
     check_item,
@@ -205,6 +207,7 @@ def run_check(args: argparse.Namespace) -> int:
     run saved, check each item not done yet (saving each result as it comes),
     and write the output.
     """
+    _options_that_apply(args)
     if args.engine == "ray":
         from langchain_refs.apps.check.ray_engine import run_ray_check
 
@@ -226,6 +229,34 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"interrupted — run again to resume ({saved_count})", file=sys.stderr)
         return 130
     return _finish(read, done, target=target, partial=partial)
+
+
+def _options_that_apply(args: argparse.Namespace) -> None:
+    """Refuse an option this run would not use (it would be ignored without a word), then fill in the defaults.
+
+    Also refuse an output that is the input file: writing the results would overwrite it.
+    """
+    extracts, checks = args.mode != "check", args.mode != "extract"
+    if args.claim_format is not None:
+        if args.model is None:
+            msg = "--claim-format: only with --model (the offline extractor reads sentences, in no format)"
+            raise CommandError(msg)
+        if not extracts:
+            msg = "--claim-format: only when claims are extracted (extract, extract-check)"
+            raise CommandError(msg)
+    if args.threshold is not None:
+        if not checks:
+            msg = "--threshold: only when claims are checked (check, extract-check)"
+            raise CommandError(msg)
+        if args.model is not None:
+            msg = "--threshold: only for the offline checker (with --model, the model gives each label itself)"
+            raise CommandError(msg)
+    source, target = Path(args.input), Path(args.output)
+    if source.is_file() and target.exists() and source.samefile(target):
+        msg = f"--output is the input file ({args.input}): the results would overwrite it; write them elsewhere"
+        raise CommandError(msg)
+    args.claim_format = args.claim_format or DEFAULT_CLAIM_FORMAT
+    args.threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
 
 
 def _refuse_ray_options(args: argparse.Namespace) -> None:
@@ -368,9 +399,13 @@ def add_check_command(commands: Any) -> None:
     check.add_argument("--output", required=True, help="where to write the results (.jsonl for JSON Lines)")
     check.add_argument("--aggregator", choices=["strict", "soft", "major"], default="strict")
     check.add_argument("--model", help="provider:name of a chat model for extraction and checking (else offline)")
-    check.add_argument("--claim-format", choices=["triplet", "subsentence"], default="triplet", help="with --model")
     check.add_argument(
-        "--threshold", type=_share, default=0.4, help="support from 0 to 1 needed for Entailment (offline checker)"
+        "--claim-format", choices=["triplet", "subsentence"], help=f"with --model ({DEFAULT_CLAIM_FORMAT})"
+    )
+    check.add_argument(
+        "--threshold",
+        type=_share,
+        help=f"support from 0 to 1 needed for Entailment (offline checker; {DEFAULT_THRESHOLD})",
     )
     check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="show a progress bar")
     ray = check.add_argument_group(

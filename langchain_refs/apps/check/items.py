@@ -33,7 +33,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from langchain_refs.apps._errors import CommandError
 from langchain_refs.apps._models import load_model
@@ -48,6 +48,8 @@ from langchain_refs.grounding import (
 )
 
 __all__ = [
+    "DEFAULT_CLAIM_FORMAT",
+    "DEFAULT_THRESHOLD",
     "MODES",
     "Checkers",
     "ClaimChecking",
@@ -97,7 +99,15 @@ class Checkers:
     checker: ClaimChecking
 
 
-def build_checkers(*, model: str | Any = None, claim_format: str = "triplet", threshold: float = 0.4) -> Checkers:
+DEFAULT_CLAIM_FORMAT: Final = "triplet"
+"""How a model extracts claims unless told otherwise (``--claim-format``)."""
+DEFAULT_THRESHOLD: Final = 0.4
+"""The support the offline checker needs for Entailment unless told otherwise (``--threshold``)."""
+
+
+def build_checkers(
+    *, model: str | Any = None, claim_format: str = DEFAULT_CLAIM_FORMAT, threshold: float = DEFAULT_THRESHOLD
+) -> Checkers:
     """The extractor and checker ``langchain-refs check`` uses for these options.
 
     Args:
@@ -231,6 +241,10 @@ def check_item(
             msg = f"'claims' must be a list of claims (as extract writes them), got {type(item['claims']).__name__}"
             raise ValueError(msg)
         claims = [Claim.from_json(c) for c in item["claims"]]
+        blank = next((k for k, claim in enumerate(claims) if not claim.text.strip()), None)
+        if blank is not None:
+            msg = f"claims[{blank}] is blank: there is nothing to check"
+            raise ValueError(msg)
     else:
         msg = f"mode must be extract, check or extract-check, got {mode!r}"
         raise ValueError(msg)

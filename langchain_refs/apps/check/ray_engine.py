@@ -62,6 +62,8 @@ from typing import Any
 
 from langchain_refs.apps._errors import CommandError, first_line, utf8_problem, utf8_text
 from langchain_refs.apps.check.items import (
+    DEFAULT_CLAIM_FORMAT,
+    DEFAULT_THRESHOLD,
     MODES,
     Mode,
     build_checkers,
@@ -549,8 +551,8 @@ def check_with_ray(
     mode: Mode = "extract-check",
     aggregator: str = "strict",
     model: str | None = None,
-    claim_format: str = "triplet",
-    threshold: float = 0.4,
+    claim_format: str = DEFAULT_CLAIM_FORMAT,
+    threshold: float = DEFAULT_THRESHOLD,
     input_format: str = "auto",
     output_format: str = "jsonl",
     batch_size: int = 1000,
