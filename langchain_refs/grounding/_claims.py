@@ -747,6 +747,11 @@ class ScorerClaimChecker:
             >>> ScorerClaimChecker().check(Claim(text="Water is wet."), []).label
             'Neutral'
         """
+        if not isinstance(claim, Claim):
+            hint = ": write Claim(text=...)" if isinstance(claim, str) else ""
+            msg = f"check: claim must be a Claim, got {type(claim).__name__}{hint}"
+            raise TypeError(msg)
+        _texts(references, "references", "check")
         return self.check_batch([claim], references, question)[0]
 
     def _check(
@@ -896,6 +901,11 @@ class LLMClaimChecker:
             >>> LLMClaimChecker(FakeListChatModel(responses=["?"])).check(Claim(text="a"), ["r"]).label
             'Neutral'
         """
+        if not isinstance(claim, Claim):
+            hint = ": write Claim(text=...)" if isinstance(claim, str) else ""
+            msg = f"check: claim must be a Claim, got {type(claim).__name__}{hint}"
+            raise TypeError(msg)
+        _texts(references, "references", "check")
         return self.check_batch([claim], references, question)[0]
 
     def check_batch(

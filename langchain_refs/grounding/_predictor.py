@@ -227,6 +227,8 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         if label_thresholds is None:
             supported = support_threshold_of(self.scorer)
             label_thresholds = {"grounded": supported, "partially_grounded": round(_PARTIAL_SHARE * supported, 6)}
+        for label, share in label_thresholds.items():
+            checked_support_threshold(share, option=f"label_thresholds[{label!r}]", none_means=None)
         self.label_thresholds = sorted(label_thresholds.items(), key=lambda item: -item[1])
         self.default_class = default_class
         self.batch_size = batch_size

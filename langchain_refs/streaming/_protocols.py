@@ -70,8 +70,9 @@ def checked_support_threshold(
     """``threshold`` itself when it is a number from 0 to 1 (scores' scale), else an error naming ``option``.
 
     None is taken when ``none_means`` says what it stands for, refused when
-    ``none_means`` is None. Every option that sets the score from which a
-    claim counts as supported is checked here, when it is given.
+    ``none_means`` is None. The thresholds of ``manage_references``, of the
+    grounding wing's scorers, checkers, filters and predictor are checked
+    here, when they are given.
 
     Example:
         >>> checked_support_threshold(0.7), checked_support_threshold(None)

@@ -275,6 +275,14 @@ def test_offline_is_default_even_with_a_model() -> None:
             {"reference": "x", "mode": "check", "claims": ["Water is wet.", "  "]},
             "claims[1] is blank: there is nothing to check",
         ),
+        (
+            {**PARIS, "claim_format": "subsentence"},
+            '\'claim_format\': only with "checker": "model" (the offline extractor has no format)',
+        ),
+        (
+            {**PARIS, "mode": "extract", "threshold": 0.9},
+            "'threshold': only when claims are checked (mode check or extract-check)",
+        ),
     ],
 )
 def test_bad_body_is_a_400_naming_what_is_wrong(body: Any, error: str) -> None:

@@ -60,6 +60,12 @@ WRONG: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      TypeError, r"references\[0\] must be a text \(str\), got Document \(a Document: give its page_content\)"),
     ("a claim as a str", lambda: ScorerClaimChecker().check_batch([TOWER], [TOWER]),  # type: ignore[list-item]
      TypeError, r"claims\[0\] must be a Claim, got str: write Claim\(text=...\)"),
+    ("a claim given to check as a str", lambda: ScorerClaimChecker().check(TOWER, [TOWER]),  # type: ignore[arg-type]
+     TypeError, r"^check: claim must be a Claim, got str: write Claim\(text=...\)"),
+    ("a str of references given to check", lambda: ScorerClaimChecker().check(Claim(text=TOWER), TOWER), TypeError,
+     r"^check: references must be a list of texts"),
+    ("a label threshold past 1", lambda: ReferencePredictor(label_thresholds={"grounded": 5}), ValueError,
+     r"label_thresholds\['grounded'\] must be a number from 0 to 1 \(scores' scale\), got 5"),
     ("responses as one str", lambda: RuleBasedClaimExtractor().extract_batch("It rains a lot."), TypeError,
      r"responses must be a list of texts, got one str"),
     ("texts as documents", lambda: verify_citations(REFS, [TOWER], LexicalScorer()), ValueError,

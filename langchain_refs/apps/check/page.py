@@ -93,6 +93,8 @@ from starlette.routing import BaseRoute, Route
 from langchain_refs.apps._errors import utf8_problem
 from langchain_refs.apps._web import NOSNIFF, BodyError, check_size, page_response, read_json_body, static_route
 from langchain_refs.apps.check.items import (
+    DEFAULT_CLAIM_FORMAT,
+    DEFAULT_THRESHOLD,
     MODES,
     Checkers,
     ClaimChecking,
@@ -245,11 +247,20 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
         mode = cast("Mode", _choice(options, "mode", MODES, "extract-check"))
         aggregator = _choice(options, "aggregator", _AGGREGATORS, "strict")
         chosen = _choice(options, "checker", _CHECKERS, "offline")
-        claim_format = _choice(options, "claim_format", _CLAIM_FORMATS, "triplet")
-        threshold = options.get("threshold", 0.4)
+        claim_format = _choice(options, "claim_format", _CLAIM_FORMATS, DEFAULT_CLAIM_FORMAT)
+        threshold = options.get("threshold", DEFAULT_THRESHOLD)
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
             msg = f"'threshold' must be a number from 0 to 1; got {json.dumps(threshold)[:80]}"
             raise BodyError(msg)
+        # An option this check would not use is refused, as the command refuses it, not ignored.
+        if "claim_format" in options and chosen != "model":
+            raise BodyError('\'claim_format\': only with "checker": "model" (the offline extractor has no format)')
+        if "claim_format" in options and mode == "check":
+            raise BodyError("'claim_format': only when claims are extracted (mode extract or extract-check)")
+        if "threshold" in options and mode == "extract":
+            raise BodyError("'threshold': only when claims are checked (mode check or extract-check)")
+        if "threshold" in options and chosen == "model":
+            raise BodyError("'threshold': only with the offline checker (the model gives each label itself)")
         if chosen == "model" and model is None:
             msg = "'checker': no chat model is configured (start serve with --model provider:name)"
             raise BodyError(msg)
