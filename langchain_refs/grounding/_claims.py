@@ -241,16 +241,22 @@ def _texts(values: object, name: str, owner: str) -> Sequence[str]:
     return values
 
 
+def _claim(value: object, where: str) -> Claim:
+    """``value`` when it is a `Claim`, else a TypeError naming ``where`` (and how to make one of a text)."""
+    if not isinstance(value, Claim):
+        hint = ": write Claim(text=...)" if isinstance(value, str) else ""
+        msg = f"{where} must be a Claim, got {type(value).__name__}{hint}"
+        raise TypeError(msg)
+    return value
+
+
 def _claims(values: object, owner: str) -> Sequence[Claim]:
-    """``values`` when it is a list of `Claim`, else an error saying how to make one of a text."""
+    """``values`` when it is a list of `Claim`, else an error naming the first that is not one."""
     if isinstance(values, (str, Claim)) or not isinstance(values, Sequence):
         msg = f"{owner}: claims must be a list of Claim, got {type(values).__name__}"
         raise TypeError(msg)
     for position, value in enumerate(values):
-        if not isinstance(value, Claim):
-            hint = ": write Claim(text=...)" if isinstance(value, str) else ""
-            msg = f"{owner}: claims[{position}] must be a Claim, got {type(value).__name__}{hint}"
-            raise TypeError(msg)
+        _claim(value, f"{owner}: claims[{position}]")
     return values
 
 
@@ -747,10 +753,7 @@ class ScorerClaimChecker:
             >>> ScorerClaimChecker().check(Claim(text="Water is wet."), []).label
             'Neutral'
         """
-        if not isinstance(claim, Claim):
-            hint = ": write Claim(text=...)" if isinstance(claim, str) else ""
-            msg = f"check: claim must be a Claim, got {type(claim).__name__}{hint}"
-            raise TypeError(msg)
+        _claim(claim, "check: claim")
         _texts(references, "references", "check")
         return self.check_batch([claim], references, question)[0]
 
@@ -901,10 +904,7 @@ class LLMClaimChecker:
             >>> LLMClaimChecker(FakeListChatModel(responses=["?"])).check(Claim(text="a"), ["r"]).label
             'Neutral'
         """
-        if not isinstance(claim, Claim):
-            hint = ": write Claim(text=...)" if isinstance(claim, str) else ""
-            msg = f"check: claim must be a Claim, got {type(claim).__name__}{hint}"
-            raise TypeError(msg)
+        _claim(claim, "check: claim")
         _texts(references, "references", "check")
         return self.check_batch([claim], references, question)[0]
 
