@@ -234,7 +234,8 @@ def run_check(args: argparse.Namespace) -> int:
 def _options_that_apply(args: argparse.Namespace) -> None:
     """Refuse an option this run would not use (it would be ignored without a word), then fill in the defaults.
 
-    Also refuse an output that is the input file: writing the results would overwrite it.
+    Also refuse, locally, an output that is the input file: writing the results would overwrite it
+    (the Ray engine refuses any output that is a file: it writes a folder of shards).
     """
     extracts, checks = args.mode != "check", args.mode != "extract"
     if args.claim_format is not None:
@@ -252,7 +253,7 @@ def _options_that_apply(args: argparse.Namespace) -> None:
             msg = "--threshold: only for the offline checker (with --model, the model gives each label itself)"
             raise CommandError(msg)
     source, target = Path(args.input), Path(args.output)
-    if source.is_file() and target.exists() and source.samefile(target):
+    if args.engine != "ray" and source.is_file() and target.exists() and source.samefile(target):
         msg = f"--output is the input file ({args.input}): the results would overwrite it; write them elsewhere"
         raise CommandError(msg)
     args.claim_format = args.claim_format or DEFAULT_CLAIM_FORMAT
