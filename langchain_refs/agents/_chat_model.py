@@ -375,6 +375,27 @@ class ReferencesChatModel(BaseChatModel):
                 del options[name]
         super().__init__(**options)
 
+    @field_validator("inner", mode="before")
+    @classmethod
+    def _checked_inner(cls, inner: Any) -> Any:
+        # None: a wrapper that only rewrites whole messages (`rewrite_message`); else a model, checked when given.
+        if isinstance(inner, str):
+            msg = f"inner must be a chat model, not its name: build it with init_chat_model({inner!r})"
+            raise TypeError(msg)
+        if inner is not None and not isinstance(inner, Runnable):
+            msg = f"inner must be a chat model (a LangChain BaseChatModel), got {type(inner).__name__}"
+            raise TypeError(msg)
+        return inner
+
+    @field_validator("documents", mode="before")
+    @classmethod
+    def _checked_documents(cls, documents: Any) -> Any:
+        # One document alone (or a text) would be read field by field: pydantic's error says so in 13 lines.
+        if isinstance(documents, (Document, str, dict)):
+            msg = f"documents must be a list of documents, got one {type(documents).__name__}: write [it]"
+            raise TypeError(msg)
+        return documents
+
     @field_validator("passages")
     @classmethod
     def _checked_passages(cls, passages: Any) -> Any:

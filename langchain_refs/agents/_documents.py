@@ -8,9 +8,10 @@ order of first retrieval. The ids are kept in the agent state (a list of
 `ThreadDocuments.entries`, checkpointed with the thread), so a document keeps
 its id after the messages that brought it are gone (summarized, trimmed) and
 a new document never takes an id an earlier one had. A document is known by
-its ``Document.id`` when it has one, else by a hash of its text and metadata,
-so the same document retrieved twice (by two tool calls, in two turns) keeps
-its id, and documents of different tool calls never share one.
+its ``Document.id`` and a hash of its text when it has an id (two stores may
+give two documents the same id: they stay two), else by a hash of its text
+and metadata, so the same document retrieved twice (by two tool calls, in two
+turns) keeps its id, and different documents never share one.
 
 What the model reads of a tool result is its content as the middleware stack
 left it (redacted, truncated...), with ``<document id=k>`` tags put around
@@ -118,7 +119,9 @@ def documents_tool_output(documents: Iterable[Document]) -> tuple[str, list[Docu
 
     The content is the documents' text (what the model reads when the
     middleware is not there); the artifact is the documents, which
-    `ReferencesMiddleware` numbers and shows the model with their ids.
+    `ReferencesMiddleware` numbers and shows the model with their ids. A
+    dict with ``page_content`` (as JSON or a checkpointer gives one back)
+    is taken as a document; anything else is a TypeError naming it.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -131,22 +134,39 @@ def documents_tool_output(documents: Iterable[Document]) -> tuple[str, list[Docu
         >>> message.content, [d.page_content for d in message.artifact]
         ('cat is a word.', ['cat is a word.'])
     """
-    listed = list(documents)
+    if isinstance(documents, (Document, str, Mapping)):
+        msg = f"documents_tool_output takes a list of documents, got one {type(documents).__name__}: write [it]"
+        raise TypeError(msg)
+    listed = []
+    for position, item in enumerate(documents):
+        document = as_document(item)
+        if document is None:
+            msg = f"documents_tool_output: documents[{position}] is a {type(item).__name__}, not a Document"
+            raise TypeError(msg)
+        listed.append(document)
     return "\n\n".join(d.page_content for d in listed), listed
 
 
 def document_key(document: Document) -> str:
-    """What identifies a document in a thread: its id, else a hash of its text and metadata.
+    """What identifies a document in a thread: its id and a hash of its text, else a hash of its text and metadata.
+
+    The id alone is not enough: two vector stores (or two chunks of one file)
+    may give different documents the same id. Its metadata is left out of the
+    key of a document with an id, as a retriever may add a score to it on
+    each retrieval.
 
     Example:
         >>> from langchain_core.documents import Document
-        >>> document_key(Document("x", id="doc-7"))
-        'id:doc-7'
+        >>> document_key(Document("x", id="doc-7"))[:16]
+        'id:doc-7:sha256:'
+        >>> document_key(Document("x", id="doc-7")) != document_key(Document("y", id="doc-7"))
+        True
         >>> document_key(Document("x")) == document_key(Document("x")) != document_key(Document("y"))
         True
     """
     if document.id:
-        return f"id:{document.id}"
+        digest = hashlib.sha256(document.page_content.encode()).hexdigest()
+        return f"id:{document.id}:sha256:{digest}"
     metadata = json.dumps(document.metadata, sort_keys=True, default=str, ensure_ascii=False)
     digest = hashlib.sha256(f"{document.page_content}\x00{metadata}".encode()).hexdigest()
     return f"sha256:{digest}"
@@ -280,7 +300,7 @@ class ThreadDocuments:
             >>> from langchain_core.documents import Document
             >>> thread = ThreadDocuments.from_messages(
             ...     [ToolMessage("", tool_call_id="a", artifact=[Document("x", id="a"), Document("y", id="b")])])
-            >>> [(e["key"], e["page_content"]) for e in thread.entries(max_texts=1)]
+            >>> [(e["key"][:4], e["page_content"]) for e in thread.entries(max_texts=1)]
             [('id:a', ''), ('id:b', 'y')]
         """
         by_id = {k: key for key, k in self.keys.items()}
@@ -368,7 +388,11 @@ def _tagged(
         # Nothing there to have been edited: the documents are what the tool gave.
         return "\n".join(_tag([k], d.page_content) for d, k in zip(documents, ids, strict=True)), {}
     spans = _locate(text, [d.page_content for d in documents])
-    located = [(span, k, d) for span, k, d in zip(spans, ids, documents, strict=True) if span is not None]
+    # In the order they stand in the text (a tool may write its documents in another order).
+    located = sorted(
+        ((span, k, d) for span, k, d in zip(spans, ids, documents, strict=True) if span is not None),
+        key=lambda found: found[0][0],
+    )
     if not located:
         if not whole:
             return text, {}
@@ -406,6 +430,11 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
         else:
             spans.append((at, at + len(piece)))
             cursor = at + len(piece)
+    # A piece the text holds elsewhere (a tool that wrote its documents in another order than
+    # its artifact's): found anywhere it overlaps no piece found before.
+    for index, piece in enumerate(pieces):
+        if spans[index] is None and piece.strip():
+            spans[index] = _free_occurrence(text, piece, [span for span in spans if span is not None])
     index = 0
     while index < len(pieces):
         if spans[index] is not None:
@@ -421,6 +450,17 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
         spans[index:run_end] = _aligned(text, low, high, pieces[index:run_end])
         index = run_end
     return spans
+
+
+def _free_occurrence(text: str, piece: str, taken: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+    """Where ``piece`` first stands in ``text`` without overlapping a span of ``taken`` (None: nowhere)."""
+    at = text.find(piece)
+    while at >= 0:
+        end = at + len(piece)
+        if all(end <= start or at >= stop for start, stop in taken):
+            return at, end
+        at = text.find(piece, at + 1)
+    return None
 
 
 def _aligned(text: str, low: int, high: int, pieces: Sequence[str]) -> list[tuple[int, int] | None]:

@@ -124,7 +124,9 @@ class ReferencesState(AgentState[Any]):
     Each entry of ``references`` is one answer's `AnswerReferences.to_dict()`
     plus its ``message_id``. It is part of the agent's output, not of its input.
     ``reference_documents`` keeps the thread's document ids (one entry per id,
-    `ThreadDocuments.entries`); it is private to the graph and checkpointed.
+    `ThreadDocuments.entries`); it is checkpointed, and private to the graph:
+    neither an input nor in ``invoke``'s output (``stream_mode="values"``
+    and ``"updates"`` show every key of the state, this one too).
     """
 
     references: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
@@ -372,8 +374,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         if MODEL_TEXT_KEY not in answer.response_metadata and self._has_markers(answer.text):
             warnings.warn(
                 "an answer with citation markers reached the agent without ReferencesMiddleware's rewriting "
-                "(is a middleware listed after it replacing the model?): its raw markers were streamed; "
-                "the copy in the agent state is rewritten",
+                "(a structured-output call, which it leaves alone, or a middleware listed after it replacing the "
+                "model): its raw markers were streamed; the copy in the agent state is rewritten",
                 CitationLeakWarning,
                 stacklevel=2,
             )
@@ -387,7 +389,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             answer = standard
             update["messages"] = [answer]
         references = answer.response_metadata.get("references")
-        if isinstance(references, dict) and references.get("references"):
+        # An answer whose every citation was dropped is recorded too: its invalid citations say why.
+        if isinstance(references, dict) and (references.get("references") or references.get("invalid_citations")):
             update["references"] = [*(state.get("references") or []), {"message_id": answer.id, **references}]
         return update or None
 

@@ -347,6 +347,11 @@ def marker_syntaxes(syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax])
     """
     if isinstance(syntaxes, (str, MarkerSyntax)):
         syntaxes = (syntaxes,)
+    if not isinstance(syntaxes, (list, tuple)):
+        msg = (
+            f"syntaxes must be a marker syntax's name, a MarkerSyntax or a list of them, got {type(syntaxes).__name__}"
+        )
+        raise TypeError(msg)
     if not syntaxes:
         msg = f"syntaxes must name at least one marker syntax: {sorted(_SYNTAXES)} or a MarkerSyntax"
         raise ValueError(msg)

@@ -473,6 +473,7 @@ WRONG_OPTIONS = [
     ({"syntaxes": ("idd",)}, ValueError, r"unknown marker syntax 'idd'"),
     ({"syntaxes": "idd"}, ValueError, r"unknown marker syntax 'idd'"),
     ({"syntaxes": ()}, ValueError, r"syntaxes must name at least one marker syntax"),
+    ({"syntaxes": 5}, TypeError, r"syntaxes must be a marker syntax's name, a MarkerSyntax or a list of them, got int"),
     ({"passages": "yes"}, TypeError, r"passages must be True, False or a scorer"),
 ]
 

@@ -11,6 +11,7 @@ pytest.importorskip("langchain_tests", reason="the standard tests need langchain
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_tests.unit_tests import ChatModelUnitTests
 
 from langchain_refs.agents import ReferencesChatModel
@@ -67,7 +68,12 @@ def test_identifying_params_are_the_inner_models_and_its_repr_only_without_them(
     inner = _CostlyRepr(messages=iter([AIMessage("Hi")]))
     assert ReferencesChatModel(inner=inner)._identifying_params == {"inner": inner._identifying_params, "documents": 0}
 
-    class Plain:
+    class Plain(RunnableLambda[Any, Any]):
+        """A runnable with no parameters of its own."""
+
+        def __init__(self) -> None:
+            super().__init__(lambda value: value)
+
         def __repr__(self) -> str:
             return "Plain()"
 

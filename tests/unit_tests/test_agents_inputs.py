@@ -1,0 +1,135 @@
+"""What a tool hands the agent, and what a user hands the agents wing, read as they mean (hand-written cases).
+
+Before, each of these went wrong without a word: two documents sharing a
+``Document.id`` became one (a citation of the second named the first's
+source), documents written in another order than the artifact's went
+untagged (never citable), an answer whose citations were all dropped left
+nothing in the state, and a model's name or one lone document was taken by
+``ReferencesChatModel`` and failed at the first call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain.agents", reason="the agents extra (langchain) is not installed")
+
+from langchain.agents import create_agent
+from langchain_core.documents import Document
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
+
+from langchain_refs import ReferencesMiddleware, TextReferenceStyle, documents_tool_output
+from langchain_refs.agents import ReferencesChatModel
+from langchain_refs.agents._documents import ThreadDocuments, show_tool_result
+from tests.unit_tests.agent_fakes import ScriptedToolModel, say, search
+
+PARIS = Document("Paris is the capital of France.", metadata={"source": "fr.html"}, id="doc-1")
+BERLIN = Document("Berlin is the capital of Germany.", metadata={"source": "de.html"}, id="doc-1")
+
+
+def test_two_documents_with_one_id_stay_two_and_one_retrieved_again_stays_one() -> None:
+    """Keyed by id and text: two stores' "doc-1" are two documents; Paris again, with a new score, is Paris."""
+    rescored = Document(PARIS.page_content, metadata={**PARIS.metadata, "score": 0.4}, id="doc-1")
+    messages = [
+        ToolMessage("", tool_call_id="a", artifact=[PARIS]),
+        ToolMessage("", tool_call_id="b", artifact=[BERLIN]),
+        ToolMessage("", tool_call_id="c", artifact=[rescored]),
+    ]
+    thread = ThreadDocuments.from_messages(messages)
+    assert [d.metadata["source"] for d in thread.documents] == ["fr.html", "de.html"]
+    assert [thread.id_of(d) for d in (PARIS, BERLIN, rescored)] == [1, 2, 1]
+
+
+def test_a_citation_of_the_second_of_two_documents_sharing_an_id_names_its_own_source() -> None:
+    """Two tools whose stores both say "doc-1": the answer citing Berlin lists de.html, not fr.html."""
+
+    @tool(response_format="content_and_artifact")
+    def france(query: str) -> tuple[str, list[Document]]:
+        """Search France."""
+        return documents_tool_output([PARIS])
+
+    @tool(response_format="content_and_artifact")
+    def germany(query: str) -> tuple[str, list[Document]]:
+        """Search Germany."""
+        return documents_tool_output([BERLIN])
+
+    model = ScriptedToolModel(
+        script=[search("paris", tool="france"), search("berlin", tool="germany", first_id=2), say("Berlin[1](id=2).")]
+    )
+    agent = create_agent(model, tools=[france, germany], middleware=[ReferencesMiddleware(style=TextReferenceStyle())])
+    state = agent.invoke({"messages": [{"role": "user", "content": "?"}]})
+    assert state["messages"][-1].text == "Berlin[1].\n\n- [1] de.html\n"
+
+
+def test_documents_written_in_another_order_than_the_artifact_are_each_tagged() -> None:
+    """The text holds the artifact's documents last first: each still gets its own tag, in the text's order."""
+    docs = [Document("Rome is old."), Document("Lyon has silk."), Document("Paris is big.")]
+    text = "\n\n".join(d.page_content for d in reversed(docs))
+    shown = show_tool_result(text, docs, [1, 2, 3])
+    assert shown.content == (
+        "<document id=3>\nParis is big.\n</document>\n"
+        "<document id=2>\nLyon has silk.\n</document>\n"
+        "<document id=1>\nRome is old.\n</document>"
+    )
+    assert {k: d.page_content for k, d in shown.documents.items()} == {
+        1: "Rome is old.",
+        2: "Lyon has silk.",
+        3: "Paris is big.",
+    }
+
+
+def test_an_answer_whose_citations_were_all_dropped_is_recorded_in_the_state() -> None:
+    """id=5 names no document: the state's references hold the answer's entry with the dropped marker."""
+    model = ScriptedToolModel(script=[search("paris", tool="france"), say("Paris[1](id=5).")])
+
+    @tool(response_format="content_and_artifact")
+    def france(query: str) -> tuple[str, list[Document]]:
+        """Search France."""
+        return documents_tool_output([PARIS])
+
+    agent = create_agent(model, tools=[france], middleware=[ReferencesMiddleware()])
+    state = agent.invoke({"messages": [{"role": "user", "content": "?"}]})
+    (entry,) = state["references"]
+    assert entry["message_id"] == state["messages"][-1].id
+    assert entry["references"] == []
+    assert [i["marker"] for i in entry["invalid_citations"]] == ["[1](id=5)"]
+
+
+@pytest.mark.parametrize(
+    ("documents", "message"),
+    [
+        (PARIS, r"documents_tool_output takes a list of documents, got one Document: write \[it\]"),
+        ("Paris.", r"documents_tool_output takes a list of documents, got one str"),
+        ([PARIS, 7], r"documents_tool_output: documents\[1\] is a int, not a Document"),
+    ],
+)
+def test_documents_tool_output_refuses_what_is_not_a_list_of_documents(documents: Any, message: str) -> None:
+    """One document alone (read field by field before), a text, or a stray value: a TypeError naming it."""
+    with pytest.raises(TypeError, match=message):
+        documents_tool_output(documents)
+
+
+def test_documents_tool_output_takes_dict_documents_as_the_middleware_does() -> None:
+    """A dict with page_content (as JSON gives one) is a document, as in an artifact."""
+    content, artifact = documents_tool_output([{"page_content": "Paris.", "metadata": {"source": "a"}}])
+    assert content == "Paris."
+    assert artifact == [Document("Paris.", metadata={"source": "a"})]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"inner": "openai:gpt-4o"}, r"inner must be a chat model, not its name: build it with init_chat_model"),
+        ({"inner": 42}, r"inner must be a chat model \(a LangChain BaseChatModel\), got int"),
+        ({"inner": None, "documents": PARIS}, r"documents must be a list of documents, got one Document: write \[it\]"),
+    ],
+)
+def test_references_chat_model_refuses_a_wrong_inner_or_documents_when_built(
+    options: dict[str, Any], message: str
+) -> None:
+    """Refused when built (before, the first call failed with an AttributeError, or pydantic wrote 13 lines)."""
+    with pytest.raises(TypeError, match=message):
+        ReferencesChatModel(**options)
