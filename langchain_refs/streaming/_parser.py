@@ -124,7 +124,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import FunctionType
 from typing import Final
@@ -347,11 +347,12 @@ def marker_syntaxes(syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax])
     """
     if isinstance(syntaxes, (str, MarkerSyntax)):
         syntaxes = (syntaxes,)
-    if not isinstance(syntaxes, (list, tuple)):
+    if not isinstance(syntaxes, Iterable):
         msg = (
             f"syntaxes must be a marker syntax's name, a MarkerSyntax or a list of them, got {type(syntaxes).__name__}"
         )
         raise TypeError(msg)
+    syntaxes = tuple(syntaxes)  # a set or a generator too, read once
     if not syntaxes:
         msg = f"syntaxes must name at least one marker syntax: {sorted(_SYNTAXES)} or a MarkerSyntax"
         raise ValueError(msg)
