@@ -44,17 +44,19 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem, utf8_text
 from langchain_refs.apps.check.items import (
     DEFAULT_CLAIM_FORMAT,
     DEFAULT_THRESHOLD,
     Checkers,
+    OptionNotUsed,
     build_checkers,
     check_item,
     dumps,
     is_json_list,
+    option_not_used,
     read_items,
     run_key,
 )
@@ -231,27 +233,33 @@ def run_check(args: argparse.Namespace) -> int:
     return _finish(read, done, target=target, partial=partial)
 
 
+# An option given that the run would not use (`option_not_used`), in the command's words.
+_NOT_USED: Final[dict[OptionNotUsed, str]] = {
+    "claim format without a model": (
+        "--claim-format: only with --model (the offline extractor reads sentences, in no format)"
+    ),
+    "claim format to check": "--claim-format: only when claims are extracted (extract, extract-check)",
+    "threshold to extract": "--threshold: only when claims are checked (check, extract-check)",
+    "threshold with a model": (
+        "--threshold: only for the offline checker (with --model, the model gives each label itself)"
+    ),
+}
+
+
 def _options_that_apply(args: argparse.Namespace) -> None:
     """Refuse an option this run would not use (it would be ignored without a word), then fill in the defaults.
 
     Also refuse, locally, an output that is the input file: writing the results would overwrite it
     (the Ray engine refuses any output that is a file: it writes a folder of shards).
     """
-    extracts, checks = args.mode != "check", args.mode != "extract"
-    if args.claim_format is not None:
-        if args.model is None:
-            msg = "--claim-format: only with --model (the offline extractor reads sentences, in no format)"
-            raise CommandError(msg)
-        if not extracts:
-            msg = "--claim-format: only when claims are extracted (extract, extract-check)"
-            raise CommandError(msg)
-    if args.threshold is not None:
-        if not checks:
-            msg = "--threshold: only when claims are checked (check, extract-check)"
-            raise CommandError(msg)
-        if args.model is not None:
-            msg = "--threshold: only for the offline checker (with --model, the model gives each label itself)"
-            raise CommandError(msg)
+    unused = option_not_used(
+        args.mode,
+        with_model=args.model is not None,
+        claim_format_given=args.claim_format is not None,
+        threshold_given=args.threshold is not None,
+    )
+    if unused is not None:
+        raise CommandError(_NOT_USED[unused])
     source, target = Path(args.input), Path(args.output)
     if args.engine != "ray" and source.is_file() and target.exists() and source.samefile(target):
         msg = f"--output is the input file ({args.input}): the results would overwrite it; write them elsewhere"

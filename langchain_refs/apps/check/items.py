@@ -55,12 +55,14 @@ __all__ = [
     "ClaimChecking",
     "ClaimExtraction",
     "Mode",
+    "OptionNotUsed",
     "build_checkers",
     "check_item",
     "checked_item",
     "dumps",
     "is_json_list",
     "json_data",
+    "option_not_used",
     "read_items",
     "read_json_text",
     "run_key",
@@ -97,6 +99,38 @@ class Checkers:
 
     extractor: ClaimExtraction
     checker: ClaimChecking
+
+
+OptionNotUsed = Literal[
+    "claim format without a model", "claim format to check", "threshold to extract", "threshold with a model"
+]
+"""Why an option given to a run would not be used by it (`option_not_used`)."""
+
+
+def option_not_used(
+    mode: str, *, with_model: bool, claim_format_given: bool, threshold_given: bool
+) -> OptionNotUsed | None:
+    """The first option given that a run in ``mode`` would not use, by why; None when each is used.
+
+    A claim format is for a model's extractor, a threshold for the offline
+    checker. The command and the checking API refuse such an option, each in
+    its own words, rather than ignore it.
+
+    Example:
+        >>> option_not_used("extract", with_model=False, claim_format_given=False, threshold_given=True)
+        'threshold to extract'
+        >>> option_not_used("check", with_model=False, claim_format_given=False, threshold_given=True) is None
+        True
+    """
+    if claim_format_given and not with_model:
+        return "claim format without a model"
+    if claim_format_given and mode == "check":
+        return "claim format to check"
+    if threshold_given and mode == "extract":
+        return "threshold to extract"
+    if threshold_given and with_model:
+        return "threshold with a model"
+    return None
 
 
 DEFAULT_CLAIM_FORMAT: Final = "triplet"

@@ -82,7 +82,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Final, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from starlette.concurrency import run_in_threadpool
@@ -100,8 +100,10 @@ from langchain_refs.apps.check.items import (
     ClaimChecking,
     ClaimExtraction,
     Mode,
+    OptionNotUsed,
     build_checkers,
     checked_item,
+    option_not_used,
     read_json_text,
 )
 from langchain_refs.grounding import Claim, ClaimCheck, aggregate, recorded_model_failures
@@ -133,6 +135,17 @@ class CheckLimits:
     references: int = 20
     reference_chars: int = 100_000  # all sources together
     claims: int = 500
+
+
+# An option given that the check would not use (`option_not_used`), in the API's words.
+_NOT_USED: Final[dict[OptionNotUsed, str]] = {
+    "claim format without a model": (
+        '\'claim_format\': only with "checker": "model" (the offline extractor has no format)'
+    ),
+    "claim format to check": "'claim_format': only when claims are extracted (mode extract or extract-check)",
+    "threshold to extract": "'threshold': only when claims are checked (mode check or extract-check)",
+    "threshold with a model": "'threshold': only with the offline checker (the model gives each label itself)",
+}
 
 
 def _choice(options: dict[str, Any], key: str, allowed: Sequence[str], default: str) -> str:
@@ -253,14 +266,14 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
             msg = f"'threshold' must be a number from 0 to 1; got {json.dumps(threshold)[:80]}"
             raise BodyError(msg)
         # An option this check would not use is refused, as the command refuses it, not ignored.
-        if "claim_format" in options and chosen != "model":
-            raise BodyError('\'claim_format\': only with "checker": "model" (the offline extractor has no format)')
-        if "claim_format" in options and mode == "check":
-            raise BodyError("'claim_format': only when claims are extracted (mode extract or extract-check)")
-        if "threshold" in options and mode == "extract":
-            raise BodyError("'threshold': only when claims are checked (mode check or extract-check)")
-        if "threshold" in options and chosen == "model":
-            raise BodyError("'threshold': only with the offline checker (the model gives each label itself)")
+        unused = option_not_used(
+            mode,
+            with_model=chosen == "model",
+            claim_format_given="claim_format" in options,
+            threshold_given="threshold" in options,
+        )
+        if unused is not None:
+            raise BodyError(_NOT_USED[unused])
         if chosen == "model" and model is None:
             msg = "'checker': no chat model is configured (start serve with --model provider:name)"
             raise BodyError(msg)
