@@ -190,6 +190,19 @@ def predicted_scores(
     return per_document, statistics.fmean(per_sentence.values()) if per_sentence else 0.0
 
 
+def evidence_page(sentences: list[str]) -> tuple[Document, list[int]]:
+    """A WiCE row's evidence as one document, its sentences joined by blank lines, and where each starts in it.
+
+    Joined by blank lines, no sentence runs into the next: a span or a
+    passage found in the page lies inside one of them.
+    """
+    starts, offset = [], 0
+    for sentence in sentences:
+        starts.append(offset)
+        offset += len(sentence) + 2
+    return Document("\n\n".join(sentences)), starts
+
+
 def page_ranking(scorer: BaseCrossEncoder, claim: str, sentences: list[str], **options: Any) -> list[int]:
     """Through `ReferencePredictor` with the page as one document: the evidence sentences, best ranked first.
 
@@ -199,14 +212,11 @@ def page_ranking(scorer: BaseCrossEncoder, claim: str, sentences: list[str], **o
     are the spans' own); a sentence ranks by its best place for any claim
     sentence, then by its position.
     """
-    starts, offset = [], 0
-    for sentence in sentences:
-        starts.append(offset)
-        offset += len(sentence) + 2
+    page, starts = evidence_page(sentences)
     predictor = ReferencePredictor(scorer=scorer, threshold=0.0, verifiability=None, **options)
     best = [len(starts)] * len(sentences)
     place: dict[int, int] = {}
-    for ref in predictor.predict(claim, [Document("\n\n".join(sentences))]):
+    for ref in predictor.predict(claim, [page]):
         rank = place.get(ref.answer_start_idx, 0)
         place[ref.answer_start_idx] = rank + 1
         index = bisect.bisect_right(starts, ref.document_start_idx) - 1
@@ -498,11 +508,7 @@ def passage_sentence(scorer: PairScorer, claim: str, sentences: list[str]) -> in
     The sentences are joined by blank lines, so that a passage lies inside
     one of them. None: no passage.
     """
-    starts, offset = [], 0
-    for sentence in sentences:
-        starts.append(offset)
-        offset += len(sentence) + 2
-    page = Document("\n\n".join(sentences))
+    page, starts = evidence_page(sentences)
     passage = attach_passages(cite(claim, 1), [page], scorer).citations[0].passage
     if passage is None:
         return None
