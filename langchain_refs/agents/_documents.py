@@ -36,6 +36,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -335,9 +336,11 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     The content wins: it is what the middleware stack left for the model
     (another middleware may have redacted or truncated it), so the tags go
     around the part of it each document stands in — found as is, else by
-    aligning the document's text with the edited content. When no document
-    can be found in non-empty content, the whole content is tagged with all
-    the ids; only empty content is replaced by the documents themselves.
+    aligning the document's text with the edited content. In a JSON object or
+    array (a tool's structured result) the tags go inside the strings that
+    hold the documents, so that it stays valid JSON. When no document can be
+    found in non-empty content, the whole content is tagged with all the ids;
+    only empty content is replaced by the documents themselves.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -387,6 +390,19 @@ def _tagged(
             return text, {}
         # Nothing there to have been edited: the documents are what the tool gave.
         return "\n".join(_tag([k], d.page_content) for d, k in zip(documents, ids, strict=True)), {}
+    if _is_json(text):
+        tagged, shown = _tagged_json(text, documents, ids)
+        if shown or not whole:
+            return tagged, shown
+        # None found in the JSON's texts: the tag goes around all of it, which stays whole inside.
+        return _tag(ids, text), {k: _as_read(d, text) for d, k in zip(documents, ids, strict=True)}
+    return _tagged_prose(text, documents, ids, whole=whole)
+
+
+def _tagged_prose(
+    text: str, documents: Sequence[Document], ids: Sequence[int], *, whole: bool
+) -> tuple[str, dict[int, Document]]:
+    """`_tagged` of a text that is not JSON: the tags go around the parts the documents stand in."""
     spans = _locate(text, [d.page_content for d in documents])
     # In the order they stand in the text (a tool may write its documents in another order).
     located = sorted(
@@ -411,6 +427,58 @@ def _tagged(
         cursor = end
     if text[cursor:].strip():
         pieces.append(text[cursor:])
+    return "".join(pieces), shown
+
+
+# A JSON string token (in JSON, a double quote outside a string only ever opens one) and whether a colon
+# follows it (then it is a key).
+_JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?', re.DOTALL)
+
+
+def _is_json(text: str) -> bool:
+    """Whether ``text`` is a JSON object or array (a tool's structured result)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -> tuple[str, dict[int, Document]]:
+    """`_tagged` of a JSON text: each document tagged inside the string value it stands in, the JSON kept valid.
+
+    Each string value is read (its escapes undone) and tagged as prose would
+    be; one that changes is written back as a JSON string, the rest of the
+    text left as it was. A document is read from the value, so its passages
+    hold no JSON escape.
+
+    Example:
+        >>> docs = [Document("Rome is old.\\nIt has seven hills.")]
+        >>> tagged, shown = _tagged_json('[{"text": "Rome is old.\\\\nIt has seven hills."}]', docs, [2])
+        >>> json.loads(tagged)[0]["text"]
+        '<document id=2>\\nRome is old.\\nIt has seven hills.\\n</document>'
+        >>> shown[2].page_content
+        'Rome is old.\\nIt has seven hills.'
+    """
+    pieces: list[str] = []
+    shown: dict[int, Document] = {}
+    cursor = 0
+    for token in _JSON_STRING.finditer(text):
+        left = [(d, k) for d, k in zip(documents, ids, strict=True) if k not in shown]
+        if not left:
+            break
+        if token.group(1) is not None:
+            continue
+        value = json.loads(token.group())
+        tagged, found = _tagged_prose(value, [d for d, _ in left], [k for _, k in left], whole=False)
+        if not found:
+            continue
+        shown.update(found)
+        pieces += [text[cursor : token.start()], json.dumps(tagged, ensure_ascii=token.group().isascii())]
+        cursor = token.end()
+    pieces.append(text[cursor:])
     return "".join(pieces), shown
 
 

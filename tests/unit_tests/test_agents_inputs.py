@@ -10,9 +10,13 @@ nothing in the state, and a model's name or one lone document was taken by
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("langchain.agents", reason="the agents extra (langchain) is not installed")
 
@@ -79,6 +83,55 @@ def test_documents_written_in_another_order_than_the_artifact_are_each_tagged() 
         2: "Lyon has silk.",
         3: "Paris is big.",
     }
+
+
+# Document texts with what JSON escapes (quotes, backslashes, newlines, tabs, non-ASCII) and what it does not.
+_DOC_TEXT = st.text(st.sampled_from(list('ab ."\\\n\té€<>{}[]:,')), min_size=1, max_size=30).filter(str.strip)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(_DOC_TEXT, min_size=1, max_size=4, unique=True),
+    ascii_only=st.booleans(),
+    indent=st.sampled_from([None, 2]),
+)
+def test_json_content_stays_valid_json_with_each_document_tagged_in_its_string(
+    texts: list[str], ascii_only: bool, indent: int | None
+) -> None:
+    """Any JSON list of results, however it escapes: the same JSON comes back, each document's string tagged."""
+    if any(a != b and a in b for a in texts for b in texts):
+        # One text inside another would be found there: not what this property is about.
+        return
+    docs = [Document(t) for t in texts]
+    results = [{"n": i, "text": t, "ok": True} for i, t in enumerate(texts)]
+    content = json.dumps({"results": results}, ensure_ascii=ascii_only, indent=indent)
+    shown = show_tool_result(content, docs, [k + 10 for k in range(len(docs))])
+    assert isinstance(shown.content, str)
+    expected = [
+        {**r, "text": f"<document id={k + 10}>\n{t}\n</document>"}
+        for k, (r, t) in enumerate(zip(results, texts, strict=True))
+    ]
+    assert json.loads(shown.content) == {"results": expected}
+    assert {k: d.page_content for k, d in shown.documents.items()} == {k + 10: t for k, t in enumerate(texts)}
+    # Only the strings that changed are written again, each escaped as the tool escaped it: without the
+    # tags (as JSON writes them inside a string), the text is the tool's to the byte.
+    assert re.sub(r"<document id=\d+>\\n|\\n</document>", "", shown.content) == content
+
+
+def test_json_content_holding_no_document_is_tagged_whole() -> None:
+    """A JSON result whose strings hold none of the documents: one tag around all of it, the JSON left whole inside."""
+    docs = [Document("Rome is old.")]
+    shown = show_tool_result('{"status": "ok", "count": 1}', docs, [4])
+    assert shown.content == '<document id=4>\n{"status": "ok", "count": 1}\n</document>'
+
+
+def test_text_that_only_looks_like_json_is_tagged_as_prose() -> None:
+    """Brackets that do not parse as JSON (a Markdown list of links): the documents are tagged where they stand."""
+    docs = [Document("Rome is old."), Document("Lyon has silk.")]
+    shown = show_tool_result("[Rome](r.html) Rome is old.\n\nLyon has silk.", docs, [1, 2])
+    assert shown.content == (
+        "[Rome](r.html) <document id=1>\nRome is old.\n</document>\n<document id=2>\nLyon has silk.\n</document>"
+    )
 
 
 def test_an_answer_whose_citations_were_all_dropped_is_recorded_in_the_state() -> None:

@@ -7,6 +7,7 @@ and checks what the model read and what the reader got, by hand-written values.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -26,6 +27,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -103,6 +105,77 @@ def test_a_truncated_tool_result_is_shown_truncated_with_its_ids() -> None:
     assert state["messages"][-1].text == (
         "Paris is the capital of France[1].\n\n- [1] Paris (https://example.org/paris)\n"
     )
+
+
+def json_results(documents: list[Document]) -> str:
+    """What a web-search tool returns: its results as a JSON list, each document's text in one field."""
+    return json.dumps(
+        [{"url": d.metadata["source"], "title": d.metadata["title"], "content": d.page_content} for d in documents],
+        ensure_ascii=False,
+        indent=2,
+    )
+
+
+@tool(response_format="content_and_artifact")
+def web_search(query: str) -> tuple[str, list[Document]]:
+    """Search the web (a JSON list of results; the documents as the artifact)."""
+    return json_results([CONTACT, LYON]), [CONTACT, LYON]
+
+
+@pytest.mark.parametrize("order", ["pii first", "references first", "no pii"])
+def test_a_json_tool_result_stays_json_with_its_ids_inside_the_texts(order: str) -> None:
+    """JSON content: each document is tagged inside the string it stands in, the JSON stays valid, redacted or not."""
+    model = ScriptedToolModel(
+        script=[search("mayor", tool="web_search"), say("Write to the town hall[1](id=1). Lyon has silk[2](id=2).")]
+    )
+    pii = PIIMiddleware("email", strategy="redact", apply_to_tool_results=True)
+    stack = {"pii first": [pii, references()], "references first": [references(), pii], "no pii": [references()]}
+    agent = create_agent(model, tools=[web_search], middleware=stack[order])
+    state = agent.invoke({"messages": [{"role": "user", "content": "How do I reach the mayor?"}]})
+    (shown,) = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    contact = CONTACT.page_content if order == "no pii" else CONTACT.page_content.replace(EMAIL, "[REDACTED_EMAIL]")
+    assert json.loads(shown) == [
+        {
+            "url": "https://example.org/contact",
+            "title": "Contact",
+            "content": f"<document id=1>\n{contact}\n</document>",
+        },
+        {
+            "url": "https://example.org/lyon",
+            "title": "Lyon",
+            "content": f"<document id=2>\n{LYON.page_content}\n</document>",
+        },
+    ]
+    answer = state["messages"][-1]
+    assert answer.text == (
+        "Write to the town hall[1]. Lyon has silk[2].\n\n"
+        "- [1] Contact (https://example.org/contact)\n- [2] Lyon (https://example.org/lyon)\n"
+    )
+    # The passages are the documents' sentences as the model read them: no JSON quote, escape or tag.
+    annotations = [a for b in answer.content_blocks if b["type"] == "text" for a in b.get("annotations", [])]
+    assert [a["cited_text"] for a in annotations] == [contact, "Lyon is known for its silk and its food."]
+
+
+def test_documents_read_from_json_content_are_tagged_inside_it() -> None:
+    """documents_from reading a JSON result (no artifact): the model reads the same JSON, the ids inside its texts."""
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look cities up (a JSON list)."""
+        return json_results([PARIS, LYON])
+
+    def read(message: ToolMessage) -> list[Document]:
+        return [Document(r["content"], metadata={"source": r["url"]}) for r in json.loads(message.text)]
+
+    model = ScriptedToolModel(script=[search("x", tool="lookup"), say("Lyon has silk[1](id=2).")])
+    agent = create_agent(model, tools=[lookup], middleware=[references(documents_from=read)])
+    answer = agent.invoke({"messages": [{"role": "user", "content": "?"}]})["messages"][-1]
+    (shown,) = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert [r["content"] for r in json.loads(shown)] == [
+        f"<document id=1>\n{PARIS.page_content}\n</document>",
+        f"<document id=2>\n{LYON.page_content}\n</document>",
+    ]
+    assert answer.text == "Lyon has silk[1].\n\n- [1] https://example.org/lyon\n"
 
 
 def test_ids_survive_summarization_and_an_early_id_still_resolves() -> None:
