@@ -185,15 +185,32 @@ def styles_directory() -> Path:
     return Path(str(importlib.resources.files("langchain_refs.streaming") / "templates"))
 
 
+# How the files of templates written in HTML end (besides the built-in html.jinja, imported by others too):
+# they escape what they print unless told otherwise.
+_HTML_SUFFIXES: Final = (".html", ".htm", ".xml", ".html.jinja", ".htm.jinja", ".xml.jinja")
+
+
+def _is_html_template(name: str | None) -> bool:
+    """Whether the template file ``name`` is HTML, so that it escapes what it prints by default.
+
+    Example:
+        >>> _is_html_template("html.jinja"), _is_html_template("cards.html.jinja"), _is_html_template("text.jinja")
+        (True, True, False)
+    """
+    return name is not None and (name == "html.jinja" or name.endswith(_HTML_SUFFIXES))
+
+
 @functools.cache
-def _environment(autoescape: bool, directory: str | None = None) -> jinja2.Environment:
-    """The templates of ``directory`` (a user's folder), then the built-in ones, which it may import."""
-    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(styles_directory())]
-    if directory is not None:
-        loaders.insert(0, jinja2.FileSystemLoader(directory))
+def _environment(autoescape: bool | None, folders: tuple[str, ...] = ()) -> jinja2.Environment:
+    """The templates of ``folders`` (a user's), then the built-in ones, which they may import.
+
+    ``autoescape`` None: each template by its name (`_is_html_template`).
+    """
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(folder) for folder in folders]
+    loaders.append(jinja2.FileSystemLoader(styles_directory()))
     environment = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
-        autoescape=autoescape,
+        autoescape=_is_html_template if autoescape is None else autoescape,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
@@ -409,8 +426,11 @@ class TemplateReferenceStyle(ReferenceStyle):
     files), else a built-in (text, markdown, html, empty; see
     `styles_directory`). A template may ``{% import "markdown.jinja" as md %}``
     a built-in, or another template of its folder.
-    ``autoescape`` HTML-escapes every value the template prints;
-    ``escape_text`` HTML-escapes the model's own words too. The built-in
+    ``autoescape`` HTML-escapes every value the template prints; by
+    default the built-in ``html`` template and files named ``*.html``,
+    ``*.htm``, ``*.xml`` or ``*.html.jinja`` do, and others do not (pass
+    ``autoescape=True`` for a template string or a ``.jinja`` file that
+    writes HTML). ``escape_text`` HTML-escapes the model's own words too. The built-in
     styles show passages and consulted sources only when asked
     (``show_passages=True``, ``show_consulted=True``), so their default
     output is unchanged.
@@ -426,7 +446,8 @@ class TemplateReferenceStyle(ReferenceStyle):
     """
 
     template_name: ClassVar[str | None] = None
-    autoescape: bool = False
+    # None: by the template's name (`_is_html_template`).
+    autoescape: bool | None = None
 
     def __init__(
         self,
@@ -458,11 +479,16 @@ class TemplateReferenceStyle(ReferenceStyle):
         if directory is not None and not Path(directory).is_dir():
             msg = f"the style directory {str(directory)!r} is not a folder"
             raise ValueError(msg)
-        environment = _environment(self.autoescape, None if directory is None else str(Path(directory).resolve()))
+        # A file's own folder comes first: it may import its neighbours.
+        folders = [str(Path(folder).resolve()) for folder in (path and Path(path).parent, directory) if folder]
+        environment = _environment(self.autoescape, tuple(dict.fromkeys(folders)))
         if template is not None:
             self._template = environment.from_string(template)
         elif path is not None:
-            self._template = environment.from_string(Path(path).read_text(encoding="utf-8"))
+            if not Path(path).is_file():
+                msg = f"the style template {str(path)!r} is not a file"
+                raise ValueError(msg)
+            self._template = environment.get_template(Path(path).name)
         else:
             chosen = name or self.template_name
             if chosen is None:

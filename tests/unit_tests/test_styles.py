@@ -446,11 +446,51 @@ def test_template_renders_each_style_file() -> None:
     names = sorted(p.stem for p in styles_directory().glob("*.jinja"))
     assert names == sorted(STYLES)
     for name in names:
-        by_name = render(
-            TemplateReferenceStyle(name=name, autoescape=name == "html"), CLASSIC_ANSWER, classic_documents()
-        )
+        by_name = render(TemplateReferenceStyle(name=name), CLASSIC_ANSWER, classic_documents())
         assert by_name == render(STYLES[name](), CLASSIC_ANSWER, classic_documents())
         assert by_name == (GOLDEN / f"classic.{name}.txt").read_text(encoding="utf-8")
+
+
+def html_template_ways(folder: Path) -> dict[str, TemplateReferenceStyle]:
+    """Every way a user reaches the built-in HTML template through TemplateReferenceStyle, autoescape not given."""
+    from langchain_refs import styles_directory
+
+    importing = '{% import "html.jinja" as h %}{% macro citation(c) %}{{ h.citation(c) }}{% endmacro %}'
+    importing += "{% macro references(refs) %}{{ h.references(refs) }}{% endmacro %}"
+    (folder / "mine.jinja").write_text(importing, encoding="utf-8")
+    (folder / "cards.html.jinja").write_text((styles_directory() / "html.jinja").read_text("utf-8"), "utf-8")
+    return {
+        "name": TemplateReferenceStyle(name="html"),
+        "built-in path": TemplateReferenceStyle(path=styles_directory() / "html.jinja"),
+        "a template of a folder importing it": TemplateReferenceStyle(name="mine", directory=folder),
+        "a file importing it": TemplateReferenceStyle(path=folder / "mine.jinja"),
+        "a file of the user's named .html.jinja": TemplateReferenceStyle(path=folder / "cards.html.jinja"),
+    }
+
+
+def test_the_html_template_escapes_however_it_is_chosen(tmp_path: Path) -> None:
+    """name="html", its path, a template importing it, a *.html.jinja file: each escapes as HTMLReferenceStyle does."""
+    golden = (GOLDEN / "hostile.html.txt").read_text(encoding="utf-8")
+    for way, style in html_template_ways(tmp_path).items():
+        output = render(style, HOSTILE_MORE_ANSWER, list(HOSTILE_MORE))
+        assert output == golden, way
+        assert parse_html(output).scripts == 0, way
+    # Asked for, the raw template is still there (a user who escapes the values before).
+    raw = render(TemplateReferenceStyle(name="html", autoescape=False), HOSTILE_ANSWER, HOSTILE)
+    assert '<script>alert("t")</script>' in raw
+
+
+def test_a_template_file_imports_its_neighbours(tmp_path: Path) -> None:
+    """TemplateReferenceStyle(path=...) finds the templates beside its file, as directory= would."""
+    (tmp_path / "helpers.jinja").write_text("{% macro sup(n) %}^{{ n }}{% endmacro %}", encoding="utf-8")
+    (tmp_path / "mine.jinja").write_text(
+        '{% import "helpers.jinja" as h %}{% macro citation(c) %}{{ h.sup(c.number) }}{% endmacro %}'
+        "{% macro references(refs) %}{% endmacro %}",
+        encoding="utf-8",
+    )
+    assert render(TemplateReferenceStyle(path=tmp_path / "mine.jinja"), "A[1](id=1)", classic_documents()) == "A^1"
+    with pytest.raises(ValueError, match=r"the style template '.*nowhere\.jinja' is not a file"):
+        TemplateReferenceStyle(path=tmp_path / "nowhere.jinja")
 
 
 def test_subclass_calling_super_renders_for_its_answer() -> None:
