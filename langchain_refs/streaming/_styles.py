@@ -480,8 +480,10 @@ class TemplateReferenceStyle(ReferenceStyle):
             msg = f"the style directory {str(directory)!r} is not a folder"
             raise ValueError(msg)
         # A file's own folder comes first: it may import its neighbours.
-        folders = [str(Path(folder).resolve()) for folder in (path and Path(path).parent, directory) if folder]
-        environment = _environment(self.autoescape, tuple(dict.fromkeys(folders)))
+        own = [Path(path).parent] if path is not None else []
+        if directory is not None:
+            own.append(Path(directory))
+        environment = _environment(self.autoescape, tuple(dict.fromkeys(str(folder.resolve()) for folder in own)))
         if template is not None:
             self._template = environment.from_string(template)
         elif path is not None:
