@@ -54,7 +54,7 @@ from langchain_core.runnables.config import (
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from langchain_core.utils.aiter import aclosing
 
-__all__ = ["RunState", "astream_run", "stream_run"]
+__all__ = ["RunState", "astream_run", "in_graph_node", "stream_run"]
 
 StateT = TypeVar("StateT", bound="RunState")
 
@@ -265,8 +265,13 @@ async def _amapped(
 NOSTREAM_TAG: Final = "nostream"
 
 
-def _in_graph_node(config: RunnableConfig) -> bool:
-    """Whether this run is inside a LangGraph node (whose "messages" stream reads chat model runs)."""
+def in_graph_node(config: RunnableConfig) -> bool:
+    """Whether this run is inside a LangGraph node (whose "messages" stream reads chat model runs).
+
+    Example:
+        >>> in_graph_node({"metadata": {"langgraph_node": "answer"}}), in_graph_node({})
+        (True, False)
+    """
     return "langgraph_node" in (config.get("metadata") or {})
 
 
@@ -305,7 +310,7 @@ class _GraphMessages:
 
     @classmethod
     def open(cls, config: RunnableConfig, run_manager: Any, runnable: Runnable[Any, Any]) -> _GraphMessages | None:
-        if not _in_graph_node(config):
+        if not in_graph_node(config):
             return None
         name = runnable.get_name()
         (run,) = run_manager.get_child().on_chat_model_start({"name": name}, [[]], name=name)
@@ -333,7 +338,7 @@ class _AsyncGraphMessages:
     async def open(
         cls, config: RunnableConfig, run_manager: Any, runnable: Runnable[Any, Any]
     ) -> _AsyncGraphMessages | None:
-        if not _in_graph_node(config):
+        if not in_graph_node(config):
             return None
         name = runnable.get_name()
         (run,) = await run_manager.get_child().on_chat_model_start({"name": name}, [[]], name=name)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Final, Literal
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents.base import BaseMedia
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from typing_extensions import override
 
 from langchain_refs._inputs import documents_from
@@ -22,7 +22,7 @@ from langchain_refs.streaming._parser import (
     marker_syntaxes,
 )
 from langchain_refs.streaming._passages import passage_scorer
-from langchain_refs.streaming._plumbing import astream_run, stream_run
+from langchain_refs.streaming._plumbing import astream_run, in_graph_node, stream_run
 from langchain_refs.streaming._protocols import CitationVerifier, checked_support_threshold, support_threshold_of
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.streaming._session import ReferenceSession, Verifier
@@ -182,37 +182,92 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
 
     @override
     def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return merge_chunks(self.stream(input, config, **kwargs))
+        """The rewritten answer to ``input``, whole; the inner runnable is invoked (its retries and fallbacks hold).
+
+        Inside a LangGraph node the inner runnable streams instead, so that
+        the graph's ``stream_mode="messages"`` shows the rewritten tokens as
+        they come (retry the node with LangGraph's ``retry_policy``).
+
+        Example:
+            >>> from langchain_core.documents import Document
+            >>> from langchain_core.runnables import RunnableLambda
+            >>> from langchain_refs import TextReferenceStyle
+            >>> answer = RunnableLambda(lambda _: "Paris[1](id=1).")
+            >>> docs = [Document("Paris is in France.", metadata={"source": "p.html"})]
+            >>> manage_references(answer, style=TextReferenceStyle()).invoke({"documents": docs})
+            'Paris[1].\\n\\n- [1] p.html\\n'
+        """
+        config = ensure_config(config)
+        if in_graph_node(config):
+            return merge_chunks(self.stream(input, config, **kwargs))
+        return merge_chunks(
+            self._stream(input, config, lambda child_config: _whole(self.bound.invoke(input, child_config, **kwargs)))
+        )
 
     @override
     async def ainvoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return merge_chunks([chunk async for chunk in self.astream(input, config, **kwargs)])
+        """The async twin of `invoke`."""
+        config = ensure_config(config)
+        if in_graph_node(config):
+            return merge_chunks([chunk async for chunk in self.astream(input, config, **kwargs)])
+        chunks = self._astream(
+            input, config, lambda child_config: _awaited(self.bound.ainvoke(input, child_config, **kwargs))
+        )
+        return merge_chunks([chunk async for chunk in chunks])
 
     @override
     def stream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
+        return self._stream(input, config, lambda child_config: self.bound.stream(input, child_config, **kwargs))
+
+    @override
+    def astream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+        return self._astream(input, config, lambda child_config: self.bound.astream(input, child_config, **kwargs))
+
+    def _stream(
+        self, input: dict[str, Any], config: RunnableConfig | None, inner: Callable[[RunnableConfig], Iterator[Any]]
+    ) -> Iterator[Any]:
+        """The rewritten chunks of ``inner(child_config)`` (the inner runnable's stream, or its answer whole)."""
         return stream_run(
             self,
             input,
             config,
             start=lambda run_manager: self._rewrite_for(input, run_manager),
-            inner=lambda child_config: self.bound.stream(input, child_config, **kwargs),
+            inner=inner,
             map_chunk=self._map_chunk(),
             finish=ChunkRewriter.finish,
             on_end=_dispatch_references,
         )
 
-    @override
-    def astream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+    def _astream(
+        self,
+        input: dict[str, Any],
+        config: RunnableConfig | None,
+        inner: Callable[[RunnableConfig], AsyncIterator[Any]],
+    ) -> AsyncIterator[Any]:
+        """The async twin of `_stream`."""
         return astream_run(
             self,
             input,
             config,
             start=lambda run_manager: self._rewrite_for(input, run_manager),
-            inner=lambda child_config: self.bound.astream(input, child_config, **kwargs),
+            inner=inner,
             map_chunk=self._map_chunk(),
             finish=ChunkRewriter.afinish,
             on_end=_adispatch_references,
         )
+
+
+def _whole(answer: Any) -> Iterator[Any]:
+    """An answer given whole, as a stream of one chunk (of none for None: an inner generator that yielded nothing)."""
+    if answer is not None:
+        yield answer
+
+
+async def _awaited(answer: Awaitable[Any]) -> AsyncIterator[Any]:
+    """The async twin of `_whole`: the answer ``answer`` gives."""
+    found = await answer
+    if found is not None:
+        yield found
 
 
 def _dispatch_references(rewrite: ChunkRewriter, config: RunnableConfig) -> None:

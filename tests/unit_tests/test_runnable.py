@@ -232,6 +232,42 @@ def test_non_streaming_whole_message(how: str) -> None:
     assert result.response_metadata["model_name"] == "m"
 
 
+def flaky(answer: str, failures: int) -> tuple[Any, list[int]]:
+    """A runnable that fails ``failures`` times with ConnectionError, then answers; and its count of calls."""
+    calls = [0]
+
+    def call(_: Any) -> str:
+        calls[0] += 1
+        if calls[0] <= failures:
+            raise ConnectionError("transient")
+        return answer
+
+    return RunnableLambda(call), calls
+
+
+@pytest.mark.parametrize("how", ["invoke", "batch", "ainvoke", "abatch"])
+def test_the_inner_runnables_retries_and_fallbacks_hold_when_invoked(how: str) -> None:
+    """invoke and batch invoke the inner runnable: its with_retry() retries, its with_fallbacks() falls back."""
+    retried, calls = flaky("Yes[1](id=3).", failures=2)
+    failing, _ = flaky("never", failures=99)
+    fallback = RunnableLambda(lambda _: "No[1](id=1).")
+    chains = {
+        "retry": manage_references(
+            retried.with_retry(stop_after_attempt=3, wait_exponential_jitter=False), style=TextReferenceStyle()
+        ),
+        "fallback": manage_references(failing.with_fallbacks([fallback]), style=TextReferenceStyle()),
+    }
+    run = {
+        "invoke": lambda chain: chain.invoke(inputs()),
+        "batch": lambda chain: chain.batch([inputs()])[0],
+        "ainvoke": lambda chain: asyncio.run(chain.ainvoke(inputs())),
+        "abatch": lambda chain: asyncio.run(chain.abatch([inputs()]))[0],
+    }[how]
+    assert text_of(run(chains["retry"])) == "Yes[1].\n\n- [1] b.pdf\n"
+    assert calls == [3]
+    assert text_of(run(chains["fallback"])) == "No[1].\n\n- [1] a.html#chap1\n"
+
+
 async def test_async_only_inner_runnable() -> None:
     """An async-only inner runnable works through ainvoke and astream."""
     chain = manage_references(AsyncOnlyRunnable(["Yes[1]", "(id=3)"]), style=TextReferenceStyle())
