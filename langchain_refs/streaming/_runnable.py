@@ -10,7 +10,10 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents.base import BaseMedia
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableWithFallbacks, ensure_config
+from langchain_core.runnables.base import RunnableBindingBase, RunnableLike, coerce_to_runnable
+from langchain_core.runnables.configurable import DynamicRunnable, RunnableConfigurableAlternatives
+from langchain_core.runnables.utils import ConfigurableFieldSpec
 from typing_extensions import override
 
 from langchain_refs._inputs import documents_from
@@ -48,12 +51,27 @@ DEPRECATED_NAME: Final = (
 """The warning the old name ``CitationMiddleware`` gives."""
 
 
-def _refuse_bare_model(runnable: Runnable[Any, Any]) -> None:
-    """Refuse a bare model: it cannot take the dict of documents the middleware is called with."""
-    model = runnable
-    while isinstance(model, RunnableBinding):  # model.bind(...), model.with_config(...)
-        model = model.bound
-    if isinstance(model, BaseLanguageModel):
+def _checked_runnable(given: Any) -> Runnable[Any, Any]:
+    """``given`` as a Runnable (a function or dict made one, as LangChain's ``|`` makes them); never a bare model.
+
+    A bare model, however wrapped (``bind``, ``with_config``, ``with_retry``,
+    ``with_fallbacks``, ``configurable_fields``), cannot take the dict of
+    documents the middleware is called with.
+
+    Example:
+        >>> _checked_runnable(len).invoke("abc")
+        3
+    """
+    if isinstance(given, Runnable):
+        runnable: Runnable[Any, Any] = given
+    elif callable(given) or isinstance(given, dict):
+        runnable = coerce_to_runnable(given)
+    else:
+        name = type(given).__name__
+        msg = f"manage_references() wraps a Runnable that writes the answer, e.g. prompt | model; got {name}"
+        raise TypeError(msg)
+    model = _model_inside(runnable)
+    if model is not None:
         msg = (
             f"manage_references() was given a bare {type(model).__name__}, but it is called with a dict that holds "
             f"the documents, which a model cannot take: wrap a prompt and the model, "
@@ -61,6 +79,25 @@ def _refuse_bare_model(runnable: Runnable[Any, Any]) -> None:
             f"that formats the documents (see format_documents)"
         )
         raise TypeError(msg)
+    return runnable
+
+
+def _model_inside(runnable: Runnable[Any, Any]) -> BaseLanguageModel[Any] | None:
+    """A model that would be called with the input as it is: ``runnable`` itself, under its wrappers, or a fallback."""
+    found: list[Runnable[Any, Any]] = [runnable]
+    while found:
+        inner = found.pop()
+        if isinstance(inner, BaseLanguageModel):
+            return inner
+        if isinstance(inner, RunnableBindingBase):  # bind, with_config, with_retry, with_types
+            found.append(inner.bound)
+        elif isinstance(inner, RunnableWithFallbacks):
+            found += [inner.runnable, *inner.fallbacks]
+        elif isinstance(inner, DynamicRunnable):  # configurable_fields, configurable_alternatives
+            found.append(inner.default)
+            if isinstance(inner, RunnableConfigurableAlternatives):
+                found += [a for a in inner.alternatives.values() if isinstance(a, Runnable)]
+    return None
 
 
 class ReferencesRunnable(Runnable[dict[str, Any], Any]):
@@ -91,7 +128,7 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
 
     def __init__(
         self,
-        runnable: Runnable[Any, Any],
+        runnable: RunnableLike[Any, Any],
         *,
         documents_key: str = "documents",
         style: ReferenceStyle | None = None,
@@ -105,7 +142,7 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         output_version: OutputVersion = "v0",
         name: str | None = None,
     ) -> None:
-        _refuse_bare_model(runnable)
+        runnable = _checked_runnable(runnable)
         if output_version not in ("v0", "v1"):
             msg = f"output_version must be 'v0' or 'v1', got {output_version!r}"
             raise ValueError(msg)
@@ -133,6 +170,21 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         self.verifier = verifier
         self.support_threshold = checked_support_threshold(support_threshold)
         self.name = name or "manage_references"
+
+    @property
+    @override
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        """The configurable fields of the wrapped runnable: ``invoke(..., {"configurable": ...})`` reaches them.
+
+        Example:
+            >>> from langchain_core.runnables import ConfigurableField, RunnableLambda
+            >>> from langchain_core.language_models import FakeListLLM
+            >>> inner = FakeListLLM(responses=["x"]).configurable_fields(
+            ...     responses=ConfigurableField(id="responses"))
+            >>> [spec.id for spec in manage_references(RunnableLambda(str) | inner).config_specs]
+            ['responses']
+        """
+        return self.bound.config_specs
 
     def _verifier_for(self, input: Any) -> Verifier | None:
         if self.verifier is None:
@@ -305,7 +357,7 @@ class ReferencesCollector(BaseCallbackHandler):
 
 
 def manage_references(
-    runnable: Runnable[Any, Any],
+    runnable: RunnableLike[Any, Any],
     *,
     documents_key: str = "documents",
     style: ReferenceStyle | None = None,
@@ -321,8 +373,10 @@ def manage_references(
     """Wrap ``runnable`` so its ``[n](id=k)`` citations are rewritten as it streams.
 
     Args:
-        runnable: produces the answer: a chat model, ``prompt | model``, or a
-            chain returning ``str``.
+        runnable: writes the answer from the input dict: ``prompt | model``
+            (a bare chat model cannot take the dict: it is refused, with the
+            fix), a chain returning ``str``, or a function (made a Runnable,
+            as LangChain's ``|`` makes one).
         documents_key: the input key holding the documents shown to the model.
         style: how citations and the list of sources are written
             (default: `MarkdownReferenceStyle`).

@@ -14,7 +14,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import ConfigurableField, RunnableLambda
 
 from langchain_refs import REFERENCES_EVENT, TextReferenceStyle, manage_references
 from tests.unit_tests.fakes import ChunkExactChatModel, sample_documents
@@ -112,6 +112,47 @@ def test_a_bound_chat_model_is_refused_too() -> None:
     model = GenericFakeChatModel(messages=iter([AIMessage("x")])).with_config(tags=["t"])
     with pytest.raises(TypeError, match="prompt \\| model"):
         manage_references(model)
+
+
+def fake_model() -> GenericFakeChatModel:
+    return GenericFakeChatModel(messages=iter([AIMessage("x")]))
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda model: model.with_retry(),
+        lambda model: model.with_fallbacks([fake_model()]),
+        lambda model: (PROMPT | fake_model()).with_fallbacks([model]),
+        lambda model: model.configurable_fields(cache=ConfigurableField(id="cache")),
+        lambda model: (PROMPT | model).configurable_alternatives(ConfigurableField(id="which"), bare=model),
+        lambda model: model.bind(stop=["."]).with_retry().with_config(tags=["t"]),
+    ],
+    ids=["retry", "fallbacks", "a bare fallback", "configurable fields", "a bare alternative", "nested"],
+)
+def test_a_wrapped_chat_model_is_refused_too(wrap: Any) -> None:
+    """A model behind with_retry, with_fallbacks (or as a fallback), configurable_*: still a bare model."""
+    with pytest.raises(TypeError, match=r"bare GenericFakeChatModel.*manage_references\(prompt \| model\)"):
+        manage_references(wrap(fake_model()))
+
+
+def test_a_function_is_made_a_runnable_and_anything_else_refused() -> None:
+    """A function is taken as LangChain's | takes it; None or a str is a one-line TypeError."""
+    out = manage_references(lambda _: "Yes[1](id=3).", style=TextReferenceStyle()).invoke(inputs())
+    assert out == "Yes[1].\n\n- [1] b.pdf\n"
+    for wrong, name in [(None, "NoneType"), ("prompt", "str")]:
+        with pytest.raises(TypeError, match=rf"^manage_references\(\) wraps a Runnable .* got {name}$"):
+            manage_references(wrong)
+
+
+def test_the_wrapped_runnables_configurable_fields_are_its_own() -> None:
+    """config_specs shows the inner chain's configurable fields, and the configuration reaches them."""
+    inner = PROMPT | GenericFakeChatModel(messages=iter([AIMessage("Yes[1](id=3).")])).configurable_fields(
+        cache=ConfigurableField(id="model_cache")
+    )
+    chain = manage_references(inner, style=TextReferenceStyle())
+    assert [spec.id for spec in chain.config_specs] == ["model_cache"]
+    assert chain.invoke(inputs(), {"configurable": {"model_cache": False}}).content == "Yes[1].\n\n- [1] b.pdf\n"
 
 
 def test_prompt_then_model_is_accepted() -> None:
