@@ -232,7 +232,11 @@ class MarkerSyntax:
     in a group named ``ids`` (items separated by commas, ``a-b`` for a range).
     ``needs_next_char`` says the marker is only complete once the character
     after it is known (used by the bare ``[k]`` syntax, which must not be the
-    start of a Markdown link ``[k](...)``). ``after_word_char`` says the
+    start of a Markdown link ``[k](...)``); a pattern whose match could go
+    on (one ending in ``\\d+``) needs it too, or a marker arriving in pieces
+    is read shorter than whole. ``pattern`` is compiled with the `regex`
+    module (which can tell a marker still arriving) and must also compile
+    with `re`; ``opener`` is one character. ``after_word_char`` says the
     marker may follow a letter or digit (``False`` keeps ``list[0]`` as text).
 
     Example:
@@ -359,13 +363,49 @@ def marker_syntaxes(syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax])
     resolved = []
     for syntax in syntaxes:
         if isinstance(syntax, MarkerSyntax):
-            resolved.append(syntax)
+            resolved.append(_checked_syntax(syntax))
         elif syntax in _SYNTAXES:
             resolved.append(_SYNTAXES[syntax])
         else:
             msg = f"unknown marker syntax {syntax!r}; choose from {sorted(_SYNTAXES)} or pass a MarkerSyntax"
             raise ValueError(msg)
     return tuple(resolved)
+
+
+def _checked_syntax(syntax: MarkerSyntax) -> MarkerSyntax:
+    """``syntax``, when the parser can read markers with it (else a ValueError or TypeError naming what is wrong).
+
+    Example:
+        >>> _checked_syntax(MarkerSyntax(name="c", opener="{", pattern=regex.compile(r"\\{c:(\\d+)\\}")))
+        Traceback (most recent call last):
+        ...
+        ValueError: MarkerSyntax 'c': the pattern must capture the id list in a group named ids, as (?P<ids>...)
+    """
+    what = f"MarkerSyntax {syntax.name!r}"
+    if not isinstance(syntax.opener, str) or len(syntax.opener) != 1:
+        msg = f"{what}: the opener must be the one character a marker starts with, got {syntax.opener!r}"
+        raise ValueError(msg)
+    pattern: object = syntax.pattern
+    if not isinstance(pattern, regex.Pattern):
+        msg = (
+            f"{what}: the pattern must be compiled with the regex module, which can tell a marker still "
+            f"arriving (regex.compile(...)), got {type(pattern).__name__}"
+        )
+        raise TypeError(msg)
+    if "ids" not in syntax.pattern.groupindex:
+        msg = f"{what}: the pattern must capture the id list in a group named ids, as (?P<ids>...)"
+        raise ValueError(msg)
+    try:
+        # Whole markers are matched by the stdlib engine (the faster one here).
+        re.compile(syntax.pattern.pattern, syntax.pattern.flags & _STDLIB_FLAGS)
+    except re.error as error:
+        msg = f"{what}: the pattern must also compile with Python's re module ({error})"
+        raise ValueError(msg) from None
+    return syntax
+
+
+# The flags the stdlib engine shares with the regex module (same values in both).
+_STDLIB_FLAGS: Final = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII
 
 
 class _Mode(enum.Enum):
@@ -584,7 +624,7 @@ class CitationParser:
             (
                 s,
                 s.opener,
-                re.compile(s.pattern.pattern).match,
+                re.compile(s.pattern.pattern, s.pattern.flags & _STDLIB_FLAGS).match,
                 functools.partial(_partial_match, s.pattern),
                 # ``[n](id=k)``: a whole marker or a prefix of one, in one call.
                 _ID_MARKER_OR_PREFIX.match
