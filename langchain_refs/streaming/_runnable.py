@@ -100,6 +100,26 @@ def _model_inside(runnable: Runnable[Any, Any]) -> BaseLanguageModel[Any] | None
     return None
 
 
+def _refuse_options_not_used(runnable: ReferencesRunnable) -> None:
+    """Refuse an option that the others given would leave unused (it would be ignored without a word)."""
+    if not isinstance(runnable.keep_citations, bool):
+        msg = f"keep_citations must be True or False, got {type(runnable.keep_citations).__name__}"
+        raise TypeError(msg)
+    if runnable.support_threshold is not None and runnable.verifier is None:
+        msg = "support_threshold is the verifier's: give verifier=... too (e.g. LexicalScorer()), or leave it out"
+        raise ValueError(msg)
+    if not runnable.keep_citations:
+        if runnable.verifier is not None:
+            msg = "verifier checks each citation, but keep_citations=False keeps none: leave one of them out"
+            raise ValueError(msg)
+        if getattr(runnable.style, "show_passages", False):
+            msg = "the style's show_passages shows each citation's passage, but keep_citations=False keeps none"
+            raise ValueError(msg)
+    if runnable.passages is False and getattr(runnable.style, "show_passages", False):
+        msg = "the style's show_passages shows the passages that passages=False turns off: leave one of them out"
+        raise ValueError(msg)
+
+
 class ReferencesRunnable(Runnable[dict[str, Any], Any]):
     """Rewrites the citation markers of a runnable's answer while it streams.
 
@@ -169,6 +189,7 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
             raise TypeError(msg)
         self.verifier = verifier
         self.support_threshold = checked_support_threshold(support_threshold)
+        _refuse_options_not_used(self)
         self.name = name or "manage_references"
 
     @property
@@ -391,7 +412,10 @@ def manage_references(
             stays as the model wrote it.
         keep_citations: keep every citation with its offsets in the
             references data (the default); off, only the numbered sources are
-            kept, so memory stays flat however long the stream.
+            kept, so memory stays flat however long the stream, and neither
+            passages nor a verifier's check are made (both need the
+            citations: a verifier, or a style's ``show_passages``, with it off
+            is refused).
         verifier: a scorer from the grounding wing (e.g. `LexicalScorer`,
             `LLMJudgeScorer`; any other ``BaseCrossEncoder`` wrapped as
             ``CrossEncoderScorer(it)``) that checks, once the answer is complete, each
@@ -399,10 +423,10 @@ def manage_references(
             data then carry ``support`` and ``supported``, and the built-in
             styles mark unsupported sources in the final list. Off by default;
             the text still streams with no added delay.
-        support_threshold: the support a citation needs to count as supported;
-            None (the default) takes the verifier's own ``support_threshold``
-            (each scorer of the grounding wing has a calibrated one), or 0.5
-            for a verifier without one.
+        support_threshold: the support a citation needs to count as supported
+            (with a ``verifier`` only); None (the default) takes the
+            verifier's own ``support_threshold`` (each scorer of the grounding
+            wing has a calibrated one), or 0.5 for a verifier without one.
         passages: find, for each citation, the passage of the cited document
             that best supports it (`Citation.passage`, the ``cited_text`` of
             the standard annotations): True (the default) with the lexical

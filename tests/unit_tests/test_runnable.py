@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_refs import (
     REFERENCES_EVENT,
     AnswerReferences,
+    LexicalScorer,
     MarkerSyntax,
     ReferencePredictor,
     ReferencesCollector,
@@ -613,8 +614,41 @@ def test_one_syntax_name_alone_is_one_syntax_for_every_entry_point(entry: str) -
 def test_a_wrong_support_threshold_fails_when_built(threshold: Any, error: type[Exception], message: str) -> None:
     """A threshold that is no score fails when manage_references is built, not after the whole answer streamed."""
     with pytest.raises(error, match=message):
-        manage_references(str_chunks(["x"]), support_threshold=threshold)
-    assert manage_references(str_chunks(["x"]), support_threshold=1).support_threshold == 1.0
+        manage_references(str_chunks(["x"]), verifier=LexicalScorer(), support_threshold=threshold)
+    assert manage_references(str_chunks(["x"]), verifier=LexicalScorer(), support_threshold=1).support_threshold == 1.0
+
+
+# Written by hand: options another one given leaves unused, each refused when built (they were ignored silently).
+OPTIONS_NOT_USED = [
+    ({"support_threshold": 0.3}, ValueError, r"^support_threshold is the verifier's: give verifier=\.\.\. too"),
+    (
+        {"keep_citations": False, "verifier": "lexical"},
+        ValueError,
+        r"^verifier checks each citation, but keep_citations=False keeps none",
+    ),
+    (
+        {"keep_citations": False, "style": TextReferenceStyle(show_passages=True)},
+        ValueError,
+        r"^the style's show_passages shows each citation's passage, but keep_citations=False keeps none$",
+    ),
+    (
+        {"passages": False, "style": TextReferenceStyle(show_passages=True)},
+        ValueError,
+        r"^the style's show_passages shows the passages that passages=False turns off",
+    ),
+    ({"keep_citations": "no"}, TypeError, r"^keep_citations must be True or False, got str$"),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "message"), OPTIONS_NOT_USED)
+def test_an_option_the_others_leave_unused_is_refused_when_built(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """support_threshold without a verifier, a verifier or show_passages without citations kept: one clear error."""
+    if options.get("verifier") == "lexical":
+        options = {**options, "verifier": LexicalScorer()}
+    with pytest.raises(error, match=message):
+        manage_references(str_chunks(["x"]), **options)
 
 
 @pytest.mark.parametrize(
