@@ -22,11 +22,12 @@ import re
 import unicodedata
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
 import jinja2
+from langchain_core.documents import Document
 from langchain_core.documents.base import BaseMedia
 from typing_extensions import override
 
@@ -249,6 +250,9 @@ class SourceView:
     passage: Passage | None = None
     passages: tuple[Passage, ...] = ()
 
+
+# How Jinja names a missing attribute of a source, its passage or its document (not of their metadata dict).
+_NAMES_OF_A_SOURCE: Final = re.compile(r"'[\w.]*?\b(SourceView|Passage|Document) object' has no attribute")
 
 # The answer being rendered, set only while the session's render_* call runs:
 # the 0.2.x methods take no answer argument, so they find it here (per thread
@@ -513,9 +517,51 @@ class TemplateReferenceStyle(ReferenceStyle):
         self._references_macro = module.references  # type: ignore[attr-defined]
         consulted = getattr(module, "consulted", None)
         self._consulted_macro = consulted if callable(consulted) else None
+        self._check_renders()
         # Whether `format_reference` is this class's own, whose renderings
         # `render_citation` may then reuse without setting the answer current.
         self._own_format = type(self).format_reference is TemplateReferenceStyle.format_reference
+
+    def _check_renders(self) -> None:
+        """Render each macro once with a sample source: a name a source has not fails here, not mid-answer."""
+        document = Document("Paris is big.", metadata={"source": "https://example.org/a", "title": "A"})
+        passage = Passage(document_position=1, document_start=0, document_end=13, excerpt="Paris is big.", score=1.0)
+        cited = SourceView(
+            number=1,
+            source="https://example.org/a",
+            url="https://example.org/a",
+            title="A",
+            label="A",
+            document=document,
+            answer_id="a1",
+            supported=True,
+            passage=passage,
+            passages=(passage,),
+        )
+        consulted = SourceView(
+            number=None, source=cited.source, url=cited.url, title="A", label="A", document=document, answer_id="a1"
+        )
+        renders: list[tuple[str, Any, tuple[Any, ...]]] = [
+            ("citation", self._citation_macro, (cited,)),
+            ("references", self._references_macro, ([cited],)),
+            ("consulted", self._consulted_macro, ([consulted], True)),
+        ]
+        for name, macro, arguments in renders:
+            if macro is None:
+                continue
+            try:
+                macro(*arguments)
+            except jinja2.UndefinedError as error:
+                # Only a name that no source has (a metadata key a document may have is the data's, not a typo).
+                missing = _NAMES_OF_A_SOURCE.search(str(error))
+                if missing is None:
+                    continue
+                # Jinja names the class with its module: the class alone says it.
+                said = _NAMES_OF_A_SOURCE.sub(r"'\1 object' has no attribute", str(error))
+                known = ", ".join(f.name for f in fields(SourceView))
+                msg = f"the style template's {name}() macro reads what a {missing[1]} does not have: {said} "
+                msg += f"(a source has {known})"
+                raise ValueError(msg) from None
 
     def _view(self, number: int | None, media: BaseMedia, answer: AnswerContext) -> SourceView:
         source = (answer.source_of or self.source_of)(media)

@@ -429,6 +429,27 @@ def test_template_errors_are_clear(tmp_path: Path) -> None:
         TemplateReferenceStyle("x", name="text")
 
 
+@pytest.mark.parametrize(
+    ("citation", "references", "message"),
+    [
+        ("[{{ c.nubmer }}]", "", r"citation\(\) macro reads what a SourceView does not have: .* attribute 'nubmer'"),
+        ("", "{% for r in refs %}{{ r.passage.excrpt }}{% endfor %}", r"references\(\) .* a Passage .* 'excrpt'"),
+        ("{{ c.document.metdata }}", "", r"citation\(\) .* a Document does not have: .* attribute 'metdata'"),
+    ],
+)
+def test_a_name_a_source_has_not_fails_when_the_style_is_made(citation: str, references: str, message: str) -> None:
+    """A typo in a macro fails when the style is made, one line naming it, not mid-answer after text has gone out."""
+    template = (
+        f"{{% macro citation(c) %}}{citation}{{% endmacro %}}{{% macro references(refs) %}}{references}{{% endmacro %}}"
+    )
+    with pytest.raises(ValueError, match=message) as raised:
+        TemplateReferenceStyle(template)
+    assert "\n" not in str(raised.value)
+    assert str(raised.value).endswith(
+        "(a source has number, source, url, title, label, document, answer_id, supported, passage, passages)"
+    )
+
+
 def test_template_sees_documents() -> None:
     """A template can read any metadata of the cited document."""
     style = TemplateReferenceStyle(
