@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 if TYPE_CHECKING:
     from langchain_refs.streaming._references import AnswerReferences
 
-__all__ = ["CitationVerifier", "checked_support_threshold", "support_threshold_of"]
+__all__ = ["CitationVerifier", "check_style", "checked_support_threshold", "support_threshold_of"]
 
 
 @runtime_checkable
@@ -96,3 +96,21 @@ def checked_support_threshold(
         msg = f"{option} must be a number from 0 to 1 (scores' scale), got {threshold!r}"
         raise ValueError(msg)
     return float(threshold)
+
+
+def check_style(style: object, methods: Sequence[str] = ("format_reference", "format_all_references")) -> None:
+    """A TypeError naming what ``style`` is when it lacks one of ``methods`` (a class, a style's name, anything else).
+
+    Example:
+        >>> check_style("markdown")
+        Traceback (most recent call last):
+        ...
+        TypeError: style must be a style such as MarkdownReferenceStyle(), got the str 'markdown'
+    """
+    if isinstance(style, type):
+        msg = f"style must be a style, not the class {style.__name__}: write {style.__name__}()"
+        raise TypeError(msg)
+    if not all(callable(getattr(style, name, None)) for name in methods):
+        shown = f"the str {style!r}" if isinstance(style, str) else type(style).__name__
+        msg = f"style must be a style such as MarkdownReferenceStyle(), got {shown}"
+        raise TypeError(msg)

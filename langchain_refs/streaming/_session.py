@@ -30,6 +30,7 @@ from langchain_refs.streaming._passages import (
     passage_scorer,
     with_passage,
 )
+from langchain_refs.streaming._protocols import check_style
 from langchain_refs.streaming._references import (
     AnswerContext,
     AnswerReferences,
@@ -91,6 +92,31 @@ class CitationRenderer(Protocol):
 
 Verifier = Callable[[AnswerReferences], AnswerReferences]
 """Fills in each citation's support once an answer is complete."""
+
+
+def _check_documents(documents: object) -> None:
+    """A ValueError naming the first of ``documents`` that is not a document (one with its ``metadata``).
+
+    (``manage_references`` and the agents' entry points check their inputs
+    with LangChain's own class; the session, which imports no LangChain,
+    asks what it reads.)
+
+    Example:
+        >>> _check_documents([{"page_content": "Paris."}])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: ReferenceSession: documents[0] is a dict, expected a document with page_content and metadata ...
+    """
+    if isinstance(documents, (str, bytes)) or not isinstance(documents, Sequence):
+        msg = f"ReferenceSession: documents must be a list of documents, got {type(documents).__name__}"
+        raise ValueError(msg)
+    for position, document in enumerate(documents):
+        if not isinstance(getattr(document, "metadata", None), Mapping):
+            msg = (
+                f"ReferenceSession: documents[{position}] is a {type(document).__name__}, "
+                f"expected a document with page_content and metadata (a LangChain Document)"
+            )
+            raise ValueError(msg)
 
 
 class _OpenCitation:
@@ -238,6 +264,8 @@ class ReferenceSession:
         passages: bool | PairScorer = True,
     ) -> None:
         # The options as manage_references takes them: a metadata key, syntax names (checked, each once here).
+        check_style(style)
+        _check_documents(documents)
         if not callable(source_key):
             source_key = key_function(source_key)
         syntaxes = marker_syntaxes(syntaxes)
@@ -307,7 +335,8 @@ class ReferenceSession:
         """The text held back because it may still become a marker.
 
         Example:
-            >>> ReferenceSession([], source_key=str, style=None).held
+            >>> from langchain_refs.streaming import TextReferenceStyle
+            >>> ReferenceSession([], source_key=str, style=TextReferenceStyle()).held
             ''
         """
         return self._parser.held
@@ -317,7 +346,8 @@ class ReferenceSession:
         """How many characters the session has produced so far.
 
         Example:
-            >>> ReferenceSession([], source_key=str, style=None).output_length
+            >>> from langchain_refs.streaming import TextReferenceStyle
+            >>> ReferenceSession([], source_key=str, style=TextReferenceStyle()).output_length
             0
         """
         return self._output_length
@@ -329,7 +359,8 @@ class ReferenceSession:
         is returned, so callers can pass their chunk on untouched.
 
         Example:
-            >>> ReferenceSession([], source_key=str, style=None).feed("plain")
+            >>> from langchain_refs.streaming import TextReferenceStyle
+            >>> ReferenceSession([], source_key=str, style=TextReferenceStyle()).feed("plain")
             'plain'
         """
         if self._parser.pass_through(text):
@@ -353,7 +384,8 @@ class ReferenceSession:
         Closing again returns nothing more (the list is not written twice).
 
         Example:
-            >>> ReferenceSession([], source_key=str, style=None).feed("a [") == "a "
+            >>> from langchain_refs.streaming import TextReferenceStyle
+            >>> ReferenceSession([], source_key=str, style=TextReferenceStyle()).feed("a [") == "a "
             True
         """
         if self._closed:
@@ -399,7 +431,8 @@ class ReferenceSession:
         the sources consulted but not cited; they are made once.
 
         Example:
-            >>> ReferenceSession([], source_key=str, style=None).references
+            >>> from langchain_refs.streaming import TextReferenceStyle
+            >>> ReferenceSession([], source_key=str, style=TextReferenceStyle()).references
             AnswerReferences(references=(), citations=(), invalid_citations=())
         """
         if self._final is not None:
@@ -428,7 +461,8 @@ class ReferenceSession:
         block: held text belongs before them. A marker cannot span the cut.
 
         Example:
-            >>> session = ReferenceSession([], source_key=str, style=None)
+            >>> from langchain_refs.streaming import TextReferenceStyle
+            >>> session = ReferenceSession([], source_key=str, style=TextReferenceStyle())
             >>> session.feed("see [1](id="), session.end_block(), session.feed("2)")
             ('see ', '[1](id=', '2)')
         """

@@ -31,6 +31,7 @@ from langchain_core.documents import Document
 from langchain_core.documents.base import BaseMedia
 from typing_extensions import override
 
+from langchain_refs.streaming._protocols import check_style
 from langchain_refs.streaming._references import AnswerContext, Passage
 from langchain_refs.streaming._registry import key_function
 
@@ -763,21 +764,10 @@ def choose_style(style: ReferenceStyle | None = None, source_key: SourceKey | No
         TypeError: style must be a style such as MarkdownReferenceStyle(), got the str 'markdown'
     """
     if style is not None:
-        _check_style(style)
+        check_style(style, _STYLE_METHODS)
     chosen = style if style is not None else MarkdownReferenceStyle()
     source_of = chosen.source_of if source_key is None else source_key_function(source_key, option="source_key")
     return StyleChoice(style=chosen, source_of=source_of)
-
-
-def _check_style(style: object) -> None:
-    """A TypeError naming what ``style`` is when it cannot render citations (a class, a name, anything else)."""
-    if isinstance(style, type):
-        msg = f"style must be a style, not the class {style.__name__}: write {style.__name__}()"
-        raise TypeError(msg)
-    if not all(callable(getattr(style, name, None)) for name in _STYLE_METHODS):
-        shown = f"the str {style!r}" if isinstance(style, str) else type(style).__name__
-        msg = f"style must be a style such as MarkdownReferenceStyle(), got {shown}"
-        raise TypeError(msg)
 
 
 # What a style is asked for: the source of a document, each reference and the list of them.

@@ -156,7 +156,7 @@ def test_a_patched_core_method_is_seen_by_the_pure_build_only(monkeypatch: pytes
 )
 def test_a_python_subclass_of_the_core_works_in_the_pure_build_only(cls: type, args: tuple[Any, ...]) -> None:
     """The compiled core's classes take no Python subclass (mypyc: TypeError); nothing in the package makes one."""
-    kwargs = {"source_key": str, "style": None} if cls is ReferenceSession else {}
+    kwargs = {"source_key": str, "style": TextReferenceStyle()} if cls is ReferenceSession else {}
     subclass = type("Sub", (cls,), {})
     if COMPILED:
         with pytest.raises(TypeError, match="interpreted classes cannot inherit from compiled"):

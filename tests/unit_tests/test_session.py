@@ -449,3 +449,42 @@ def test_the_session_takes_the_options_as_manage_references_does() -> None:
         ReferenceSession(sample_documents(), source_key=5, style=style)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown marker syntax 'idd'"):
         ReferenceSession(sample_documents(), source_key="source", style=style, syntaxes="idd")
+
+
+@pytest.mark.parametrize(
+    ("documents", "style", "error", "message"),
+    [
+        (
+            None,
+            TextReferenceStyle(),
+            ValueError,
+            r"^ReferenceSession: documents must be a list of documents, got NoneType$",
+        ),
+        (
+            "doc",
+            TextReferenceStyle(),
+            ValueError,
+            r"^ReferenceSession: documents must be a list of documents, got str$",
+        ),
+        (
+            [{"page_content": "Paris.", "metadata": {}}],
+            TextReferenceStyle(),
+            ValueError,
+            r"^ReferenceSession: documents\[0\] is a dict, expected a document with page_content and metadata",
+        ),
+        ([], None, TypeError, r"^style must be a style such as MarkdownReferenceStyle\(\), got NoneType$"),
+        (
+            [],
+            "markdown",
+            TypeError,
+            r"^style must be a style such as MarkdownReferenceStyle\(\), got the str 'markdown'$",
+        ),
+        ([], TextReferenceStyle, TypeError, r"^style must be a style, not the class TextReferenceStyle: write"),
+    ],
+)
+def test_a_session_refuses_what_it_cannot_read_when_made(
+    documents: object, style: object, error: type[Exception], message: str
+) -> None:
+    """Wrong documents or style fail when the session is made, one line each, not at the first marker."""
+    with pytest.raises(error, match=message):
+        ReferenceSession(documents, source_key="source", style=style)  # type: ignore[arg-type]
