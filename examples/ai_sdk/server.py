@@ -19,6 +19,7 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import StreamingResponse
+from starlette.requests import ClientDisconnect
 
 from langchain_refs.apps.ui_stream import citation_numbers_style, question_of, ui_message_chunks, ui_message_response
 
@@ -47,6 +48,8 @@ def build_app(agent: Any = None) -> FastAPI:
             body = await request.json()
         except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested deeper than Python parses
             raise HTTPException(400, "the body is not JSON") from None
+        except ClientDisconnect:  # the client left mid-upload: an answer nobody reads, not a traceback
+            raise HTTPException(400, "the client left before sending the whole body") from None
         try:
             chat_id, question = question_of(body)
         except ValueError as error:  # not the body useChat sends: one line that says what is

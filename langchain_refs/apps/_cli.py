@@ -14,8 +14,10 @@ Example:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import errno
+import logging
 import os
 import signal
 import socket
@@ -23,6 +25,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
+
+from typing_extensions import override
 
 from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import CommandError, at_least_one, first_line
@@ -173,13 +177,42 @@ def run_serve(args: argparse.Namespace) -> int:
     app = create_app(model=model, agent=args.agent, verifier=verifier, check_model=model)
     listener = listening_socket(args.host, args.port)
     mode = " (agent mode)" if args.agent else ""
-    server = _announcing_server(
-        uvicorn, uvicorn.Config(app, log_level="warning"), f"langchain-refs chat UI{mode} on {address_url(listener)}"
-    )
-    server.run(sockets=[listener])
+    # A request still open at Ctrl-C (an answer streaming, a client that stopped sending) gets this long
+    # to end, then it is cancelled: uvicorn would otherwise wait for it as long as it lasts.
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=_SHUTDOWN_GRACE)
+    server = _announcing_server(uvicorn, config, f"langchain-refs chat UI{mode} on {address_url(listener)}")
+    quiet = _QuietCancelledRequests(server)
+    error_log = logging.getLogger("uvicorn.error")
+    error_log.addFilter(quiet)
+    try:
+        server.run(sockets=[listener])
+    finally:
+        error_log.removeFilter(quiet)
     if server.interrupted:
         raise KeyboardInterrupt  # uvicorn ends quietly on Ctrl-C; the command still says so, with 130
     return 0
+
+
+_SHUTDOWN_GRACE = 1  # seconds an open request is given to end after Ctrl-C
+
+
+class _QuietCancelledRequests(logging.Filter):
+    """After Ctrl-C, uvicorn's reports of the requests it cancelled are left out: they are the shutdown, not errors.
+
+    uvicorn logs at error level that it cancels the open requests, and each
+    cancelled request's traceback; the command says "interrupted" itself.
+    """
+
+    def __init__(self, server: Any) -> None:
+        super().__init__()
+        self.server = server
+
+    @override
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.server.interrupted:
+            return True
+        cancelled = record.exc_info is not None and isinstance(record.exc_info[1], asyncio.CancelledError)
+        return not cancelled and "timeout graceful shutdown exceeded" not in record.getMessage()
 
 
 def _announcing_server(uvicorn: Any, config: Any, announcement: str) -> Any:
@@ -189,9 +222,15 @@ def _announcing_server(uvicorn: Any, config: Any, announcement: str) -> Any:
         interrupted = False
 
         def handle_exit(self, sig: int, frame: Any) -> None:
-            if sig == signal.SIGINT:
-                self.interrupted = True
-            super().handle_exit(sig, frame)
+            if sig != signal.SIGINT:
+                super().handle_exit(sig, frame)
+                return
+            # Ctrl-C: stop serving; the open requests get the grace time, then are cancelled. Not handed to
+            # uvicorn, which would force an exit on a second Ctrl-C (cancelling the app's lifespan, whose
+            # traceback it prints) and raise each Ctrl-C again once stopped (a KeyboardInterrupt inside
+            # asyncio, with its traceback): `run_serve` says "interrupted" itself, once.
+            self.interrupted = True
+            self.should_exit = True
 
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets=sockets)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+from pydantic import ValidationError
+
 from langchain_refs.apps._errors import CommandError, first_line
 
 __all__ = ["load_model", "provider_package"]
@@ -64,5 +66,32 @@ def load_model(spec: str) -> Any:
         if missing and importlib.util.find_spec(package.replace("-", "_")) is None:
             msg = f"--model {spec}: the {provider!r} provider needs its package: pip install {package}"
         else:
-            msg = f"--model {spec}: could not load the model: {first_line(error)}"
+            msg = f"--model {spec}: could not load the model: {_reason(error)}"
         raise CommandError(msg) from None
+
+
+def _reason(error: Exception) -> str:
+    """Why a model could not be made, in one line: a pydantic error's first problem, else the first line.
+
+    A model class that refuses its settings (no API key, a missing field)
+    raises a pydantic ``ValidationError`` whose first line only counts the
+    errors ("1 validation error for ChatGoogleGenerativeAI").
+
+    Example:
+        >>> import pydantic
+        >>> class Chat(pydantic.BaseModel):
+        ...     model: str
+        >>> try:
+        ...     Chat()
+        ... except pydantic.ValidationError as error:
+        ...     _reason(error)
+        'model: Field required'
+    """
+    errors = error.errors() if isinstance(error, ValidationError) else []
+    if not errors:
+        return first_line(error)
+    first = errors[0]
+    # A validator's own ValueError reads "Value error, <its message>": its message is the reason.
+    message = first_line(ValueError(str(first["msg"]).removeprefix("Value error, ")))
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return f"{where}: {message}" if where else message

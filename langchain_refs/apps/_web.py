@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
@@ -136,7 +136,8 @@ async def read_json_body(request: Request, limit: int, read_json: Callable[[str]
     415 unless it is sent as JSON (a page of another site can send text and
     forms without asking first); 413 as soon as it is over ``limit`` bytes (a
     large upload is never held in memory); 400 when it is not UTF-8 or not
-    JSON that Python can read (nested too deep, an integer too long).
+    JSON that Python can read (nested too deep, an integer too long), or when
+    the client disconnected before sending all of it.
 
     Example:
         >>> import asyncio
@@ -158,9 +159,13 @@ async def read_json_body(request: Request, limit: int, read_json: Callable[[str]
     if declared.isdigit():
         check_size("the body", int(declared), limit, "bytes")
     data = bytearray()
-    async for chunk in request.stream():  # stops reading as soon as the body is too long
-        data += chunk
-        check_size("the body", len(data), limit, "bytes")
+    try:
+        async for chunk in request.stream():  # stops reading as soon as the body is too long
+            data += chunk
+            check_size("the body", len(data), limit, "bytes")
+    except ClientDisconnect:  # the client left mid-upload: an answer nobody reads, not a traceback in the terminal
+        msg = "the client left before sending the whole body"
+        raise BodyError(msg) from None
     try:
         text = utf8_text(bytes(data))
     except ValueError as error:

@@ -32,6 +32,12 @@ Each source's ``sourceId`` is ``"source-<number>"`` and its
 ``providerMetadata`` is ``{"langchain_refs": {"number": number}}``: the
 number the text shows (with `citation_numbers_style`, ``[1]``).
 
+Offsets are in two units: the ``startIndex``/``endIndex`` of ``text-end``'s
+citations count UTF-16 units, as JavaScript indexes a string (an emoji
+counts 2), so that ``text.slice(startIndex, endIndex)`` gives the cited
+words; those of ``data-references`` (`AnswerReferences.to_dict`) are
+Python's string indexes, Unicode code points.
+
 The functions here know no web framework: `ui_message_sse` writes the
 events as strings for any server; `ui_message_response` wraps them in a
 Starlette (and so FastAPI) ``StreamingResponse``. `question_of` reads the
@@ -53,9 +59,11 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -342,11 +350,15 @@ def _part_citations(text: str, references: AnswerReferences) -> list[dict[str, A
 
     The references' offsets are into the cited message's text: they are
     given only when that text is this whole part (each citation's words are
-    where its offsets say), never guessed.
+    where its offsets say), never guessed. Python counts code points, the
+    client (JavaScript) UTF-16 units: ``startIndex`` and ``endIndex`` are
+    written in UTF-16 units, so that ``text.slice(startIndex, endIndex)`` is
+    the citation's words also after an emoji or a flag.
     """
     if not references.citations or any(text[c.text_start : c.text_end] != c.text for c in references.citations):
         return []
     sources = {r.number: _source_part(r.number, r.source, r.title) for r in references.references}
+    utf16 = _utf16_index(text)
     citations = []
     for citation in references.citations:
         part = sources.get(citation.number)
@@ -358,9 +370,33 @@ def _part_citations(text: str, references: AnswerReferences) -> list[dict[str, A
         else:
             source |= {"sourceType": "document", "mediaType": part["mediaType"], "title": part["title"]}
             source |= {"filename": part["filename"]} if "filename" in part else {}
-        cited = {"source": source, "startIndex": citation.text_start, "endIndex": citation.text_end}
+        cited = {"source": source, "startIndex": utf16(citation.text_start), "endIndex": utf16(citation.text_end)}
         citations.append(cited | ({"citedText": citation.passage.excerpt} if citation.passage else {}))
     return citations
+
+
+def _utf16_index(text: str) -> Callable[[int], int]:
+    """How a code point index of ``text`` reads in UTF-16 (JavaScript's): one more per character past U+FFFF before.
+
+    The characters past U+FFFF are found once, so that a long answer's many citations cost one pass over it.
+
+    Example:
+        >>> utf16 = _utf16_index("\U0001f600 Paris, \U0001f1eb\U0001f1f7 France")
+        >>> utf16(2), utf16(16), utf16(17)
+        (3, 19, 20)
+    """
+    if text.isascii():
+        return _same_index
+    astral = [match.start() for match in _ASTRAL.finditer(text)]
+    return lambda index: index + bisect.bisect_left(astral, index)
+
+
+def _same_index(index: int) -> int:
+    return index
+
+
+# A character past U+FFFF: two UTF-16 units (a surrogate pair) in JavaScript's strings.
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 
 
 def _tool_output(step: ToolResult) -> Any:
@@ -492,8 +528,11 @@ def question_of(body: Any) -> tuple[str, str]:
         msg = 'the body\'s "id" must be the chat id, a string of 1 to 200 characters'
         raise ValueError(msg)
     users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
-    parts = users[-1].get("parts") if users else None
-    texts = [p.get("text") for p in parts or () if isinstance(p, dict) and p.get("type") == "text"]
+    parts = users[-1].get("parts", []) if users else []
+    if not isinstance(parts, list):
+        msg = f'the last user message\'s "parts" must be a list of parts, got {json.dumps(parts)[:80]}'
+        raise ValueError(msg)
+    texts = [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
     question = "".join(t for t in texts if isinstance(t, str)).strip()
     if not question:
         msg = "the last user message has no text"

@@ -269,8 +269,8 @@ def test_unsupported_and_invalid_citations_are_shown(browser: Any) -> None:
         chip.hover()
         assert "not supported" in page.locator(".passage-card").inner_text()
         warning = page.locator(".turn .warning").inner_text()
-        assert "1 citation named no document" in warning
-        assert "no document 99 (4 given)" in warning
+        # One sentence, its reasons after a colon: no parentheses inside parentheses.
+        assert warning == "⚠ 1 citation named no document and was left out: no document 99 (4 given)."
 
 
 def test_a_mixed_source_and_the_reason_a_citation_is_unsupported(browser: Any) -> None:

@@ -288,6 +288,39 @@ def test_phone_targets_and_focus_are_usable(browser: Any, url: str) -> None:
         assert outline == "solid"
 
 
+def test_claims_and_evidence_after_emoji_mark_the_right_words(browser: Any, url: str) -> None:
+    """A flag and an emoji before a claim or a passage (UTF-16 pairs in JavaScript): marks hold the right words."""
+    response = "The \U0001f1eb\U0001f1f7 bridge \U0001f600 opened in 1951. It is 503 metres long."
+    sources = ["The bridge \U0001f309 opened in 1932.", "Bridges \U0001f309 are old. The bridge is 503 metres long."]
+    with new_page(browser) as page:
+        check(page, url, response, sources)
+        marks = page.locator("#response-shown mark.claim")
+        # Written by hand: the words of each claim, without its badge.
+        shown = marks.evaluate_all("marks => marks.map(m => m.firstChild.data)")
+        assert shown == ["The \U0001f1eb\U0001f1f7 bridge \U0001f600 opened in 1951.", "It is 503 metres long."]
+        marks.nth(0).hover()
+        assert best_evidence(page) == ("Source 1", "The bridge \U0001f309 opened in 1932.")
+        marks.nth(1).hover()
+        assert best_evidence(page) == ("Source 2", "The bridge is 503 metres long.")
+
+
+LONG_URL = (  # no place a browser breaks a line (no hyphen, no "?"), and wider than the column even at 1280 px
+    "https://example.org/reports/2024_annual_report_of_the_national_statistics_office_on_population_housing"
+    "_employment_and_transport_final_version.pdf"
+)
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_claim_holding_a_long_url_never_makes_the_page_scroll_sideways(browser: Any, url: str, width: int) -> None:
+    """A claim whose text holds a long URL wraps in the list of claims: the page is never wider than the window."""
+    response = f"Paris is in France. See {LONG_URL} for the executor. The tower opened in 1889."
+    source = f"Paris is in France. {LONG_URL} explains the executor. The tower opened in 1889."
+    with new_page(browser, width=width, height=844, touch=width < 500) as page:
+        check(page, url, response, [source])
+        assert any(LONG_URL in text for text in page.locator("#claims .claim-text").all_inner_texts())
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
 @pytest.mark.skipif(axe_missing() is not None, reason=axe_missing() or "")
 def test_axe_finds_no_serious_violation(browser: Any, url: str) -> None:
     """axe-core reports no serious or critical violation on load and with a result shown."""

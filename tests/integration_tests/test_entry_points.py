@@ -215,3 +215,42 @@ def test_agent_demo_ctrl_c_mid_answer_ends_at_once() -> None:
     assert out.endswith(b"\n")
     assert process.returncode == 130
     assert err.decode().strip().splitlines() == ["langchain-refs: interrupted"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("presses", [1, 2])
+def test_serve_ctrl_c_while_a_request_is_open_exits_at_once(presses: int) -> None:
+    """Ctrl-C (once, or twice) while a client holds a request open: exit 130 within seconds, one line, no traceback.
+
+    The client sends the headers and half the body of a POST, then waits: the request stays open for as
+    long as the client likes, and uvicorn's graceful shutdown would wait for it, silently, forever.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "langchain_refs", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    try:
+        assert process.stdout is not None
+        found = re.fullmatch(r"langchain-refs chat UI on http://127\.0\.0\.1:(\d+)\n", process.stdout.readline())
+        assert found
+        with socket.create_connection(("127.0.0.1", int(found[1])), timeout=10) as client:
+            head = b"POST /api/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            client.sendall(head + b'Content-Length: 100\r\n\r\n{"question": "Par')
+            time.sleep(0.5)  # the server is reading the body
+            started = time.monotonic()
+            for _ in range(presses):
+                process.send_signal(signal.SIGINT)
+                time.sleep(0.2)
+            out, err = process.communicate(timeout=15)
+            took = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130
+    assert out == ""
+    assert err.splitlines() == ["langchain-refs: interrupted"]
+    assert took < 5

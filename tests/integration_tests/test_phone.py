@@ -334,3 +334,44 @@ def test_axe_finds_no_violation_on_either_page_at_either_width(browser: Any, wid
         page.goto(url + "check")
         found["check, load"] = run_axe(page)
     assert {moment: violations for moment, violations in found.items() if violations} == {}
+
+
+# Wide content, written here: a code line of 150 characters, a table of five columns, and long titles
+# (of a cited source and of a source "also consulted") made of ordinary words.
+WIDE_CODE_LINE = ("total = " + " + ".join(f"value_{n:02d}" for n in range(20)))[:150]
+WIDE_ANSWER = [
+    "The key fact is that chips stay small in the line[1](id=1).\n\n",
+    f"```python\n{WIDE_CODE_LINE}\n```\n\n",
+    "| Column one | Column two | Column three | Column four | Column five |\n",
+    "|---|---|---|---|---|\n",
+    "| configuration | documentation | renumbering | verification | streaming |\n",
+]
+LONG_TITLE = "Configuring the renumbering of citations in streamed answers across conversations"
+WIDE_DOCUMENTS = [
+    Document(DOCUMENTS[0].page_content, metadata={"source": "https://docs.example.org/chips", "title": LONG_TITLE}),
+    Document(
+        "Chips come in many sizes.", metadata={"source": "https://a.example.org/chips", "title": f"Also {LONG_TITLE}"}
+    ),
+]
+
+
+@pytest.mark.parametrize("width", [360, 390])
+def test_the_page_never_scrolls_sideways_on_a_phone(browser: Any, width: int) -> None:
+    """A long code line and a wide table scroll in their own box, long titles wrap: the page is never wider."""
+    assert len(WIDE_CODE_LINE) == 150
+    app = create(model=streaming_model(WIDE_ANSWER), documents=WIDE_DOCUMENTS, k=2)
+    with serving(app) as url, new_page(browser, bypass_csp=True, width=width, height=844, touch=True) as page:
+        page.goto(url)
+        ask(page, "What is the key fact about chips?")
+        assert page.locator(".answer-body pre").count() == 1
+        assert page.locator(".answer-body table th").count() == 5
+        assert page.locator(".consulted-item").count() == 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # The code and the table are not cut short: they scroll inside their own box.
+        scrolls = page.evaluate(
+            """() => [...document.querySelectorAll('.answer-body pre, .answer-body .table-scroll')]
+                .map(e => [getComputedStyle(e).overflowX, e.scrollWidth > e.clientWidth])"""
+        )
+        assert scrolls == [["auto", True], ["auto", True]]
+        if axe_missing() is None:  # a box that scrolls is reached from the keyboard too
+            assert run_axe(page) == []

@@ -132,7 +132,7 @@ def check_cited_answer(result: dict[str, Any], package: str) -> None:
     assert listed == [(1, "https://a.org/paris"), (2, "rome.pdf")]
     assert [s["title"] for s in references["consulted"]] == ["Berlin"]
     if package == "ai":  # ai 7 keeps text-end's citations on the text part; ai 6 has none
-        spans = [(text["text"][c["startIndex"] : c["endIndex"]], c["source"]["id"]) for c in text["citations"]]
+        spans = list(zip(result["citedWords"], [c["source"]["id"] for c in text["citations"]], strict=True))
         assert spans == [(words, f"source-{number}") for words, number in CITATIONS]
 
 
@@ -144,6 +144,36 @@ def test_chain_answer_reaches_the_ai_sdk_client_with_its_sources(package: str) -
     app = create_app(model=streaming_model(ANSWER_CHUNKS), documents=DOCUMENTS, k=3)
     with serving(app) as url:
         check_cited_answer(read(package, url, body("Paris?")), package)
+
+
+# A flag (two code points, four UTF-16 units) and an emoji (one code point, two units) before the citations.
+EMOJI_DOCUMENTS = [
+    Document("Paris is the capital of France.", metadata={"source": "https://a.org/paris", "title": "Paris"}),
+    Document("Paris is on the Seine.", metadata={"source": "https://b.org/seine", "title": "Seine"}),
+]
+EMOJI_ANSWER = (
+    "\U0001f1eb\U0001f1f7 \U0001f600 Paris is the capital of France[1](id=1). Paris is on the Seine[2](id=2)."
+)
+
+
+def test_citation_offsets_give_the_cited_words_to_javascript_after_emoji() -> None:
+    """ai 7's text part, sliced by JavaScript at each citation's startIndex/endIndex, gives the words it backs."""
+    from langchain_refs.apps.chat_ui import create_app
+
+    app = create_app(model=streaming_model([EMOJI_ANSWER]), documents=EMOJI_DOCUMENTS, k=2)
+    with serving(app) as url:
+        result = read("ai", url, body("Paris?"))
+    assert result["refused"] == []
+    [text] = parts(result["message"], "text")
+    assert (
+        text["text"] == "\U0001f1eb\U0001f1f7 \U0001f600 Paris is the capital of France[1]. Paris is on the Seine[2]."
+    )
+    # Written by hand: the words before each marker, from the start of its sentence.
+    assert result["citedWords"] == [
+        "\U0001f1eb\U0001f1f7 \U0001f600 Paris is the capital of France",
+        "Paris is on the Seine",
+    ]
+    assert [(c["startIndex"], c["endIndex"]) for c in text["citations"]] == [(0, 38), (43, 64)]
 
 
 @agents

@@ -4,7 +4,8 @@
 //
 // Prints one JSON object: the HTTP status and stream header, the chunk types in order, the
 // chunks the package's uiMessageChunkSchema refused, the errors readUIMessageStream reported,
-// and the UIMessage it assembled (null when nothing arrived).
+// the UIMessage it assembled (null when nothing arrived), and the words of each citation of its
+// text parts, sliced by JavaScript (ai 7 only: ai 6 keeps no citations).
 const [packageName, url, body] = process.argv.slice(2);
 const { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } = await import(packageName);
 
@@ -38,6 +39,10 @@ if (response.ok) {
   for await (const message of readUIMessageStream({ stream: chunks, onError: (e) => out.errors.push(String(e?.message ?? e)) })) {
     out.message = message;
   }
+  // Each citation's words as a JavaScript client reads them: its text part sliced by startIndex/endIndex.
+  out.citedWords = (out.message?.parts ?? [])
+    .filter((part) => part.type === 'text' && Array.isArray(part.citations))
+    .flatMap((part) => part.citations.map((c) => part.text.slice(c.startIndex, c.endIndex)));
 } else {
   out.body = await response.text();
 }

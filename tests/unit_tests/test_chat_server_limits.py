@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import re
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -74,6 +76,41 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading(path: str) -
     headers = [(b"content-type", b"application/json"), (b"content-length", b"209715200")]
     status, read = asyncio.run(post(path, headers, 3200, b" " * 65_536))
     assert (status, read) == (413, 0)
+
+
+def leave_mid_upload(asgi_app: Any, path: str) -> list[dict[str, Any]]:
+    """POST half a body, then disconnect, as a client that goes away does; what the app sent back."""
+    events = iter(
+        [{"type": "http.request", "body": b'{"question": "Par', "more_body": True}, {"type": "http.disconnect"}]
+    )
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return next(events, {"type": "http.disconnect"})
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"40")]
+    scope = {"type": "http", "method": "POST", "path": path, "headers": headers, "query_string": b""}
+    asyncio.run(asgi_app(scope, receive, send))  # raised ClientDisconnect, which uvicorn printed with its traceback
+    return sent
+
+
+@pytest.mark.parametrize("path", ["/api/chat", "/api/ui-stream", "/api/check"])
+def test_a_client_that_leaves_mid_upload_is_let_go_quietly(path: str) -> None:
+    """Half a body, then the client disconnects: the app ends the request itself (no ClientDisconnect traceback)."""
+    sent = leave_mid_upload(app(), path)
+    assert sent[0]["type"] == "http.response.start"
+    assert sent[0]["status"] == 400
+    assert json.loads(sent[1]["body"]) == {"error": "the client left before sending the whole body"}
+
+
+def test_the_example_lets_a_client_that_leaves_mid_upload_go_quietly() -> None:
+    """examples/ai_sdk: the same half body and disconnect end the request with a 400, not a traceback."""
+    sent = leave_mid_upload(_example_server(), "/api/chat")
+    assert sent[0]["status"] == 400
+    assert json.loads(sent[1]["body"]) == {"detail": "the client left before sending the whole body"}
 
 
 @pytest.mark.parametrize("path", ["/api/chat", "/api/ui-stream"])
@@ -220,6 +257,8 @@ BAD_BODIES = {
     "not UTF-8": b'{"id": "c\xff"}',
     "nested deeper than Python parses": b"[" * 100_000 + b"]" * 100_000,
     "no user message": json.dumps({"id": "c1", "messages": []}).encode(),
+    "parts a number": b'{"id": "c1", "messages": [{"id": "u", "role": "user", "parts": 5}]}',
+    "parts true": b'{"id": "c1", "messages": [{"id": "u", "role": "user", "parts": true}]}',
 }
 
 
@@ -234,23 +273,49 @@ def _server_from_the_docs() -> Any:
     return namespace["app"]
 
 
-def _example_server() -> Any:
-    """examples/ai_sdk/server.py's app around the offline demo agent."""
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ai_sdk"
+
+
+def _example_module() -> Any:
+    """examples/ai_sdk/server.py, loaded (its ``app``: the offline demo agent over the built-in corpus)."""
     pytest.importorskip("fastapi", reason="FastAPI is not installed: pip install fastapi")
     pytest.importorskip("langchain.agents", reason="the example's agent needs the agents extra")
     import importlib.util
-    from pathlib import Path
 
-    from langchain_refs.apps.demo.agent import build_demo_agent
-    from langchain_refs.apps.ui_stream import citation_numbers_style
-
-    path = Path(__file__).resolve().parents[2] / "examples" / "ai_sdk" / "server.py"
-    spec = importlib.util.spec_from_file_location("ai_sdk_example_server", path)
+    spec = importlib.util.spec_from_file_location("ai_sdk_example_server", EXAMPLE / "server.py")
     assert spec is not None
     assert spec.loader is not None
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    return example.build_app(build_demo_agent(style=citation_numbers_style(), documents=DOCUMENTS, k=1))
+    return example
+
+
+def _example_server() -> Any:
+    """examples/ai_sdk/server.py's app around the offline demo agent."""
+    from langchain_refs.apps.demo.agent import build_demo_agent
+    from langchain_refs.apps.ui_stream import citation_numbers_style
+
+    agent = build_demo_agent(style=citation_numbers_style(), documents=DOCUMENTS, k=1)
+    return _example_module().build_app(agent)
+
+
+def test_the_example_readme_shows_what_the_example_streams() -> None:
+    """Each line of examples/ai_sdk/README.md's sample stream ("…" standing for any text) is a line the server sends."""
+    from tests.unit_tests.test_readme import blocks
+
+    readme = EXAMPLE / "README.md"
+    [sample] = [code for language, code in blocks(readme) if language == "text"]
+    [curl] = [code for language, code in blocks(readme) if language == "bash" and "curl" in code]
+    body = curl.split("-d '")[1].split("'")[0]
+    sent = TestClient(_example_module().app).post(
+        "/api/chat", content=body, headers={"content-type": "application/json"}
+    )
+    lines = sent.text.splitlines()
+    for shown in sample.splitlines():
+        if shown.strip() == "…":
+            continue
+        pattern = re.compile(".*".join(re.escape(piece) for piece in shown.split("…")))
+        assert any(pattern.fullmatch(line) for line in lines), shown
 
 
 @pytest.mark.parametrize("server", [_server_from_the_docs, _example_server], ids=["docs snippet", "example"])
@@ -272,6 +337,22 @@ def test_the_documented_servers_answer_usechat(server: Any) -> None:
     assert response.status_code == 200
     assert response.text.startswith("data: ")
     assert "data: [DONE]" in response.text
+
+
+def test_the_docs_server_answers_with_citations() -> None:
+    """The page's snippet prompts as serve does (numbered documents, the citation rule): its answer cites."""
+    question = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "Which URLs become links?"}]}
+    body = json.dumps({"id": "c1", "messages": [question]}).encode()
+    response = TestClient(_server_from_the_docs()).post(
+        "/api/chat", content=body, headers={"content-type": "application/json"}
+    )
+    chunks = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: {")]
+    text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    # Written by hand: the demo corpus's page on links, cited as [1].
+    assert "[1]" in text
+    sources = [(c["sourceId"], c["url"]) for c in chunks if c["type"] == "source-url"]
+    assert sources[0] == ("source-1", "https://langchain-refs.dev/docs/security")
+    assert [c["type"] for c in chunks].count("data-citation") >= 1
 
 
 @pytest.mark.parametrize(

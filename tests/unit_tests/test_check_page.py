@@ -267,9 +267,22 @@ def test_offline_is_default_even_with_a_model() -> None:
             {"reference": "x", "mode": "check", "claims": "abc"},
             "'claims' must be a list of claims (as extract writes them), got str",
         ),
+        # Written by hand: the wrong claim named by its place and shown as JSON, never as a Python repr.
         (
             {"reference": "x", "mode": "check", "claims": [7]},
-            "a claim is a string or a [head, relation, tail] triplet, got 7",
+            "claims[0] must be a string or a [head, relation, tail] triplet of strings, got 7",
+        ),
+        (
+            {"reference": "x", "mode": "check", "claims": ["Water is wet.", {"a": 1}]},
+            'claims[1] must be a string or a [head, relation, tail] triplet of strings, got {"a": 1}',
+        ),
+        (
+            {"reference": "x", "mode": "check", "claims": [["a", "b"]]},
+            'claims[0] must be a string or a [head, relation, tail] triplet of strings, got ["a", "b"]',
+        ),
+        (
+            {"reference": "x", "mode": "check", "claims": [None]},
+            "claims[0] must be a string or a [head, relation, tail] triplet of strings, got null",
         ),
         (
             {"reference": "x", "mode": "check", "claims": ["Water is wet.", "  "]},

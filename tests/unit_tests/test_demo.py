@@ -423,6 +423,41 @@ def test_cli_other_model_errors_show_their_first_line(
     assert one_line(capsys.readouterr().err).endswith("could not load the model: The api_key client option must be set")
 
 
+def test_cli_model_validation_error_shows_its_reason(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model class refusing its settings (pydantic, e.g. no API key) is named by its first error, not a count."""
+    import pydantic
+
+    class ChatFakeGemini(pydantic.BaseModel):
+        model: str
+
+        @pydantic.model_validator(mode="after")
+        def needs_a_key(self) -> ChatFakeGemini:
+            msg = "API key required for Gemini Developer API. Provide api_key parameter or set GOOGLE_API_KEY."
+            raise ValueError(msg)
+
+    class ChatFakeNamed(pydantic.BaseModel):
+        model: str
+
+    for model_class, reason in [
+        (
+            lambda: ChatFakeGemini(model="gemini-2.5-flash"),
+            "API key required for Gemini Developer API. Provide api_key parameter or set GOOGLE_API_KEY.",
+        ),
+        (ChatFakeNamed, "model: Field required"),
+    ]:
+        try:
+            model_class()
+        except pydantic.ValidationError as error:  # what init_chat_model lets out of the model class
+            fake_langchain(monkeypatch, error)
+        installed(monkeypatch, "langchain_google_genai")
+        assert main(["demo", "--model", "google_genai:gemini-2.5-flash", "hi"]) == 2
+        assert one_line(capsys.readouterr().err) == (
+            f"langchain-refs: --model google_genai:gemini-2.5-flash: could not load the model: {reason}"
+        )
+
+
 @pytest.mark.parametrize("option", [["--k", "0"], ["--k", "-2"], ["--delay", "nan"], ["--delay", "-1"]])
 def test_cli_numbers_are_checked(option: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """--k must be at least 1 and --delay a sane number of seconds (argparse's usage error, exit 2)."""

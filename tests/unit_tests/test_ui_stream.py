@@ -237,6 +237,12 @@ def user(text: str, *more: dict[str, Any]) -> dict[str, Any]:
         ({"id": "c", "messages": "Hi?"}, "send the body useChat sends"),
         ([1], "send the body useChat sends"),
         ({"id": "c", "messages": [user("x" * 4001)]}, "the question is over 4000 characters"),
+        ({"id": "c", "messages": [{"role": "user"}]}, "the last user message has no text"),
+        # Written by hand: the value given, as JSON.
+        ({"id": "c", "messages": [{"role": "user", "parts": 5}]}, 'message\'s "parts" must be a list of parts, got 5'),
+        ({"id": "c", "messages": [{"role": "user", "parts": True}]}, '"parts" must be a list of parts, got true'),
+        ({"id": "c", "messages": [{"role": "user", "parts": "Hi?"}]}, '"parts" must be a list of parts, got "Hi?"'),
+        ({"id": "c", "messages": [{"role": "user", "parts": {"a": 1}}]}, 'list of parts, got {"a": 1}'),
     ],
 )
 def test_the_question_is_the_last_user_messages_text(body: Any, expected: Any) -> None:
@@ -246,6 +252,27 @@ def test_the_question_is_the_last_user_messages_text(body: Any, expected: Any) -
     else:
         with pytest.raises(ValueError, match=re.escape(expected)):
             question_of(body)
+
+
+@pytest.mark.parametrize("parts", ["5", "true", "null", '"Hi?"', '{"type": "text"}'])
+def test_the_endpoint_answers_a_400_with_one_line_when_parts_is_not_a_list(parts: str) -> None:
+    """A user message whose "parts" is not a list: 400 and one line naming it, never a 500."""
+    client = TestClient(create_app(model=streaming_model(["Paris is big."]), documents=DOCUMENTS, k=1))
+    raw = '{"id": "c1", "messages": [{"id": "u1", "role": "user", "parts": ' + parts + "}]}"
+    response = client.post("/api/ui-stream", content=raw, headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert response.json() == {"error": f'the last user message\'s "parts" must be a list of parts, got {parts}'}
+
+
+def test_text_end_offsets_count_utf16_units_as_javascript_does() -> None:
+    """After a flag and an emoji (4 and 2 UTF-16 units, 2 and 1 code points), startIndex/endIndex are JavaScript's."""
+    chunks = collect(cited(["\U0001f1eb\U0001f1f7 \U0001f600 Paris is big[1](id=1). Rome is old[1](id=2)."]))
+    [end] = [c for c in chunks if c["type"] == "text-end"]
+    # By hand: "🇫🇷 😀 Paris is big" is 17 code points, 20 UTF-16 units; "[1]. " follows, then "Rome is old".
+    assert [(c["startIndex"], c["endIndex"]) for c in end["citations"]] == [(0, 20), (25, 36)]
+    units = text_of(chunks).encode("utf-16-le")
+    words = [units[2 * c["startIndex"] : 2 * c["endIndex"]].decode("utf-16-le") for c in end["citations"]]
+    assert words == ["\U0001f1eb\U0001f1f7 \U0001f600 Paris is big", "Rome is old"]
 
 
 def recording_model(seen: list[list[BaseMessage]], answer: str) -> RunnableGenerator[Any, Any]:

@@ -274,7 +274,7 @@ def check_item(
         if not isinstance(item["claims"], list):
             msg = f"'claims' must be a list of claims (as extract writes them), got {type(item['claims']).__name__}"
             raise ValueError(msg)
-        claims = [Claim.from_json(c) for c in item["claims"]]
+        claims = [_claim(index, value) for index, value in enumerate(item["claims"])]
         blank = next((k for k, claim in enumerate(claims) if not claim.text.strip()), None)
         if blank is not None:
             msg = f"claims[{blank}] is blank: there is nothing to check"
@@ -289,6 +289,23 @@ def check_item(
         out["Y"] = json_data(aggregate(out["ys"], aggregator))  # type: ignore[arg-type]
         out["checks"] = json_data([c.to_dict(guard=True) for c in checks])
     return out
+
+
+def _claim(index: int, value: Any) -> Claim:
+    """The claim ``claims[index]`` of an item, or a ValueError that names it and shows it as JSON.
+
+    Example:
+        >>> _claim(2, {"a": 1})
+        Traceback (most recent call last):
+        ...
+        ValueError: claims[2] must be a string or a [head, relation, tail] triplet of strings, got {"a": 1}
+    """
+    try:
+        return Claim.from_json(value)
+    except ValueError:  # its message shows the value as Python writes it; the input is JSON
+        shown = json.dumps(value, ensure_ascii=False)[:80]
+        msg = f"claims[{index}] must be a string or a [head, relation, tail] triplet of strings, got {shown}"
+        raise ValueError(msg) from None
 
 
 def dumps(value: Any, **options: Any) -> str:

@@ -46,7 +46,10 @@ modes ``ys``, ``Y`` and ``checks`` with each claim's label, score and
 evidence spans ``{"reference", "start", "end", "score"}``), plus four keys:
 
 - ``claim_spans``: for each claim, ``[start, end]``, where it stands in the
-  response, or ``null`` (a paraphrase, or a claim given in mode ``check``);
+  response, or ``null`` (a paraphrase, or a claim given in mode ``check``).
+  Like the evidence spans, these offsets are Python string indexes (Unicode
+  code points): in JavaScript, where an emoji counts 2, ``check.js``
+  converts them before it slices;
 - ``guards``: for each claim (in the checking modes), why it is not
   supported when a meaning guard of the offline checker fired (``{"name",
   "reason", "claim_value", "source_value"}``; the claim's first evidence span

@@ -56,6 +56,14 @@ import { el } from "./dom.js";
       if (tag === "ol" && Number.isInteger(attrs.start)) element.start = attrs.start;
     }
     appendChildren(element, children, turn);
+    if (element instanceof HTMLTableElement) {
+      // A wide table scrolls in a box of its own (a table cannot be narrower than its cells), never the page.
+      const box = el("div", "table-scroll");
+      box.append(element);
+      box.tabIndex = 0; // a box that scrolls can be scrolled from the keyboard
+      return box;
+    }
+    if (tag === "pre") element.tabIndex = 0; // a long code line scrolls in its box: from the keyboard too
     return element;
   }
 
@@ -290,7 +298,8 @@ import { el } from "./dom.js";
     if (count) {
       const reasons = invalid.map((i) => String(i.reason)).join("; ");
       const note = count === 1 ? "1 citation named no document and was left out" : count + " citations named no document and were left out";
-      turn.item.append(el("p", "warning", "⚠ " + note + (reasons ? " (" + reasons + ")." : ".")));
+      // The reasons after a colon: a reason may hold parentheses of its own ("no document 9 (4 given)").
+      turn.item.append(el("p", "warning", "⚠ " + note + (reasons ? ": " + reasons + "." : ".")));
     }
   }
 

@@ -29,6 +29,15 @@ import { el } from "./dom.js";
   let last = null; // {data, response, sources: [{name, text}]}
   let active = -1;
 
+  // The API's offsets count Unicode code points (Python's string indexes); a JavaScript string counts
+  // UTF-16 units, two for an emoji or each half of a flag: slicing by the API's offsets directly would
+  // cut the wrong words. utf16Offsets(text)(i) is where code point i starts in text (undefined past its end).
+  function utf16Offsets(text) {
+    const at = [0];
+    for (const character of text) at.push(at[at.length - 1] + character.length);
+    return (offset) => (Number.isInteger(offset) && offset >= 0 ? at[offset] : undefined);
+  }
+
   function labelInfo(label) {
     return Object.prototype.hasOwnProperty.call(LABELS, label) ? LABELS[label] : { icon: "?", css: "neutral" };
   }
@@ -129,9 +138,10 @@ import { el } from "./dom.js";
       block.append(el("h4", "", source.name));
       block.append(standingNote(standing[index]));
       const text = el("p", "source-text");
+      const unit = utf16Offsets(source.text);
       const spans = evidence
-        .map((span, rank) => ({ start: Number(span.start), end: Number(span.end), rank, reference: span.reference }))
-        .filter((s) => s.reference === index && s.start >= 0 && s.end > s.start && s.end <= source.text.length)
+        .map((span, rank) => ({ start: unit(span.start), end: unit(span.end), rank, reference: span.reference }))
+        .filter((s) => s.reference === index && s.start !== undefined && s.end !== undefined && s.end > s.start)
         .sort((a, b) => a.start - b.start);
       let at = 0;
       spans.forEach((span) => {
@@ -235,9 +245,10 @@ import { el } from "./dom.js";
     const spans = Array.isArray(data.claim_spans) ? data.claim_spans : [];
     responseShown.replaceChildren();
     claimList.replaceChildren();
+    const unit = utf16Offsets(response);
     const placed = spans
-      .map((span, index) => (Array.isArray(span) ? { start: Number(span[0]), end: Number(span[1]), index } : null))
-      .filter((s) => s && s.start >= 0 && s.end > s.start && s.end <= response.length)
+      .map((span, index) => (Array.isArray(span) ? { start: unit(span[0]), end: unit(span[1]), index } : null))
+      .filter((s) => s && s.start !== undefined && s.end !== undefined && s.end > s.start)
       .sort((a, b) => a.start - b.start || a.end - b.end);
     let at = 0;
     placed.forEach((span) => {
