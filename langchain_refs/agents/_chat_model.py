@@ -327,6 +327,11 @@ class ReferencesChatModel(BaseChatModel):
             (once the answer is complete), False for none (the start of the
             document). Its old name ``cited_text`` still works, with a
             ``DeprecationWarning``.
+        consulted_ids: the ids of the documents the model was shown for
+            this answer, of which the uncited ones are listed as consulted
+            (None, the default: all of ``documents``). The middleware gives
+            those of the call's tool results: a thread's earlier documents
+            stay citable without being reported as consulted by every answer.
 
     An option it does not have is an error (pydantic's ``ValidationError``
     names it), not ignored: a misspelt ``passages`` would leave them on.
@@ -350,6 +355,7 @@ class ReferencesChatModel(BaseChatModel):
     max_holdback: int = DEFAULT_MAX_HOLDBACK
     # True, False or a `PairScorer` (a protocol: pydantic cannot check it, `passage_scorer` does).
     passages: Any = True
+    consulted_ids: tuple[int, ...] | None = None
     model_name: str | None = None
 
     model_config = ConfigDict(extra="forbid")
@@ -513,6 +519,7 @@ class ReferencesChatModel(BaseChatModel):
             max_holdback=self.max_holdback,
             answer_id=run_id.hex[-8:],
             passages=self.passages,
+            consulted_positions=self.consulted_ids,
         )
         return ChunkRewriter(session, documents=self.documents, model_text_key=MODEL_TEXT_KEY)
 

@@ -52,6 +52,7 @@ __all__ = [
     "as_document",
     "document_key",
     "documents_tool_output",
+    "is_json_text",
     "show_tool_result",
     "tool_documents",
 ]
@@ -361,16 +362,37 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
         return ShownToolResult(content=text, documents=shown)
     blocks: list[Any] = []
     found: dict[int, Document] = {}
+    texts: list[int] = []  # where the text blocks are
     for block in content:
         left = [(d, k) for d, k in zip(documents, ids, strict=True) if k not in found]
-        block_text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) else None
-        if left and isinstance(block_text, str) and (not isinstance(block, dict) or block.get("type") == "text"):
+        block_text = _block_text(block)
+        if block_text is not None:
+            texts.append(len(blocks))
+        if left and block_text is not None:
             tagged, shown = _tagged(block_text, [d for d, _ in left], [k for _, k in left], whole=False)
             found.update(shown)
             blocks.append(tagged if isinstance(block, str) else {**block, "text": tagged})
         else:
             blocks.append(block)
+    first = next((k for k in texts if (_block_text(blocks[k]) or "").strip()), None)
+    if not found and first is not None:
+        # No document found in the text (a tool that summarises what it found): as for a str, the text is
+        # tagged whole with every id, so that the model can cite what it was given.
+        text = _block_text(blocks[first]) or ""
+        tag = _tag(ids, text)
+        blocks[first] = tag if isinstance(blocks[first], str) else {**blocks[first], "text": tag}
+        found = {k: _as_read(d, text) for d, k in zip(documents, ids, strict=True)}
     return ShownToolResult(content=blocks, documents=found)
+
+
+def _block_text(block: Any) -> str | None:
+    """The text of a content block that is text (a str, or a ``"text"`` block), else None."""
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        text: str = block["text"]
+        return text
+    return None
 
 
 def _as_read(document: Document, text: str) -> Document:
@@ -390,7 +412,7 @@ def _tagged(
             return text, {}
         # Nothing there to have been edited: the documents are what the tool gave.
         return "\n".join(_tag([k], d.page_content) for d, k in zip(documents, ids, strict=True)), {}
-    if _is_json(text):
+    if is_json_text(text):
         tagged, shown = _tagged_json(text, documents, ids)
         if shown or not whole:
             return tagged, shown
@@ -435,8 +457,13 @@ def _tagged_prose(
 _JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?', re.DOTALL)
 
 
-def _is_json(text: str) -> bool:
-    """Whether ``text`` is a JSON object or array (a tool's structured result)."""
+def is_json_text(text: str) -> bool:
+    """Whether ``text`` is a JSON object or array (a tool's structured result, a structured answer).
+
+    Example:
+        >>> is_json_text('{"summary": "Paris[1](id=1)."}'), is_json_text("[Paris](p.html)")
+        (True, False)
+    """
     if not text.lstrip().startswith(("{", "[")):
         return False
     try:

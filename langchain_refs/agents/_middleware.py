@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Final, Literal
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -61,6 +61,7 @@ from langchain_refs.agents._documents import (
     DEFAULT_MAX_DOCUMENT_TEXTS,
     DocumentsFromTool,
     ThreadDocuments,
+    is_json_text,
     read_tool_documents,
     show_tool_result,
 )
@@ -228,12 +229,15 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
 
     # -- the model call ------------------------------------------------------
 
-    def _wrapper(self, inner: Any, documents: Sequence[Document]) -> ReferencesChatModel:
+    def _wrapper(
+        self, inner: Any, documents: Sequence[Document], consulted_ids: Iterable[int] | None = None
+    ) -> ReferencesChatModel:
         if isinstance(inner, ReferencesChatModel):  # the agent's model was wrapped already
             inner = inner.inner
         return ReferencesChatModel(
             inner=inner,
             documents=list(documents),
+            consulted_ids=None if consulted_ids is None else tuple(sorted(consulted_ids)),
             style=self.style,
             source_key=self.source_key,
             syntaxes=self.syntaxes,
@@ -291,9 +295,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             system = _with_instructions(system, self.instructions)
         entries = thread.entries(self.max_document_texts)
         changed = entries if entries != (known or []) else None
-        request = request.override(
-            model=self._wrapper(request.model, thread.documents), messages=messages, system_message=system
-        )
+        # Consulted: the documents of this call's tool results; the thread's earlier ones stay citable.
+        model = self._wrapper(request.model, thread.documents, read)
+        request = request.override(model=model, messages=messages, system_message=system)
         return request, changed
 
     def _history(self, message: BaseMessage, documents: Sequence[Document]) -> BaseMessage:
@@ -371,7 +375,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         if was_edited(answer):  # a middleware listed after this one edited the answer (its after_model ran first)
             answer = self._realigned(answer, state)
             update["messages"] = [answer]
-        if MODEL_TEXT_KEY not in answer.response_metadata and self._has_markers(answer.text):
+        # A structured answer (response_format) is never rewritten: its JSON would break.
+        structured = state.get("structured_response") is not None or is_json_text(answer.text)
+        if MODEL_TEXT_KEY not in answer.response_metadata and not structured and self._has_markers(answer.text):
             warnings.warn(
                 "an answer with citation markers reached the agent without ReferencesMiddleware's rewriting "
                 "(a structured-output call, which it leaves alone, or a middleware listed after it replacing the "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import logging
 import re
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -198,6 +198,10 @@ class ReferenceSession:
             again the passages a document cited for the first time later
             made stale (it changes the words' rarity). The references show
             passages once the answer is complete.
+        consulted_positions: the positions of the documents the model was
+            shown for this answer (None, the default: all of them), of which
+            the uncited ones are the sources consulted (`consulted`); an
+            agent's thread keeps earlier documents citable, not consulted.
 
     Each marker costs at most one log line, however many ids it names; a run
     of consecutive ids that name no document is one invalid citation.
@@ -222,6 +226,7 @@ class ReferenceSession:
         "_cited",
         "_claim_floor",
         "_closed",
+        "_consulted_positions",
         "_documents",
         "_escape",
         "_final",
@@ -262,6 +267,7 @@ class ReferenceSession:
         keep_citations: bool = True,
         answer_id: str = "",
         passages: bool | PairScorer = True,
+        consulted_positions: Collection[int] | None = None,
     ) -> None:
         # The options as manage_references takes them: a metadata key, syntax names (checked, each once here).
         check_style(style)
@@ -270,6 +276,7 @@ class ReferenceSession:
             source_key = key_function(source_key)
         syntaxes = marker_syntaxes(syntaxes)
         self._documents = documents
+        self._consulted_positions = None if consulted_positions is None else frozenset(consulted_positions)
         self._style = style
         self._passages = passage_scorer(passages)
         self._keep_citations = keep_citations
@@ -416,7 +423,7 @@ class ReferenceSession:
         listing = self._list(refs, answer) if refs else ""
         render_consulted = getattr(style, "render_consulted", None)
         if render_consulted is not None and getattr(style, "show_consulted", False):
-            consulted = [self._documents[positions[0] - 1] for _, positions in self._registry.uncited()]
+            consulted = [self._documents[positions[0] - 1] for _, positions in self._uncited()]
             if consulted:
                 listing += render_consulted(consulted, answer, bool(refs))
         self._output_length += len(listing)
@@ -585,7 +592,7 @@ class ReferenceSession:
                 )
             )
         consulted = []
-        for key, positions in self._registry.uncited():
+        for key, positions in self._uncited():
             metadata = getattr(documents[positions[0] - 1], "metadata", None) or {}
             title = metadata.get("title")
             consulted.append(
@@ -604,6 +611,15 @@ class ReferenceSession:
         )
 
     # -- internals ---------------------------------------------------------
+
+    def _uncited(self) -> list[tuple[Hashable, list[int]]]:
+        """The sources consulted: uncited, of the documents shown for this answer (their positions among those)."""
+        uncited = self._registry.uncited()
+        shown = self._consulted_positions
+        if shown is None:
+            return uncited
+        kept = [(key, [p for p in positions if p in shown]) for key, positions in uncited]
+        return [(key, positions) for key, positions in kept if positions]
 
     def _note_output(self, text: str) -> str:
         """``text`` (not empty) as it is output: escaped when the style asks, counted, kept for claims."""

@@ -125,6 +125,17 @@ def test_json_content_holding_no_document_is_tagged_whole() -> None:
     assert shown.content == '<document id=4>\n{"status": "ok", "count": 1}\n</document>'
 
 
+def test_list_content_holding_no_document_is_tagged_whole_as_a_str_is() -> None:
+    """Content blocks that summarise the documents (as MCP tools return them): the text block gets every id."""
+    docs = [Document("Rome is old."), Document("Lyon has silk.")]
+    image = {"type": "image", "url": "https://example.org/map.png"}
+    shown = show_tool_result([image, {"type": "text", "text": "Found 2 results."}], docs, [1, 2])
+    assert shown.content == [image, {"type": "text", "text": "<document id=1, 2>\nFound 2 results.\n</document>"}]
+    assert {k: d.page_content for k, d in shown.documents.items()} == {1: "Found 2 results.", 2: "Found 2 results."}
+    # With no text at all there is nothing to tag: the blocks stay as they are.
+    assert show_tool_result([image], docs, [1, 2]).content == [image]
+
+
 def test_text_that_only_looks_like_json_is_tagged_as_prose() -> None:
     """Brackets that do not parse as JSON (a Markdown list of links): the documents are tagged where they stand."""
     docs = [Document("Rome is old."), Document("Lyon has silk.")]

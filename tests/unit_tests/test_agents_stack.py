@@ -30,8 +30,10 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import BaseModel
 
 from langchain_refs import ReferencesMiddleware, TextReferenceStyle
+from langchain_refs.agents import CitationLeakWarning
 from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, retriever_tool, say, search
 
 PARIS, LYON, ROME = CITY_DOCUMENTS
@@ -178,6 +180,29 @@ def test_documents_read_from_json_content_are_tagged_inside_it() -> None:
     assert answer.text == "Lyon has silk[1].\n\n- [1] https://example.org/lyon\n"
 
 
+class Summary(BaseModel):
+    summary: str
+
+
+def test_a_structured_answer_is_never_rewritten_into_broken_json() -> None:
+    """ProviderStrategy: the answer is the structured JSON; the state keeps it valid, as the model wrote it."""
+    from langchain.agents.structured_output import ProviderStrategy
+
+    answer = '{"summary": "Paris is the capital[1](id=1)."}'
+    model = ScriptedToolModel(script=[search("paris"), say(answer)])
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[references()],
+        response_format=ProviderStrategy(Summary),
+    )
+    with pytest.warns(CitationLeakWarning, match="leaves structured-output calls"):
+        state = agent.invoke({"messages": [{"role": "user", "content": "Paris?"}]})
+    assert state["messages"][-1].text == answer
+    assert json.loads(state["messages"][-1].text) == {"summary": "Paris is the capital[1](id=1)."}
+    assert state["structured_response"] == Summary(summary="Paris is the capital[1](id=1).")
+
+
 def test_ids_survive_summarization_and_an_early_id_still_resolves() -> None:
     """Three turns; summarization drops the early tool results; Paris gets a new id; Rome's id still cites Rome."""
     script = [
@@ -215,6 +240,32 @@ def test_ids_survive_summarization_and_an_early_id_still_resolves() -> None:
     assert [a["url"] for a in annotations] == ["https://example.org/paris", "https://example.org/rome"]
     # Rome's passage comes from the text kept in the state.
     assert annotations[1]["cited_text"] == "Rome is the capital of Italy."
+
+
+def test_an_answer_lists_as_consulted_only_the_documents_its_call_was_shown() -> None:
+    """Over a long thread, earlier documents stay citable, but each answer's consulted are those of its own context.
+
+    (Every answer used to list every document of the thread: state and checkpoints grew with turns x documents.)
+    """
+    script = [search("rome"), say("Rome is old[1](id=1)."), search("lyon paris", first_id=2), say("Silk[1](id=3).")]
+    model = ScriptedToolModel(script=script)
+    summarizer = GenericFakeChatModel(messages=iter([AIMessage("Earlier: Rome was discussed.")] * 5))
+    summarization = SummarizationMiddleware(summarizer, trigger=("messages", 5), keep=("messages", 2))
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[summarization, references()],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "consulted"}}
+    for question in ("Rome?", "Lyon?"):
+        state = agent.invoke({"messages": [{"role": "user", "content": question}]}, config)
+    (read,) = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert ROME.page_content not in read  # summarized away before the last call
+    last = state["references"][-1]
+    # Written by hand: Paris (id 2) shown and not cited; Lyon (id 3) cited; Rome (id 1) not shown this call.
+    assert [r["source"] for r in last["references"]] == ["https://example.org/lyon"]
+    assert [(c["source"], c["document_positions"]) for c in last["consulted"]] == [("https://example.org/paris", [2])]
 
 
 def test_document_texts_kept_are_bounded() -> None:

@@ -122,3 +122,21 @@ def test_consulted_reach_the_references_event() -> None:
     chain.invoke({"documents": DOCUMENTS}, {"callbacks": [collector]})
     collected = collector.answers[-1].consulted
     assert [c.source for c in collected] == ["https://a.org", None, "c.pdf"]
+
+
+def test_consulted_are_only_of_the_documents_shown_for_this_answer() -> None:
+    """consulted_positions: the uncited sources among those documents, their positions among them; the list too."""
+    style = TextReferenceStyle(show_consulted=True)
+    session = ReferenceSession(DOCUMENTS, source_key=style.source_of, style=style, consulted_positions={3, 5, 6})
+    out = session.feed("B[1](id=2). Old A[2](id=1).") + session.close()
+    # Written by hand: B and A are cited (ids 2 and 1 still resolve); of 3, 5 and 6 only c.pdf is left uncited.
+    assert session.references.consulted == (ConsultedSource(source="c.pdf", title=None, document_positions=(5,)),)
+    assert out.endswith("\n\nAlso consulted:\n- c.pdf\n")
+    session = ReferenceSession(DOCUMENTS, source_key=style.source_of, style=style, consulted_positions={1, 4})
+    session.feed("B[1](id=6).")
+    session.close()
+    # A's position 3 was not shown: A is consulted through position 1 alone.
+    assert session.references.consulted == (
+        ConsultedSource(source="https://a.org", title="A", document_positions=(1,)),
+        ConsultedSource(source=None, title=None, document_positions=(4,)),
+    )
