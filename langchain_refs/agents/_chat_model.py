@@ -695,13 +695,29 @@ def standard_blocks(message: AIMessage) -> AIMessage:
     content: list[Any] = []
     changed = False
     for block in message.content:
-        if isinstance(block, dict) and block.get("type") not in KNOWN_BLOCK_TYPES:
+        if isinstance(block, dict) and _provider_native(block):
             translated = AIMessage(content=[block], response_metadata=provider).content_blocks
             content.extend(translated)
             changed = True
         else:
             content.append(block)
     return message.model_copy(update={"content": content}) if changed else message
+
+
+def _provider_native(block: dict[str, Any]) -> bool:
+    """Whether a content block is in a provider's own form: a type LangChain's standard has not, or OpenAI's reasoning.
+
+    OpenAI's Responses API names its reasoning blocks ``"reasoning"`` too,
+    with a ``summary`` where the standard block has its ``reasoning`` text.
+
+    Example:
+        >>> _provider_native({"type": "reasoning", "id": "rs_1", "summary": []})
+        True
+        >>> _provider_native({"type": "reasoning", "reasoning": "Hm."})
+        False
+    """
+    kind = block.get("type")
+    return kind not in KNOWN_BLOCK_TYPES or (kind == "reasoning" and "summary" in block and "reasoning" not in block)
 
 
 def rewrite_message(message: AIMessage, model: ReferencesChatModel) -> AIMessage:

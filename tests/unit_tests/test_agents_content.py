@@ -91,6 +91,15 @@ def test_openai_url_citation_is_placed_on_its_own_sentence() -> None:
     assert spans(out) == [("text", "Paris is big", "https://p.org"), ("text", "Rome is old.", "https://r.org")]
 
 
+def test_openai_reasoning_reads_as_standard_reasoning() -> None:
+    """OpenAI Responses' reasoning block (type "reasoning", its text in a summary) comes out in the standard form."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Let me think."}]}
+    message = OPENAI.model_copy(update={"content": [reasoning, *OPENAI.content]})
+    out = wrapped(message).invoke("q")
+    assert out.content_blocks[0] == {"type": "reasoning", "id": "rs_1", "reasoning": "Let me think."}
+    assert out.text == "Paris is big[1]. Rome is old.[2] Lyon has silk." + LIST
+
+
 def test_a_message_with_nothing_cited_keeps_its_shape() -> None:
     """No marker and no native citation: the whole list-content message comes out as it came in."""
     message = AIMessage(content=[{"type": "text", "text": "Hello."}, {"type": "text", "text": " Bye."}])
