@@ -52,7 +52,6 @@ __all__ = [
     "as_document",
     "document_key",
     "documents_tool_output",
-    "is_json_text",
     "show_tool_result",
     "tool_documents",
 ]
@@ -410,9 +409,10 @@ def _tagged(
     if not text.strip():
         if not whole:
             return text, {}
-        # Nothing there to have been edited: the documents are what the tool gave.
-        return "\n".join(_tag([k], d.page_content) for d, k in zip(documents, ids, strict=True)), {}
-    if is_json_text(text):
+        # Nothing there to have been edited: the documents are what the tool gave, and what the model reads.
+        shown = dict(zip(ids, documents, strict=True))
+        return "\n".join(_tag([k], d.page_content) for d, k in zip(documents, ids, strict=True)), shown
+    if _is_json_text(text):
         tagged, shown = _tagged_json(text, documents, ids)
         if shown or not whole:
             return tagged, shown
@@ -457,18 +457,18 @@ def _tagged_prose(
 _JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?', re.DOTALL)
 
 
-def is_json_text(text: str) -> bool:
+def _is_json_text(text: str) -> bool:
     """Whether ``text`` is a JSON object or array (a tool's structured result, a structured answer).
 
     Example:
-        >>> is_json_text('{"summary": "Paris[1](id=1)."}'), is_json_text("[Paris](p.html)")
+        >>> _is_json_text('{"summary": "Paris[1](id=1)."}'), _is_json_text("[Paris](p.html)")
         (True, False)
     """
     if not text.lstrip().startswith(("{", "[")):
         return False
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
         return False
     return True
 

@@ -46,7 +46,7 @@ from typing import Annotated, Any, Final, Literal
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, OmitFromInput, PrivateStateAttr
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired, override
 
@@ -61,7 +61,6 @@ from langchain_refs.agents._documents import (
     DEFAULT_MAX_DOCUMENT_TEXTS,
     DocumentsFromTool,
     ThreadDocuments,
-    is_json_text,
     read_tool_documents,
     show_tool_result,
 )
@@ -279,12 +278,17 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
                 _warn_documents_in_text(message)
         thread = ThreadDocuments.from_entries(known).with_documents(d for documents in found for d in documents)
         read: dict[int, Document] = {}
+        # This turn's documents: those of the tool results since the user's last message.
+        turn = max((k for k, m in enumerate(request.messages) if isinstance(m, HumanMessage)), default=-1)
+        this_turn: set[int] = set()
         messages: list[Any] = []
-        for message, documents in zip(request.messages, found, strict=True):
+        for position, (message, documents) in enumerate(zip(request.messages, found, strict=True)):
             if documents:
                 ids = [thread.id_of(d) for d in documents]
                 shown = show_tool_result(message.content, documents, ids)
                 read.update({k: d for k, d in shown.documents.items() if k not in read})
+                if position > turn:
+                    this_turn.update(shown.documents)
                 message = message.model_copy(update={"content": shown.content})
             messages.append(message)
         # What the model reads of each document this call is what a citation of it shows.
@@ -295,8 +299,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             system = _with_instructions(system, self.instructions)
         entries = thread.entries(self.max_document_texts)
         changed = entries if entries != (known or []) else None
-        # Consulted: the documents of this call's tool results; the thread's earlier ones stay citable.
-        model = self._wrapper(request.model, thread.documents, read)
+        # Consulted: the uncited documents retrieved for this turn; the thread's earlier ones stay citable.
+        model = self._wrapper(request.model, thread.documents, this_turn)
         request = request.override(model=model, messages=messages, system_message=system)
         return request, changed
 
@@ -376,7 +380,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             answer = self._realigned(answer, state)
             update["messages"] = [answer]
         # A structured answer (response_format) is never rewritten: its JSON would break.
-        structured = state.get("structured_response") is not None or is_json_text(answer.text)
+        structured = state.get("structured_response") is not None
         if MODEL_TEXT_KEY not in answer.response_metadata and not structured and self._has_markers(answer.text):
             warnings.warn(
                 "an answer with citation markers reached the agent without ReferencesMiddleware's rewriting "

@@ -395,17 +395,38 @@ def _checked_syntax(syntax: MarkerSyntax) -> MarkerSyntax:
     if "ids" not in syntax.pattern.groupindex:
         msg = f"{what}: the pattern must capture the id list in a group named ids, as (?P<ids>...)"
         raise ValueError(msg)
+    own = [name for name, flag in _REGEX_ONLY_FLAGS if syntax.pattern.flags & flag]
+    if own:
+        msg = f"{what}: the pattern's flags must be ones Python's re module has too, not {', '.join(own)}"
+        raise ValueError(msg)
     try:
         # Whole markers are matched by the stdlib engine (the faster one here).
-        re.compile(syntax.pattern.pattern, syntax.pattern.flags & _STDLIB_FLAGS)
+        re.compile(syntax.pattern.pattern, _stdlib_flags(syntax.pattern))
     except re.error as error:
         msg = f"{what}: the pattern must also compile with Python's re module ({error})"
         raise ValueError(msg) from None
     return syntax
 
 
-# The flags the stdlib engine shares with the regex module (same values in both).
-_STDLIB_FLAGS: Final = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII
+def _stdlib_flags(pattern: regex.Pattern[str]) -> int:
+    """The stdlib flags of a `regex` pattern's flags (the two modules number some of them differently).
+
+    Example:
+        >>> _stdlib_flags(regex.compile("a", regex.I | regex.A)) == re.IGNORECASE | re.ASCII
+        True
+    """
+    flags = 0
+    for shared in _SHARED_FLAGS:
+        if pattern.flags & getattr(regex, shared):
+            flags |= getattr(re, shared)
+    return flags
+
+
+# The flags both modules have (by name: ASCII is 0x80 in regex, 0x100 in re), and those only regex has.
+_SHARED_FLAGS: Final = ("IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII")
+_REGEX_ONLY_FLAGS: Final = tuple(
+    (name, getattr(regex, name)) for name in ("V1", "FULLCASE", "BESTMATCH", "ENHANCEMATCH", "WORD", "POSIX", "REVERSE")
+)
 
 
 class _Mode(enum.Enum):
@@ -624,7 +645,7 @@ class CitationParser:
             (
                 s,
                 s.opener,
-                re.compile(s.pattern.pattern, s.pattern.flags & _STDLIB_FLAGS).match,
+                re.compile(s.pattern.pattern, _stdlib_flags(s.pattern)).match,
                 functools.partial(_partial_match, s.pattern),
                 # ``[n](id=k)``: a whole marker or a prefix of one, in one call.
                 _ID_MARKER_OR_PREFIX.match

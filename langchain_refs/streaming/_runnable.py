@@ -10,7 +10,14 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents.base import BaseMedia
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableWithFallbacks, ensure_config
+from langchain_core.runnables import (
+    Runnable,
+    RunnableConfig,
+    RunnableGenerator,
+    RunnableSequence,
+    RunnableWithFallbacks,
+    ensure_config,
+)
 from langchain_core.runnables.base import RunnableBindingBase, RunnableLike, coerce_to_runnable
 from langchain_core.runnables.configurable import DynamicRunnable, RunnableConfigurableAlternatives
 from langchain_core.runnables.utils import ConfigurableFieldSpec
@@ -52,7 +59,9 @@ DEPRECATED_NAME: Final = (
 
 
 def _checked_runnable(given: Any) -> Runnable[Any, Any]:
-    """``given`` as a Runnable (a function or dict made one, as LangChain's ``|`` makes them); never a bare model.
+    """``given`` as a Runnable (a function made one, as LangChain's ``|`` makes it); never a bare model.
+
+    (A dict, which ``|`` makes a `RunnableParallel`, would answer with a dict: refused.)
 
     A bare model, however wrapped (``bind``, ``with_config``, ``with_retry``,
     ``with_fallbacks``, ``configurable_fields``), cannot take the dict of
@@ -64,7 +73,7 @@ def _checked_runnable(given: Any) -> Runnable[Any, Any]:
     """
     if isinstance(given, Runnable):
         runnable: Runnable[Any, Any] = given
-    elif callable(given) or isinstance(given, dict):
+    elif callable(given):
         runnable = coerce_to_runnable(given)
     else:
         name = type(given).__name__
@@ -114,6 +123,9 @@ def _refuse_options_not_used(runnable: ReferencesRunnable) -> None:
             raise ValueError(msg)
         if getattr(runnable.style, "show_passages", False):
             msg = "the style's show_passages shows each citation's passage, but keep_citations=False keeps none"
+            raise ValueError(msg)
+        if runnable.passages is not True and runnable.passages is not False:
+            msg = "passages=<a scorer> finds each citation's passage, but keep_citations=False keeps none"
             raise ValueError(msg)
     if runnable.passages is False and getattr(runnable.style, "show_passages", False):
         msg = "the style's show_passages shows the passages that passages=False turns off: leave one of them out"
@@ -273,8 +285,11 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         config = ensure_config(config)
         if in_graph_node(config):
             return merge_chunks(self.stream(input, config, **kwargs))
+        generator = _ends_in_generator(self.bound)
         return merge_chunks(
-            self._stream(input, config, lambda child_config: _whole(self.bound.invoke(input, child_config, **kwargs)))
+            self._stream(
+                input, config, lambda child_config: _whole(self.bound.invoke(input, child_config, **kwargs), generator)
+            )
         )
 
     @override
@@ -283,8 +298,9 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         config = ensure_config(config)
         if in_graph_node(config):
             return merge_chunks([chunk async for chunk in self.astream(input, config, **kwargs)])
+        generator = _ends_in_generator(self.bound)
         chunks = self._astream(
-            input, config, lambda child_config: _awaited(self.bound.ainvoke(input, child_config, **kwargs))
+            input, config, lambda child_config: _awaited(self.bound.ainvoke(input, child_config, **kwargs), generator)
         )
         return merge_chunks([chunk async for chunk in chunks])
 
@@ -330,17 +346,32 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         )
 
 
-def _whole(answer: Any) -> Iterator[Any]:
-    """An answer given whole, as a stream of one chunk (of none for None: an inner generator that yielded nothing)."""
-    if answer is not None:
+def _whole(answer: Any, generator: bool) -> Iterator[Any]:
+    """An answer given whole, as a stream of one chunk.
+
+    None is no chunk from a ``generator`` (LangChain's ``invoke`` of one that
+    yielded nothing), else a chunk the rewriter refuses, as ``stream`` does.
+    """
+    if answer is not None or not generator:
         yield answer
 
 
-async def _awaited(answer: Awaitable[Any]) -> AsyncIterator[Any]:
+async def _awaited(answer: Awaitable[Any], generator: bool) -> AsyncIterator[Any]:
     """The async twin of `_whole`: the answer ``answer`` gives."""
     found = await answer
-    if found is not None:
+    if found is not None or not generator:
         yield found
+
+
+def _ends_in_generator(runnable: Runnable[Any, Any]) -> bool:
+    """Whether ``runnable``'s answer is a `RunnableGenerator`'s (at the end of a sequence, under its wrappers)."""
+    while True:
+        if isinstance(runnable, RunnableSequence):
+            runnable = runnable.last
+        elif isinstance(runnable, RunnableBindingBase):
+            runnable = runnable.bound
+        else:
+            return isinstance(runnable, RunnableGenerator)
 
 
 def _dispatch_references(rewrite: ChunkRewriter, config: RunnableConfig) -> None:

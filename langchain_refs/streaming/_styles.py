@@ -552,9 +552,9 @@ class TemplateReferenceStyle(ReferenceStyle):
                 continue
             try:
                 macro(*arguments)
-            except jinja2.UndefinedError as error:
-                # Only a name that no source has (a metadata key a document may have is the data's, not a typo).
-                missing = _NAMES_OF_A_SOURCE.search(str(error))
+            except Exception as error:  # the sample's data may not suit a template written for real data
+                # Only a name that no source has (a metadata key a document may lack is the data's, not a typo).
+                missing = _NAMES_OF_A_SOURCE.search(str(error)) if isinstance(error, jinja2.UndefinedError) else None
                 if missing is None:
                     continue
                 # Jinja names the class with its module: the class alone says it.

@@ -136,6 +136,13 @@ def test_list_content_holding_no_document_is_tagged_whole_as_a_str_is() -> None:
     assert show_tool_result([image], docs, [1, 2]).content == [image]
 
 
+def test_json_nested_deeper_than_python_reads_is_tagged_as_prose() -> None:
+    """A JSON text json cannot read for its depth (RecursionError) is tagged where the document stands, no crash."""
+    text = "[" * 50_000 + '"Rome is old."' + "]" * 50_000
+    shown = show_tool_result(text, [Document("Rome is old.")], [1])
+    assert shown.content == "[" * 50_000 + '"<document id=1>\nRome is old.\n</document>"' + "]" * 50_000
+
+
 def test_text_that_only_looks_like_json_is_tagged_as_prose() -> None:
     """Brackets that do not parse as JSON (a Markdown list of links): the documents are tagged where they stand."""
     docs = [Document("Rome is old."), Document("Lyon has silk.")]

@@ -268,6 +268,40 @@ def test_an_answer_lists_as_consulted_only_the_documents_its_call_was_shown() ->
     assert [(c["source"], c["document_positions"]) for c in last["consulted"]] == [("https://example.org/paris", [2])]
 
 
+def test_each_turns_consulted_are_the_documents_retrieved_for_it() -> None:
+    """Two turns, nothing summarised: the second answer's consulted are its own retrievals, not the first turn's."""
+    script = [search("rome"), say("Rome is old[1](id=1)."), search("lyon paris", first_id=2), say("Silk[1](id=3).")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references()], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "turns"}}
+    for question in ("Rome?", "Lyon?"):
+        state = agent.invoke({"messages": [{"role": "user", "content": question}]}, config)
+    first, last = state["references"]
+    # Written by hand: turn 1 retrieved Rome alone (cited); turn 2 Paris (id 2, not cited) and Lyon (id 3, cited).
+    assert first["consulted"] == []
+    assert [(c["source"], c["document_positions"]) for c in last["consulted"]] == [("https://example.org/paris", [2])]
+
+
+def test_documents_of_a_tool_result_with_empty_content_are_consulted() -> None:
+    """Empty tool content: the model reads the documents themselves, so the uncited one is consulted."""
+
+    @tool(response_format="content_and_artifact")
+    def cities(query: str) -> tuple[str, list[Document]]:
+        """Look cities up (no text: the documents only)."""
+        return "", [PARIS, LYON]
+
+    model = ScriptedToolModel(script=[search("x", tool="cities"), say("Paris is the capital[1](id=1).")])
+    agent = create_agent(model, tools=[cities], middleware=[references()])
+    state = agent.invoke({"messages": [{"role": "user", "content": "?"}]})
+    (read,) = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert (
+        read == f"<document id=1>\n{PARIS.page_content}\n</document>\n<document id=2>\n{LYON.page_content}\n</document>"
+    )
+    assert [c["source"] for c in state["references"][-1]["consulted"]] == ["https://example.org/lyon"]
+
+
 def test_document_texts_kept_are_bounded() -> None:
     """Past max_document_texts, the oldest documents keep their id and source but not their text."""
     script = [search("rome"), search("lyon", first_id=2), say("Rome is old[1](id=1). Lyon has silk[2](id=2).")]

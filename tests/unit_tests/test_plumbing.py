@@ -137,10 +137,10 @@ def test_a_wrapped_chat_model_is_refused_too(wrap: Any) -> None:
 
 
 def test_a_function_is_made_a_runnable_and_anything_else_refused() -> None:
-    """A function is taken as LangChain's | takes it; None or a str is a one-line TypeError."""
+    """A function is taken as LangChain's | takes it; None, a str or a dict (no answer) is a one-line TypeError."""
     out = manage_references(lambda _: "Yes[1](id=3).", style=TextReferenceStyle()).invoke(inputs())
     assert out == "Yes[1].\n\n- [1] b.pdf\n"
-    for wrong, name in [(None, "NoneType"), ("prompt", "str")]:
+    for wrong, name in [(None, "NoneType"), ("prompt", "str"), ({"answer": lambda _: "x"}, "dict")]:
         with pytest.raises(TypeError, match=rf"^manage_references\(\) wraps a Runnable .* got {name}$"):
             manage_references(wrong)
 

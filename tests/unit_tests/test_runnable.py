@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from langchain_core.messages.content import Citation as StandardCitation
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableGenerator, RunnableLambda
 
 from langchain_refs import (
     REFERENCES_EVENT,
@@ -29,6 +30,7 @@ from langchain_refs import (
     TextReferenceStyle,
     manage_references,
 )
+from langchain_refs.text import LexicalSupport
 from tests.unit_tests.cases import CASE_IDS, CASES, Case
 from tests.unit_tests.fakes import (
     AsyncOnlyRunnable,
@@ -252,7 +254,13 @@ def flaky(answer: str, failures: int) -> tuple[Any, list[int]]:
 def test_the_inner_runnables_retries_and_fallbacks_hold_when_invoked(how: str) -> None:
     """invoke and batch invoke the inner runnable: its with_retry() retries, its with_fallbacks() falls back."""
     retried, calls = flaky("Yes[1](id=3).", failures=2)
-    failing, _ = flaky("never", failures=99)
+
+    def fails_after_its_first_chunk(_: Any) -> Iterator[str]:
+        yield "partial "
+        raise ConnectionError("dropped")
+
+    # A stream falls back only before its first chunk: this fallback holds for invoke alone.
+    failing = RunnableGenerator(fails_after_its_first_chunk)
     fallback = RunnableLambda(lambda _: "No[1](id=1).")
     chains = {
         "retry": manage_references(
@@ -269,6 +277,16 @@ def test_the_inner_runnables_retries_and_fallbacks_hold_when_invoked(how: str) -
     assert text_of(run(chains["retry"])) == "Yes[1].\n\n- [1] b.pdf\n"
     assert calls == [3]
     assert text_of(run(chains["fallback"])) == "No[1].\n\n- [1] a.html#chap1\n"
+
+
+def test_an_inner_function_that_returns_none_fails_alike_in_invoke_and_stream() -> None:
+    """None is not an answer (a function that forgot its return): the same TypeError whether invoked or streamed."""
+    chain = manage_references(RunnableLambda(lambda _: None))
+    message = r"wraps runnables that produce str or AI messages; got NoneType"
+    with pytest.raises(TypeError, match=message):
+        chain.invoke(inputs())
+    with pytest.raises(TypeError, match=message):
+        list(chain.stream(inputs()))
 
 
 async def test_async_only_inner_runnable() -> None:
@@ -534,6 +552,11 @@ WRONG_OPTIONS = [
         ValueError,
         r"MarkerSyntax 'cite': the pattern must also compile with Python's re module \(bad escape \\p",
     ),
+    (
+        {"syntaxes": [MarkerSyntax(name="cite", opener="{", pattern=regex.compile(r"\{c:(?P<ids>\d+)\}", regex.V1))]},
+        ValueError,
+        r"MarkerSyntax 'cite': the pattern's flags must be ones Python's re module has too, not V1",
+    ),
 ]
 
 # A syntax of one's own: {cite:k} or {CITE:k} (any case), ids as [n](id=k)'s.
@@ -548,6 +571,14 @@ CITE_EXPECTED = "Yes[1] and [2][1]; {cite:x} stays,  goes.\n\n- [1] b.pdf\n- [2]
 def cite_text(chunks: list[str]) -> str:
     chain = manage_references(str_chunks(chunks), style=TextReferenceStyle(), syntaxes=[CITE_SYNTAX])
     return "".join(chain.stream(inputs()))
+
+
+def test_a_syntax_flag_the_two_regex_modules_number_apart_holds_at_every_split() -> None:
+    """regex.A (0x80 in regex, re.DEBUG in re): \\w stops at é whole and split alike, so {réf:2} stays text."""
+    ascii_words = MarkerSyntax(name="w", opener="{", pattern=regex.compile(r"\{\w+:(?P<ids>[0-9]+)\}", regex.A))
+    for chunks in [whole("A{réf:2} B{ref:2}."), per_char("A{réf:2} B{ref:2}."), *every_split("A{réf:2} B{ref:2}.")]:
+        chain = manage_references(str_chunks(chunks), style=TextReferenceStyle(), syntaxes=[ascii_words])
+        assert "".join(chain.stream(inputs())) == "A{réf:2} B[1].\n\n- [1] a.html#chap2\n", chunks
 
 
 def test_a_syntax_of_ones_own_reads_alike_whole_per_character_and_at_every_split() -> None:
@@ -637,6 +668,11 @@ OPTIONS_NOT_USED = [
         r"^the style's show_passages shows the passages that passages=False turns off",
     ),
     ({"keep_citations": "no"}, TypeError, r"^keep_citations must be True or False, got str$"),
+    (
+        {"keep_citations": False, "passages": LexicalSupport()},
+        ValueError,
+        r"^passages=<a scorer> finds each citation's passage, but keep_citations=False keeps none",
+    ),
 ]
 
 

@@ -450,6 +450,17 @@ def test_a_name_a_source_has_not_fails_when_the_style_is_made(citation: str, ref
     )
 
 
+def test_a_template_written_for_metadata_the_sample_lacks_is_made() -> None:
+    """The sample render refuses only names a source has not: a filter failing on the sample's metadata is let be."""
+    style = TemplateReferenceStyle(
+        '{% macro citation(c) %}[p.{{ "%d"|format(c.document.metadata.get("page")) }}]{% endmacro %}'
+        '{% macro references(refs) %}{% for r in refs %} {{ r.document.metadata.get("authors")|join(", ") }}'
+        "{% endfor %}{% endmacro %}"
+    )
+    docs = [Document("x", metadata={"source": "s.pdf", "page": 12, "authors": ["Ann", "Bo"]})]
+    assert render(style, "A[1](id=1)", docs) == "A[p.12] Ann, Bo"
+
+
 def test_template_sees_documents() -> None:
     """A template can read any metadata of the cited document."""
     style = TemplateReferenceStyle(
