@@ -72,6 +72,7 @@ from langsmith import tracing_context
 from pydantic import ConfigDict, Field, field_validator, model_validator
 from typing_extensions import override
 
+from langchain_refs.agents._edited import TEXT_CHECK_KEY, text_check
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
     ChunkRewriter,
@@ -84,7 +85,14 @@ from langchain_refs.streaming import (
     passage_scorer,
 )
 
-__all__ = ["MODEL_TEXT_KEY", "ReferencesChatModel", "cited_text_renamed", "rewrite_message", "standard_blocks"]
+__all__ = [
+    "MODEL_TEXT_KEY",
+    "ReferencesChatModel",
+    "cited_text_renamed",
+    "rewrite_message",
+    "stamped",
+    "standard_blocks",
+]
 
 _MISSING: Final = object()
 # LangChain's standard chat model parameters: a model's, so the inner one's here.
@@ -294,6 +302,31 @@ class _AnswerStart(ChatGenerationChunk):
         return ChatGenerationChunk.__add__(self, other)
 
 
+class _StampedAnswerStart(_AnswerStart):
+    """`_AnswerStart` whose sum, the answer as it leaves the model, is stamped with `text_check` (`stamped`)."""
+
+    @override
+    def __add__(self, other: ChatGenerationChunk | list[ChatGenerationChunk]) -> ChatGenerationChunk:
+        total = super().__add__(other)
+        message = total.message
+        if isinstance(message, AIMessageChunk) and MODEL_TEXT_KEY in message.response_metadata:
+            message.response_metadata = {**message.response_metadata, TEXT_CHECK_KEY: text_check(message)}
+        return total
+
+
+def stamped(message: Any) -> Any:
+    """``message``, a rewritten answer, stamped with `text_check` (to tell a later edit); anything else as it is.
+
+    Example:
+        >>> [key for key in stamped(AIMessage("Hi", response_metadata={MODEL_TEXT_KEY: "Hi"})).response_metadata]
+        ['langchain_refs_model_text', 'langchain_refs_text_check']
+    """
+    if not isinstance(message, AIMessage) or MODEL_TEXT_KEY not in message.response_metadata:
+        return message
+    metadata = {**message.response_metadata, TEXT_CHECK_KEY: text_check(message)}
+    return message.model_copy(update={"response_metadata": metadata})
+
+
 def _generation_of(message: AIMessageChunk) -> ChatGenerationChunk:
     return ChatGenerationChunk(message=message)
 
@@ -332,6 +365,10 @@ class ReferencesChatModel(BaseChatModel):
             (None, the default: all of ``documents``). The middleware gives
             those of the call's tool results: a thread's earlier documents
             stay citable without being reported as consulted by every answer.
+        stamp_text: stamp the answer with a digest of its text as it leaves
+            the model (``response_metadata["langchain_refs_text_check"]``), so
+            that a middleware's later edit of it is told and its offsets
+            moved onto the edit; the middleware sets it.
 
     An option it does not have is an error (pydantic's ``ValidationError``
     names it), not ignored: a misspelt ``passages`` would leave them on.
@@ -356,6 +393,9 @@ class ReferencesChatModel(BaseChatModel):
     # True, False or a `PairScorer` (a protocol: pydantic cannot check it, `passage_scorer` does).
     passages: Any = True
     consulted_ids: tuple[int, ...] | None = None
+    # Set by the middleware: the answer is stamped with `text_check` as it leaves this model, so that an
+    # edit of it by a middleware listed after (inside) ReferencesMiddleware is told too.
+    stamp_text: bool = False
     model_name: str | None = None
 
     model_config = ConfigDict(extra="forbid")
@@ -537,13 +577,13 @@ class ReferencesChatModel(BaseChatModel):
             generation = (
                 answer.generation_owned(read) if isinstance(read, ChatGenerationChunk) else answer.generation_v1(read)
             )
-            yield _AnswerStart.of(generation) if first else generation
+            yield self._first(generation) if first else generation
             first = False
         last = answer.finish()
         # None: the inner model streamed nothing, and LangChain says so as for the model alone.
         if last is not None:
             generation = ChatGenerationChunk(message=last)
-            yield _AnswerStart.of(generation) if first else generation
+            yield self._first(generation) if first else generation
 
     @override
     async def _astream(
@@ -559,13 +599,17 @@ class ReferencesChatModel(BaseChatModel):
             generation = (
                 answer.generation_owned(read) if isinstance(read, ChatGenerationChunk) else answer.generation_v1(read)
             )
-            yield _AnswerStart.of(generation) if first else generation
+            yield self._first(generation) if first else generation
             first = False
         last = answer.finish()
         # None: the inner model streamed nothing, and LangChain says so as for the model alone.
         if last is not None:
             generation = ChatGenerationChunk(message=last)
-            yield _AnswerStart.of(generation) if first else generation
+            yield self._first(generation) if first else generation
+
+    def _first(self, generation: ChatGenerationChunk) -> _AnswerStart:
+        """The answer's first chunk, which adds the answer's chunks up (and stamps their sum, with ``stamp_text``)."""
+        return (_StampedAnswerStart if self.stamp_text else _AnswerStart).of(generation)
 
     def _inner_stream(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
@@ -656,7 +700,8 @@ class ReferencesChatModel(BaseChatModel):
                 for b in merged.content
             ]
             merged = merged.model_copy(update={"content": content})
-        return standard_blocks(merged)
+        standard = standard_blocks(merged)
+        return stamped(standard) if self.stamp_text else standard
 
 
 def _indexed(blocks: list[Any]) -> tuple[list[Any], set[int]]:

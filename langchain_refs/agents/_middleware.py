@@ -55,6 +55,7 @@ from langchain_refs.agents._chat_model import (
     ReferencesChatModel,
     cited_text_renamed,
     rewrite_message,
+    stamped,
     standard_blocks,
 )
 from langchain_refs.agents._documents import (
@@ -64,7 +65,7 @@ from langchain_refs.agents._documents import (
     read_tool_documents,
     show_tool_result,
 )
-from langchain_refs.agents._edited import TEXT_CHECK_KEY, realigned, text_check, was_edited
+from langchain_refs.agents._edited import TEXT_CHECK_KEY, realigned, was_edited
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
     FORMAT_REFERENCES,
@@ -237,6 +238,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             inner=inner,
             documents=list(documents),
             consulted_ids=None if consulted_ids is None else tuple(sorted(consulted_ids)),
+            stamp_text=True,
             style=self.style,
             source_key=self.source_key,
             syntaxes=self.syntaxes,
@@ -450,7 +452,7 @@ def _kept_documents(state: Any) -> list[dict[str, Any]] | None:
 
 
 def _stamped(response: Any) -> Any:
-    """The rewritten answers of ``response`` stamped with `text_check`, to tell a later edit of them."""
+    """The rewritten answers of ``response`` stamped with `text_check`, where the model has not stamped them yet."""
     if isinstance(response, AIMessage):
         return _stamp(response)
     if isinstance(response, ModelResponse):
@@ -461,10 +463,11 @@ def _stamped(response: Any) -> Any:
 
 
 def _stamp(message: Any) -> Any:
-    if not isinstance(message, AIMessage) or MODEL_TEXT_KEY not in message.response_metadata:
+    # The wrapper stamps its answer as it leaves the model (`stamp_text`): a stamp there is kept, so that
+    # an edit by a middleware listed after this one (wrapped inside it) is told.
+    if isinstance(message, AIMessage) and TEXT_CHECK_KEY in message.response_metadata:
         return message
-    metadata = {**message.response_metadata, TEXT_CHECK_KEY: text_check(message)}
-    return message.model_copy(update={"response_metadata": metadata})
+    return stamped(message)
 
 
 def _with_documents(

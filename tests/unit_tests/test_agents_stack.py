@@ -7,6 +7,7 @@ and checks what the model read and what the reader got, by hand-written values.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -377,6 +378,33 @@ async def test_pii_redaction_of_the_answer_is_kept_with_its_citations(order: str
     assert EMAIL not in read_by_model(model)
     earlier = [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text]
     assert earlier == [message.text]
+
+
+@pytest.mark.parametrize("order", ["editor first", "references first"])
+def test_an_answer_edited_by_a_wrap_model_call_either_side_keeps_its_offsets_on_the_edit(order: str) -> None:
+    """A wrap_model_call that prefixes the answer, listed before or after: the citations point into the edited text."""
+    from langchain.agents.middleware import wrap_model_call
+
+    @wrap_model_call
+    def prefix(request: Any, handler: Any) -> Any:
+        response = handler(request)
+        edited = [
+            m.model_copy(update={"content": "Note: " + m.text}) if isinstance(m, AIMessage) else m
+            for m in response.result
+        ]
+        return dataclasses.replace(response, result=edited)
+
+    model = ScriptedToolModel(script=[search("paris"), say("Paris is the capital[1](id=1).")])
+    stack = [prefix, references()] if order == "editor first" else [references(), prefix]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack)
+    state = agent.invoke({"messages": [{"role": "user", "content": "?"}]})
+    message = state["messages"][-1]
+    assert message.text == "Note: Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n"
+    (citation,) = state["references"][-1]["citations"]
+    # Written by hand: "Note: " moves every offset by 6.
+    assert (citation["start"], citation["end"], citation["text_start"]) == (26, 29, 6)
+    assert message.text[citation["start"] : citation["end"]] == "[1]"
+    assert "langchain_refs_model_text" not in message.response_metadata
 
 
 def test_an_answer_not_rendered_again_the_same_loses_its_offsets_not_its_edit() -> None:
