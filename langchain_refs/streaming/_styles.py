@@ -21,6 +21,7 @@ import importlib.resources
 import re
 import unicodedata
 import urllib.parse
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -251,6 +252,9 @@ class SourceView:
     passage: Passage | None = None
     passages: tuple[Passage, ...] = ()
 
+
+# The templates `TemplateReferenceStyle._check_renders` has rendered without a name a source has not.
+_TEMPLATES_RENDERED: Final[weakref.WeakSet[jinja2.Template]] = weakref.WeakSet()
 
 # How Jinja names a missing attribute of a source, its passage or its document (not of their metadata dict).
 _NAMES_OF_A_SOURCE: Final = re.compile(r"'[\w.]*?\b(SourceView|Passage|Document) object' has no attribute")
@@ -518,7 +522,10 @@ class TemplateReferenceStyle(ReferenceStyle):
         self._references_macro = module.references  # type: ignore[attr-defined]
         consulted = getattr(module, "consulted", None)
         self._consulted_macro = consulted if callable(consulted) else None
-        self._check_renders()
+        if self._template not in _TEMPLATES_RENDERED:
+            # Once per template (a built-in one is the environment's, shared by every style made of it).
+            self._check_renders()
+            _TEMPLATES_RENDERED.add(self._template)
         # Whether `format_reference` is this class's own, whose renderings
         # `render_citation` may then reuse without setting the answer current.
         self._own_format = type(self).format_reference is TemplateReferenceStyle.format_reference
