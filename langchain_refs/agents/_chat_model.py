@@ -308,20 +308,23 @@ class _StampedAnswerStart(_AnswerStart):
     @override
     def __add__(self, other: ChatGenerationChunk | list[ChatGenerationChunk]) -> ChatGenerationChunk:
         total = super().__add__(other)
-        message = total.message
-        if isinstance(message, AIMessageChunk) and MODEL_TEXT_KEY in message.response_metadata:
-            message.response_metadata = {**message.response_metadata, TEXT_CHECK_KEY: text_check(message)}
+        total.message = stamped(total.message)
         return total
 
 
 def stamped(message: Any) -> Any:
     """``message``, a rewritten answer, stamped with `text_check` (to tell a later edit); anything else as it is.
 
+    A stamp already there is kept: the first is taken as the answer leaves the model, before any edit.
+
     Example:
         >>> [key for key in stamped(AIMessage("Hi", response_metadata={MODEL_TEXT_KEY: "Hi"})).response_metadata]
         ['langchain_refs_model_text', 'langchain_refs_text_check']
     """
-    if not isinstance(message, AIMessage) or MODEL_TEXT_KEY not in message.response_metadata:
+    if not isinstance(message, AIMessage):
+        return message
+    metadata = message.response_metadata
+    if MODEL_TEXT_KEY not in metadata or TEXT_CHECK_KEY in metadata:
         return message
     metadata = {**message.response_metadata, TEXT_CHECK_KEY: text_check(message)}
     return message.model_copy(update={"response_metadata": metadata})

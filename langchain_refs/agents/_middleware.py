@@ -65,7 +65,7 @@ from langchain_refs.agents._documents import (
     read_tool_documents,
     show_tool_result,
 )
-from langchain_refs.agents._edited import TEXT_CHECK_KEY, realigned, was_edited
+from langchain_refs.agents._edited import realigned, was_edited
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
     FORMAT_REFERENCES,
@@ -452,22 +452,18 @@ def _kept_documents(state: Any) -> list[dict[str, Any]] | None:
 
 
 def _stamped(response: Any) -> Any:
-    """The rewritten answers of ``response`` stamped with `text_check`, where the model has not stamped them yet."""
+    """The rewritten answers of ``response`` stamped with `text_check`, where the model has not stamped them yet.
+
+    The wrapper stamps its answer as it leaves the model (``stamp_text``), so that an edit by a middleware listed
+    after this one (wrapped inside it) is told; `stamped` keeps that stamp.
+    """
     if isinstance(response, AIMessage):
-        return _stamp(response)
+        return stamped(response)
     if isinstance(response, ModelResponse):
-        return dataclasses.replace(response, result=[_stamp(m) for m in response.result])
+        return dataclasses.replace(response, result=[stamped(m) for m in response.result])
     if isinstance(response, ExtendedModelResponse):  # an inner middleware's response with its state update
         return dataclasses.replace(response, model_response=_stamped(response.model_response))
     return response
-
-
-def _stamp(message: Any) -> Any:
-    # The wrapper stamps its answer as it leaves the model (`stamp_text`): a stamp there is kept, so that
-    # an edit by a middleware listed after this one (wrapped inside it) is told.
-    if isinstance(message, AIMessage) and TEXT_CHECK_KEY in message.response_metadata:
-        return message
-    return stamped(message)
 
 
 def _with_documents(
