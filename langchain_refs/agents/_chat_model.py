@@ -68,6 +68,7 @@ from langchain_core.messages.content import KNOWN_BLOCK_TYPES
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langchain_core.tracers.base import BaseTracer
+from langchain_core.utils.aiter import aclosing
 from langsmith import tracing_context
 from pydantic import ConfigDict, Field, field_validator, model_validator
 from typing_extensions import override
@@ -598,13 +599,18 @@ class ReferencesChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
         first = True
-        async for read in self._ainner_stream(messages, stop, kwargs):
-            generation = (
-                answer.generation_owned(read) if isinstance(read, ChatGenerationChunk) else answer.generation_v1(read)
-            )
-            yield self._first(generation) if first else generation
-            first = False
-        last = answer.finish()
+        # Closed with this stream (a client that leaves early), not when the garbage collector gets to it.
+        async with aclosing(self._ainner_stream(messages, stop, kwargs)) as reads:
+            async for read in reads:
+                generation = (
+                    answer.generation_owned(read)
+                    if isinstance(read, ChatGenerationChunk)
+                    else answer.generation_v1(read)
+                )
+                yield self._first(generation) if first else generation
+                first = False
+        # A passage scorer of the caller's may call a model: off the event loop.
+        last = await answer.afinish()
         # None: the inner model streamed nothing, and LangChain says so as for the model alone.
         if last is not None:
             generation = ChatGenerationChunk(message=last)
@@ -649,16 +655,17 @@ class ReferencesChatModel(BaseChatModel):
             model, call = direct
             if model.rate_limiter:
                 await model.rate_limiter.aacquire(blocking=True)
-            async for generation in model._astream(messages, **call):
-                yield generation
+            async with aclosing(model._astream(messages, **call)) as generations:
+                async for generation in generations:
+                    yield generation
             return
-        chunks = aiter(self.inner.astream(messages, _untraced(), **_with_stop(stop, kwargs)))
-        with tracing_context(enabled=False):
-            first = await anext(chunks, None)
-        if first is not None:
-            yield _as_chunk(first)
-            async for chunk in chunks:
-                yield _as_chunk(chunk)
+        async with aclosing(self.inner.astream(messages, _untraced(), **_with_stop(stop, kwargs))) as chunks:
+            with tracing_context(enabled=False):
+                first = await anext(chunks, None)
+            if first is not None:
+                yield _as_chunk(first)
+                async for chunk in chunks:
+                    yield _as_chunk(chunk)
 
     @override
     def _generate(
@@ -682,11 +689,21 @@ class ReferencesChatModel(BaseChatModel):
     ) -> ChatResult:
         with tracing_context(enabled=False):
             inner = await self.inner.ainvoke(messages, _untraced(), **_with_stop(stop, kwargs))
-        return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
+        answer, rewritten, added = self._whole_start(inner, run_manager)
+        # A passage scorer of the caller's may call a model: off the event loop.
+        message = self._whole_end(rewritten, await answer.afinish(), added)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _rewrite_whole(
         self, message: BaseMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
     ) -> AIMessage:
+        answer, rewritten, added = self._whole_start(message, run_manager)
+        return self._whole_end(rewritten, answer.finish(), added)
+
+    def _whole_start(
+        self, message: BaseMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
+    ) -> tuple[ChunkRewriter, Any, set[int]]:
+        """A whole answer's rewriting begun: its rewriter, its text rewritten, the block indices given (`_indexed`)."""
         answer = self._start(run_manager)
         chunk = _as_chunk(message)
         added: set[int] = set()
@@ -696,7 +713,11 @@ class ReferencesChatModel(BaseChatModel):
             # blocks they belong to, as when the message streams.
             blocks, added = _indexed(chunk.content)
             chunk = chunk.model_copy(update={"content": blocks})
-        merged = merge_chunks([answer.on_chunk_v1(chunk), answer.finish()])
+        return answer, answer.on_chunk_v1(chunk), added
+
+    def _whole_end(self, rewritten: Any, last: Any, added: set[int]) -> AIMessage:
+        """The whole answer: its rewritten text and its last chunk (the list of sources) as one message."""
+        merged = merge_chunks([rewritten, last])
         if added and isinstance(merged.content, list):
             content = [
                 {k: v for k, v in b.items() if k != "index"} if isinstance(b, dict) and b.get("index") in added else b

@@ -854,8 +854,21 @@ class ChunkRewriter:
         return content
 
     async def afinish(self) -> Any:
-        """`finish` for the async path: a verifier may call a model, so it runs off the event loop."""
-        return await asyncio.to_thread(self.finish) if self._verify is not None else self.finish()
+        """`finish` for the async path: off the event loop when the end of the answer calls a scorer.
+
+        A verifier, or a passage scorer of the caller's (`ReferenceSession.scores_at_close`),
+        may call a model: the answer's end (and its references as data, for the
+        references event) is then worked out in a thread, and other tasks go on.
+        """
+        if self._verify is None and not self._session.scores_at_close:
+            return self.finish()
+        return await asyncio.to_thread(self._finish_scored)
+
+    def _finish_scored(self) -> Any:
+        """`finish`, then the references as data (where a scorer of the caller's runs, when it does)."""
+        last = self.finish()
+        self.references_data()
+        return last
 
     def references_data(self) -> dict[str, Any]:
         """The answer's references as data (`AnswerReferences.to_dict`), made once after `finish`."""

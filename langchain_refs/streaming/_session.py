@@ -349,6 +349,26 @@ class ReferenceSession:
         return self._parser.held
 
     @property
+    def scores_at_close(self) -> bool:
+        """Whether the closed answer's `references` call a passage scorer of the caller's (a cross-encoder...).
+
+        The lexical engine finds passages as citations close, in a few
+        milliseconds at most at the end; another scorer scores them all once
+        the answer is closed, and may take long (a model): async callers run
+        `close` and `references` off the event loop then.
+
+        Example:
+            >>> from langchain_refs.streaming import TextReferenceStyle
+            >>> class Scorer:
+            ...     def score(self, pairs): return [0.0] * len(pairs)
+            >>> style = TextReferenceStyle()
+            >>> sessions = [ReferenceSession([], source_key=str, style=style, passages=p) for p in (True, Scorer())]
+            >>> [session.scores_at_close for session in sessions]
+            [False, True]
+        """
+        return self._passages is not None and self._finder is None and self._keep_citations
+
+    @property
     def output_length(self) -> int:
         """How many characters the session has produced so far.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import re
+import threading
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +20,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import Field
 
 from langchain_refs import (
     CitationLeakWarning,
@@ -700,6 +702,71 @@ async def test_middleware_passages_scorer_when_streamed_async() -> None:
         final = state
     assert final is not None
     assert [a["cited_text"] for a in check_citations(final["messages"][-1])] == COUNTRY_SENTENCES
+
+
+class ThreadNoted(CountryNamed):
+    """`CountryNamed`, noting the thread each batch is scored in (a cross-encoder's model call blocks it)."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
+        self.threads.append(threading.get_ident())
+        return super().score(text_pairs)
+
+
+@pytest.mark.parametrize("call", ["astream", "ainvoke"])
+async def test_chat_model_scores_passages_off_the_event_loop(call: str) -> None:
+    """A passage scorer of the user's runs in a worker thread at the end of an async answer: other tasks go on."""
+    scorer = ThreadNoted()
+    wrapped = ReferencesChatModel(
+        inner=ChunkExactChatModel(chunks=["Lyon is known for silk[1](id=1)."]),
+        documents=[Document("Lyon is known for its silk. Lyon is a city in France.")],
+        style=TextReferenceStyle(),
+        passages=scorer,
+    )
+    if call == "astream":
+        answer = None
+        async for chunk in wrapped.astream("q"):
+            answer = chunk if answer is None else answer + chunk
+    else:
+        answer = await wrapped.ainvoke("q")
+    assert answer is not None
+    (block,) = [b for b in answer.content if isinstance(b, dict) and b.get("type") == "text"]
+    assert [a["cited_text"] for a in block["annotations"]] == ["Lyon is a city in France."]
+    assert scorer.threads
+    assert threading.get_ident() not in scorer.threads
+
+
+class ClosedNoted(ChunkExactChatModel):
+    """`ChunkExactChatModel` noting when its async stream is closed (a provider's HTTP response, released)."""
+
+    events: list[str] = Field(default_factory=list)
+
+    async def _astream(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            async for chunk in super()._astream(*args, **kwargs):
+                yield chunk
+        finally:
+            self.events.append("inner closed")
+
+
+@pytest.mark.parametrize("version", ["v0", "v1"])
+async def test_chat_model_astream_left_early_closes_the_inner_stream(version: str) -> None:
+    """A client that leaves after one chunk: the inner model's stream is closed then, as the bare model's is."""
+    from langchain_core.utils.aiter import aclosing
+
+    inner = ClosedNoted(chunks=["Lyon ", "is ", "big", "[1](id=1)."], output_version=version)
+    wrapped = ReferencesChatModel(inner=inner, documents=[TWO_SENTENCES], style=TextReferenceStyle())
+    async with aclosing(wrapped.astream("q")) as chunks:
+        async for _ in chunks:
+            break
+    if version == "v1":
+        # Read through the inner model's own astream, whose end leaves the close of its
+        # `_astream` to Python's finaliser, which the event loop runs at its next turn.
+        await asyncio.sleep(0)
+    inner.events.append("client gone")
+    assert inner.events == ["inner closed", "client gone"]
 
 
 @pytest.mark.parametrize("passages", ["yes", 1, 0.5])

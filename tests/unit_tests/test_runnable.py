@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -279,6 +280,23 @@ def test_the_inner_runnables_retries_and_fallbacks_hold_when_invoked(how: str) -
     assert text_of(run(chains["fallback"])) == "No[1].\n\n- [1] a.html#chap1\n"
 
 
+def test_a_stream_falls_back_before_its_first_chunk_and_is_never_retried() -> None:
+    """As the quick start says: with_fallbacks() holds for stream up to its first chunk; with_retry() never retries."""
+
+    def fails_at_once(_: Any) -> Iterator[str]:
+        raise ConnectionError("down")
+        yield ""  # a generator
+
+    fallback = RunnableLambda(lambda _: "No[1](id=1).")
+    chain = manage_references(RunnableGenerator(fails_at_once).with_fallbacks([fallback]), style=TextReferenceStyle())
+    assert "".join(chain.stream(inputs())) == "No[1].\n\n- [1] a.html#chap1\n"
+    retried, calls = flaky("Yes[1](id=3).", failures=1)
+    chain = manage_references(retried.with_retry(wait_exponential_jitter=False), style=TextReferenceStyle())
+    with pytest.raises(ConnectionError, match="transient"):
+        list(chain.stream(inputs()))
+    assert calls == [1]
+
+
 def test_an_inner_function_that_returns_none_fails_alike_in_invoke_and_stream() -> None:
     """None is not an answer (a function that forgot its return): the same TypeError whether invoked or streamed."""
     chain = manage_references(RunnableLambda(lambda _: None))
@@ -315,6 +333,33 @@ async def test_astream_does_not_block_the_event_loop() -> None:
     done = True
     await task
     assert ticks_seen[-1] > ticks_seen[0]
+
+
+class ThreadNotedScorer:
+    """A passage scorer of the user's (a cross-encoder would call a model) noting the thread it scores in."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
+        self.threads.append(threading.get_ident())
+        return [float(len(text)) for _, text in text_pairs]
+
+
+@pytest.mark.parametrize("output", ["message", "str"])
+async def test_astream_scores_passages_off_the_event_loop(output: str) -> None:
+    """A passage scorer of the user's runs in a worker thread at the end of astream, as a verifier does."""
+    scorer = ThreadNotedScorer()
+    chunks = ["Yes[1](id=3)."]
+    inner = message_chunks(chunks) if output == "message" else str_chunks(chunks)
+    chain = manage_references(inner, style=TextReferenceStyle(), passages=scorer)
+    collector = ReferencesCollector()
+    out = [chunk async for chunk in chain.astream(inputs(), {"callbacks": [collector]})]
+    assert "".join(c if isinstance(c, str) else c.text for c in out) == "Yes[1].\n\n- [1] b.pdf\n"
+    # Document 3 is "fragment 3": its one sentence is the passage, whichever the scorer.
+    assert collector.answers[-1].citations[0].passage.excerpt == "fragment 3"
+    assert scorer.threads
+    assert threading.get_ident() not in scorer.threads
 
 
 def test_batched_calls_keep_their_own_numbering() -> None:
