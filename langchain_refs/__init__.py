@@ -30,7 +30,7 @@ behave the same and pass the same tests; the compiled one is faster.
 
 import warnings
 from importlib import metadata, util
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_refs.grounding import (
     EXTENDED_ABBREVIATIONS,
@@ -108,23 +108,37 @@ _AGENT_NAMES = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    """The agent names, imported on first use (they need the ``agents`` extra); the old name ``CitationMiddleware``."""
-    if name == "CitationMiddleware":
-        warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
-        return ReferencesRunnable
-    if name in _AGENT_NAMES:
-        try:
-            import langchain_refs.agents
-        except ImportError as error:
-            msg = (
-                f"langchain_refs.{name} needs the agents extra (langchain and langgraph): "
-                f'in a clone of langchain-refs run pip install -e ".[agents]" ({error})'
-            )
-            raise ImportError(msg) from error
-        return getattr(langchain_refs.agents, name)
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
+if TYPE_CHECKING:
+    # The names `__getattr__` gives, as type checkers see them (the agents extra installed): a misspelt
+    # name stays an error to them, as no `__getattr__` is seen.
+    from langchain_refs.agents import (
+        CitationLeakWarning,
+        ReferencesChatModel,
+        ReferencesMiddleware,
+        ReferencesState,
+        documents_tool_output,
+    )
+
+    CitationMiddleware = ReferencesRunnable
+else:
+
+    def __getattr__(name: str) -> Any:
+        """The agent names, imported on first use (they need the ``agents`` extra); ``CitationMiddleware``, old."""
+        if name == "CitationMiddleware":
+            warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
+            return ReferencesRunnable
+        if name in _AGENT_NAMES:
+            try:
+                import langchain_refs.agents
+            except ImportError as error:
+                msg = (
+                    f"langchain_refs.{name} needs the agents extra (langchain and langgraph): "
+                    f'in a clone of langchain-refs run pip install -e ".[agents]" ({error})'
+                )
+                raise ImportError(msg) from error
+            return getattr(langchain_refs.agents, name)
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
 
 
 def _agents_installed() -> bool:

@@ -19,17 +19,20 @@ Example:
 from langchain_refs.agents._chat_model import MODEL_TEXT_KEY, ReferencesChatModel
 from langchain_refs.agents._citations import Passage, best_passages, standard_citations
 from langchain_refs.agents._documents import (
+    DocumentsFromTool,
     ThreadDocuments,
     as_document,
     document_key,
     documents_tool_output,
     tool_documents,
 )
-from langchain_refs.agents._middleware import CitationLeakWarning, ReferencesMiddleware, ReferencesState
+from langchain_refs.agents._middleware import CitationLeakWarning, History, ReferencesMiddleware, ReferencesState
 
 __all__ = [
     "MODEL_TEXT_KEY",
     "CitationLeakWarning",
+    "DocumentsFromTool",
+    "History",
     "Passage",
     "ReferencesChatModel",
     "ReferencesMiddleware",

@@ -49,8 +49,8 @@ import inspect
 import json
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any, Final
+from collections.abc import AsyncIterator, Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from langchain_core.callbacks import (
     AsyncCallbackHandler,
@@ -77,7 +77,11 @@ from langchain_refs.agents._edited import TEXT_CHECK_KEY, text_check
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
     ChunkRewriter,
+    MarkerSyntax,
     ReferenceSession,
+    ReferenceStyle,
+    SourceKey,
+    SyntaxName,
     checked_max_holdback,
     choose_style,
     join_text_runs,
@@ -85,6 +89,10 @@ from langchain_refs.streaming import (
     merge_chunks,
     passage_scorer,
 )
+from langchain_refs.text import PairScorer
+
+if TYPE_CHECKING:
+    from langchain_core.language_models.model_profile import ModelProfile
 
 __all__ = [
     "MODEL_TEXT_KEY",
@@ -404,7 +412,26 @@ class ReferencesChatModel(BaseChatModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    def __init__(self, **options: Any) -> None:
+    if TYPE_CHECKING:
+        # The options as type checkers see them (pydantic's own ``__init__`` takes ``**data: Any``).
+        def __init__(
+            self,
+            *,
+            inner: Runnable[Any, Any] | None,
+            documents: Sequence[Document] = ...,
+            style: ReferenceStyle | None = None,
+            source_key: SourceKey | None = None,
+            syntaxes: SyntaxName | MarkerSyntax | Sequence[SyntaxName | MarkerSyntax] = ...,
+            max_holdback: int = ...,
+            passages: bool | PairScorer = True,
+            consulted_ids: Collection[int] | None = None,
+            stamp_text: bool = False,
+            model_name: str | None = None,
+            profile: ModelProfile | None = None,
+            cited_text: bool | PairScorer | None = None,
+        ) -> None: ...
+
+    def __init__(self, **options: Any) -> None:  # type: ignore[no-redef]
         if "cited_text" in options and options["cited_text"] is None:
             del options["cited_text"]  # not given, as the middleware reads it
         if "cited_text" in options:

@@ -75,6 +75,7 @@ from langchain_refs.streaming import (
     MarkerSyntax,
     ReferenceSession,
     ReferenceStyle,
+    SyntaxName,
     checked_max_holdback,
     choose_style,
     marker_syntaxes,
@@ -88,6 +89,7 @@ DOCUMENTS_KEY = "reference_documents"
 __all__ = ["CITED_TEXT_RENAMED", "CitationLeakWarning", "ReferencesMiddleware", "ReferencesState"]
 
 History = Literal["raw", "plain", "rendered"]
+"""What the model reads of its own earlier answers (`ReferencesMiddleware`'s ``history``)."""
 
 CITED_TEXT_RENAMED: Final = cited_text_renamed("ReferencesMiddleware")
 """The warning the old option name ``cited_text`` gives."""
@@ -97,6 +99,15 @@ class CitationLeakWarning(UserWarning):
     """An answer reached the agent without being rewritten while it streamed.
 
     Its raw markers went to stream readers; the state copy is rewritten.
+
+    Example:
+        A test suite can make a leak fail it, as for any warning:
+
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("error", CitationLeakWarning)
+        ...     issubclass(CitationLeakWarning, UserWarning)
+        True
     """
 
 
@@ -128,6 +139,10 @@ class ReferencesState(AgentState[Any]):
     `ThreadDocuments.entries`); it is checkpointed, and private to the graph:
     neither an input nor in ``invoke``'s output (``stream_mode="values"``
     and ``"updates"`` show every key of the state, this one too).
+
+    Example:
+        >>> {"messages", "references", "reference_documents"} <= set(ReferencesState.__annotations__)
+        True
     """
 
     references: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
@@ -169,9 +184,26 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             and metadata: a citation of them is still numbered and listed).
 
     Example:
+        A tool hands its documents over; the model (a fake here) cites the id it was shown:
+
+        >>> from langchain.agents import create_agent
+        >>> from langchain_core.documents import Document
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> from langchain_core.messages import AIMessage
+        >>> from langchain_core.tools import tool
+        >>> from langchain_refs.agents import documents_tool_output
         >>> from langchain_refs.streaming import TextReferenceStyle
-        >>> ReferencesMiddleware(style=TextReferenceStyle()).name
-        'ReferencesMiddleware'
+        >>> @tool(response_format="content_and_artifact")
+        ... def search(query: str):
+        ...     '''Search the documents.'''
+        ...     return documents_tool_output([Document("Paris is in France.", metadata={"source": "p.html"})])
+        >>> class Model(GenericFakeChatModel):
+        ...     def bind_tools(self, tools, **kwargs): return self
+        >>> call = AIMessage("", tool_calls=[{"name": "search", "args": {"query": "Paris"}, "id": "1"}])
+        >>> model = Model(messages=iter([call, AIMessage("Paris is in France[1](id=1).")]))
+        >>> agent = create_agent(model, [search], middleware=[ReferencesMiddleware(style=TextReferenceStyle())])
+        >>> agent.invoke({"messages": [("user", "Where is Paris?")]})["messages"][-1].text
+        'Paris is in France[1].\\n\\n- [1] p.html\\n'
     """
 
     state_schema = ReferencesState
@@ -181,7 +213,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         *,
         style: ReferenceStyle | None = None,
         source_key: str | Callable[[Any], Any] | None = None,
-        syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax] = ("id",),
+        syntaxes: SyntaxName | MarkerSyntax | Sequence[SyntaxName | MarkerSyntax] = ("id",),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         instructions: str | None = FORMAT_REFERENCES,
         history: History = "raw",

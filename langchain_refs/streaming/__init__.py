@@ -15,10 +15,10 @@ Example:
 
 import warnings
 from importlib.machinery import EXTENSION_SUFFIXES
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import langchain_refs.streaming._parser as _parser_module
-from langchain_refs.streaming._chunks import ChunkRewriter, join_text_runs, merge_chunks
+from langchain_refs.streaming._chunks import ChunkRewriter, OutputVersion, join_text_runs, merge_chunks
 from langchain_refs.streaming._parser import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
@@ -28,6 +28,7 @@ from langchain_refs.streaming._parser import (
     Event,
     Marker,
     MarkerSyntax,
+    SyntaxName,
     Text,
     checked_max_holdback,
     marker_syntaxes,
@@ -52,12 +53,13 @@ from langchain_refs.streaming._runnable import (
     ReferencesRunnable,
     manage_references,
 )
-from langchain_refs.streaming._session import ReferenceSession
+from langchain_refs.streaming._session import CitationRenderer, ReferenceSession
 from langchain_refs.streaming._styles import (
     EmptyReferenceStyle,
     HTMLReferenceStyle,
     MarkdownReferenceStyle,
     ReferenceStyle,
+    SourceKey,
     StyleChoice,
     TemplateReferenceStyle,
     TextReferenceStyle,
@@ -80,6 +82,7 @@ __all__ = [
     "ChunkRewriter",
     "Citation",
     "CitationParser",
+    "CitationRenderer",
     "CitationVerifier",
     "ConsultedSource",
     "EmptyReferenceStyle",
@@ -89,14 +92,17 @@ __all__ = [
     "MarkdownReferenceStyle",
     "Marker",
     "MarkerSyntax",
+    "OutputVersion",
     "Passage",
     "Reference",
     "ReferenceSession",
     "ReferenceStyle",
     "ReferencesCollector",
     "ReferencesRunnable",
+    "SourceKey",
     "SourceRegistry",
     "StyleChoice",
+    "SyntaxName",
     "TemplateReferenceStyle",
     "Text",
     "TextReferenceStyle",
@@ -121,10 +127,15 @@ COMPILED: Final[bool] = (_parser_module.__file__ or "").endswith(tuple(EXTENSION
 """True in the build whose streaming core mypyc compiled (an extension module), False in pure Python."""
 
 
-def __getattr__(name: str) -> Any:
-    """``CitationMiddleware``, the old name of `ReferencesRunnable`, with a ``DeprecationWarning``."""
-    if name == "CitationMiddleware":
-        warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
-        return ReferencesRunnable
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
+if TYPE_CHECKING:
+    # The old name, as type checkers see it; a misspelt name stays an error to them (no `__getattr__` seen).
+    CitationMiddleware = ReferencesRunnable
+else:
+
+    def __getattr__(name: str) -> Any:
+        """``CitationMiddleware``, the old name of `ReferencesRunnable`, with a ``DeprecationWarning``."""
+        if name == "CitationMiddleware":
+            warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
+            return ReferencesRunnable
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)

@@ -58,6 +58,7 @@ from langchain_refs.streaming._session import ReferenceSession, Verifier
 __all__ = ["ChunkRewriter", "OutputVersion", "generation_chunk", "join_text_runs", "merge_chunks"]
 
 OutputVersion = Literal["v0", "v1"]
+"""The shape of a rewritten message's text: the model's own (``"v0"``), or standard content blocks (``"v1"``)."""
 
 ItemT = TypeVar("ItemT")
 

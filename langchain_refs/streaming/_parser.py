@@ -127,7 +127,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import FunctionType
-from typing import Final
+from typing import Final, Literal
 
 import regex
 
@@ -326,7 +326,7 @@ BRACKET_SYNTAX: Final = MarkerSyntax(
     needs_next_char=True,
     after_word_char=False,
 )
-"""Bare ``[k]`` or ``[k, m]`` (not a Markdown link, not ``list[0]``)."""
+"""Bare ``[k]`` or ``[k, m]``: not a Markdown link, not right after a letter or digit (``list[0]``)."""
 
 DAGGER_SYNTAX: Final = MarkerSyntax(
     name="dagger",
@@ -338,6 +338,9 @@ DAGGER_SYNTAX: Final = MarkerSyntax(
 
 _SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX)}
 """The built-in syntaxes by name."""
+
+SyntaxName = Literal["id", "bracket", "dagger"]
+"""The name of a built-in marker syntax, as the ``syntaxes`` option of every entry point takes it."""
 
 
 def marker_syntaxes(syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax]) -> tuple[MarkerSyntax, ...]:

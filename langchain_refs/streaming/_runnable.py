@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
@@ -28,6 +28,7 @@ from langchain_refs.streaming._chunks import ChunkRewriter, OutputVersion, merge
 from langchain_refs.streaming._parser import (
     DEFAULT_MAX_HOLDBACK,
     MarkerSyntax,
+    SyntaxName,
     checked_max_holdback,
     marker_syntaxes,
 )
@@ -48,8 +49,6 @@ Its data is ``AnswerReferences.to_dict()``, made once per answer: the very
 dict the last message chunk carries as ``response_metadata["references"]``
 (so read it; copy it before changing it).
 """
-
-SyntaxName = Literal["id", "bracket", "dagger"]
 
 DEPRECATED_NAME: Final = (
     "CitationMiddleware is now ReferencesRunnable (in LangChain 1.x a middleware is an agent's "
@@ -436,7 +435,8 @@ def manage_references(
             documents with the same source share a number (default: the
             style's ``source_id_key``, ``"source"``).
         syntaxes: marker syntaxes to recognise: ``"id"`` (``[n](id=k)``),
-            ``"bracket"`` (``[k]``), ``"dagger"`` (``【k†source】``), or your own
+            ``"bracket"`` (``[k]``, not right after a letter or digit, where
+            ``list[0]`` is code), ``"dagger"`` (``【k†source】``), or your own
             `MarkerSyntax`.
         max_holdback: the most characters held back while a marker may still
             be completing: a marker longer than that (``[1](id=1)`` is 9)

@@ -19,6 +19,7 @@ from langchain_refs.streaming._parser import (
     CitationParser,
     Marker,
     MarkerSyntax,
+    SyntaxName,
     Text,
     marker_syntaxes,
 )
@@ -262,7 +263,7 @@ class ReferenceSession:
         *,
         source_key: str | Callable[[Any], Any],
         style: CitationRenderer,
-        syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax] = (ID_SYNTAX,),
+        syntaxes: SyntaxName | MarkerSyntax | Sequence[SyntaxName | MarkerSyntax] = (ID_SYNTAX,),
         max_holdback: int = DEFAULT_MAX_HOLDBACK,
         keep_citations: bool = True,
         answer_id: str = "",

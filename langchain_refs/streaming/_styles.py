@@ -51,6 +51,7 @@ __all__ = [
 ]
 
 SourceKey = str | Callable[[BaseMedia], Any]
+"""What names a document's source: a metadata key, or a function of the document."""
 
 _SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*:")

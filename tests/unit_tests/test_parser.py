@@ -188,6 +188,10 @@ def test_dagger_syntax(text: str, ids: tuple[int, ...]) -> None:
         ("A [3, 5]", [Text(text="A "), Marker(raw="[3, 5]", ids=(3, 5), syntax="bracket")]),
         ("see [3](https://x.org)", [Text(text="see [3](https://x.org)")]),
         ("list[0] and x[1]", [Text(text="list[0] and x[1]")]),
+        # As the quick start says: not right after a letter or digit.
+        ("capital[1].", [Text(text="capital[1].")]),
+        ("capital [1].", [Text(text="capital "), Marker(raw="[1]", ids=(1,), syntax="bracket"), Text(text=".")]),
+        ("capital.[1]", [Text(text="capital."), Marker(raw="[1]", ids=(1,), syntax="bracket")]),
     ],
 )
 def test_bracket_syntax(text: str, expected: list[Event]) -> None:
