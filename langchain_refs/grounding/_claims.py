@@ -41,7 +41,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from langchain_refs.grounding._guards import DEFAULT_GUARDS, GuardFinding, MeaningGuards, checked_guards
+from langchain_refs.grounding._guards import (
+    CITATION_MARKER,
+    DEFAULT_GUARDS,
+    GuardFinding,
+    MeaningGuards,
+    checked_guards,
+)
 from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._scoring import LexicalScorer
 from langchain_refs.streaming import checked_support_threshold
@@ -90,6 +96,11 @@ class Claim:
     triplet: tuple[str, str, str] | None = None
     start: int | None = None
     end: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            msg = f"Claim: text must be a text (str), got {type(self.text).__name__}"
+            raise TypeError(msg)
 
     def to_json(self) -> str | list[str]:
         """RefChecker's shape: the triplet as a list, else the text.
@@ -188,7 +199,6 @@ _QUOTE_JOINS: Final = 3
 _OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s(\[]))[\"\u201c]")
 _CLOSING_QUOTE = re.compile(r"[\"\u201d](?=[\s.,;:!?)\]]|$)")
 # Citation markers such as "[3]" or "[2, 5]" are references, not numbers the claim states.
-_CITATION_MARKER = re.compile(r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?:\(id=[^)]*\))?")
 # A sentence of fewer words is a fragment to the sentence rules (as for `needs_reference`).
 _SENTENCE_WORDS = 4
 # Short replies that answer nothing: greetings, thanks, assent, headings, "no idea".
@@ -201,7 +211,7 @@ _NOT_AN_ANSWER = re.compile(
 
 def _is_bare(text: str) -> bool:
     """A claim too short to be a sentence: a bare answer such as "Neil Alden Armstrong"."""
-    return len(_WORDS.findall(_CITATION_MARKER.sub(" ", text))) < _SENTENCE_WORDS
+    return len(_WORDS.findall(CITATION_MARKER.sub(" ", text))) < _SENTENCE_WORDS
 
 
 def _in_context(claim: str, question: str | None) -> str:
@@ -250,6 +260,21 @@ def _claim(value: object, where: str) -> Claim:
     return value
 
 
+def _text(value: object, name: str, owner: str, *, optional: bool = False) -> None:
+    """Nothing when ``value`` is a text (or None, when ``optional``), else a TypeError naming ``name``.
+
+    Example:
+        >>> _text(5, "question", "check", optional=True)
+        Traceback (most recent call last):
+        ...
+        TypeError: check: question must be a text (str) or None, got int
+    """
+    if isinstance(value, str) or (optional and value is None):
+        return
+    msg = f"{owner}: {name} must be a text (str){' or None' if optional else ''}, got {type(value).__name__}"
+    raise TypeError(msg)
+
+
 def _claims(values: object, owner: str) -> Sequence[Claim]:
     """``values`` when it is a list of `Claim`, else an error naming the first that is not one."""
     if isinstance(values, (str, Claim)) or not isinstance(values, Sequence):
@@ -294,6 +319,8 @@ class RuleBasedClaimExtractor:
         """
         from langchain_refs.grounding._predictor import needs_reference
 
+        _text(response, "response", "extract")
+        _text(question, "question", "extract", optional=True)
         claims = []
         fragments = []
         for sentence in self._sentences(response):
@@ -551,7 +578,7 @@ class _Reading:
 
 def _read(text: str) -> _Reading:
     """Content words (stemmed), numbers with their anchors, and the words each negation covers."""
-    folded = _CONTRACTED_NOT.sub(" not", fold(_CITATION_MARKER.sub(" ", text)))
+    folded = _CONTRACTED_NOT.sub(" not", fold(CITATION_MARKER.sub(" ", text)))
     # Each token: ("n", value) number, ("w", stem) content word, ("s", word) stop word, ("|", mark) clause mark.
     tokens: list[tuple[str, str]] = []
     for number, word, mark in (m.groups() for m in _TOKEN.finditer(folded)):
@@ -607,7 +634,7 @@ def _negated_cover(claim: _Reading, evidence: _Reading) -> bool:
 
 def _plain(text: str) -> str:
     """The text without citation markers, numbers and negations: what must match for a contradiction."""
-    return _PLAIN.sub(" ", _CONTRACTED_NOT.sub(" not", fold(_CITATION_MARKER.sub(" ", text))))
+    return _PLAIN.sub(" ", _CONTRACTED_NOT.sub(" not", fold(CITATION_MARKER.sub(" ", text))))
 
 
 def _anchor(tokens: list[tuple[str, str]], at: int, step: int) -> str | None:
@@ -677,7 +704,9 @@ class ScorerClaimChecker:
     The claim's score is the best of these; its evidence spans are the best
     windows, each with its own score. Contradiction when the best window
     states the claim with a number or a negation changed (see the module's
-    header); else Entailment when the claim's score reaches ``threshold`` and
+    header), unless the meaning guards, which read the claim's numbers and
+    negations as it means them ("over 1,000", "not uncommon"), accept it and
+    only the claim negates; else Entailment when the claim's score reaches ``threshold`` and
     the words the best window shares with the claim do not stand mostly
     inside its own negations; else Neutral.
 
@@ -732,6 +761,16 @@ class ScorerClaimChecker:
         guards: MeaningGuards | None = DEFAULT_GUARDS,
     ) -> None:
         self.guards = checked_guards(guards, "ScorerClaimChecker")
+        overlap = contradiction_overlap
+        if isinstance(overlap, bool) or not isinstance(overlap, (int, float)) or not 0 <= overlap <= 1:
+            msg = f"ScorerClaimChecker: contradiction_overlap must be a number from 0 to 1, got {overlap!r}"
+            raise TypeError(msg) if not isinstance(overlap, (int, float)) else ValueError(msg)
+        if isinstance(window, bool) or not isinstance(window, int):
+            msg = f"ScorerClaimChecker: window must be a whole number of sentences, got {type(window).__name__}"
+            raise TypeError(msg)
+        if window < 1:
+            msg = f"ScorerClaimChecker: window must be 1 sentence or more, got {window!r}"
+            raise ValueError(msg)
         self.scorer = scorer or LexicalScorer()
         self.threshold = checked_support_threshold(threshold, option="threshold", none_means=None)
         self.contradiction_overlap = contradiction_overlap
@@ -755,6 +794,7 @@ class ScorerClaimChecker:
         """
         _claim(claim, "check: claim")
         _texts(references, "references", "check")
+        _text(question, "question", "check", optional=True)
         return self.check_batch([claim], references, question)[0]
 
     def _check(
@@ -769,7 +809,7 @@ class ScorerClaimChecker:
             return ClaimCheck(label=NEUTRAL, score=0.0)
         # A citation marker is no part of what the claim says: "[3]" read as a number the
         # evidence lacks costs the claim the scorer's missing-number penalty.
-        said = _CITATION_MARKER.sub("", claim.text).strip() or claim.text
+        said = CITATION_MARKER.sub("", claim.text).strip() or claim.text
         text = _in_context(said, question)
         texts = [window for *_, window in windows]
         if self.together:
@@ -790,13 +830,16 @@ class ScorerClaimChecker:
             for i in order[:3]
         ]
         claim_reading, window_reading = _read(text), _read(windows[best][3])
-        contradicted = self._contradicts(text, claim_reading, windows[best][3], window_reading)
+        finding = self.guards.check(text, together) if self.guards is not None else None
+        # The guards read the claim's numbers and its own negations as it means them ("over 1,000",
+        # "not uncommon", "failed to"): when they accept it, the window's rule is left only the sources
+        # negating what the claim affirms.
+        accepted = self.guards is not None and finding is None
+        contradicted = self._contradicts(text, claim_reading, windows[best][3], window_reading, guarded=accepted)
         supported = support >= self.threshold and not _negated_cover(claim_reading, window_reading)
-        if self.guards is not None:
-            finding = self.guards.check(text, together)
-            # The window's own contradiction outranks a guard that only misses the value.
-            if finding is not None and not (contradicted and finding.label == NEUTRAL):
-                return self._guarded(finding, support, spans, starts)
+        # The window's own contradiction outranks a guard that only misses the value.
+        if finding is not None and not (contradicted and finding.label == NEUTRAL):
+            return self._guarded(finding, support, spans, starts)
         if contradicted:
             return ClaimCheck(label=CONTRADICTION, score=round(support, 6), evidence=(spans[0],))
         return ClaimCheck(
@@ -820,7 +863,9 @@ class ScorerClaimChecker:
             evidence = [located, *(e for e in evidence if (e.reference, e.start, e.end) != (reference, start, end))]
         return ClaimCheck(label=finding.label, score=round(support, 6), evidence=tuple(evidence[:3]), guard=finding)
 
-    def _contradicts(self, claim: str, claim_reading: _Reading, evidence: str, evidence_reading: _Reading) -> bool:
+    def _contradicts(
+        self, claim: str, claim_reading: _Reading, evidence: str, evidence_reading: _Reading, *, guarded: bool = False
+    ) -> bool:
         """The window states the claim with one slot changed: another number, or the negation flipped.
 
         Three conditions, all needed: the claim has at least three content
@@ -829,14 +874,21 @@ class ScorerClaimChecker:
         window, or a phrase one of them negates is stated un-negated by the
         other; and the window covers the rest of the claim — its words with
         numbers, negations and citation markers set aside — at least
-        ``contradiction_overlap``.
+        ``contradiction_overlap``. ``guarded``: the meaning guards accepted the
+        claim's numbers and negations, so only the window's negation of what the
+        claim affirms counts.
         """
         if len(claim_reading.words) + len(claim_reading.numbers) < _MIN_CONTRADICTED_WORDS:
             return False
         if not (
-            _numbers_disagree(claim_reading, evidence_reading)
-            or _negation_flips(claim_reading, evidence_reading)
-            or _negation_flips(evidence_reading, claim_reading)
+            _negation_flips(evidence_reading, claim_reading)
+            or (
+                not guarded
+                and (
+                    _numbers_disagree(claim_reading, evidence_reading)
+                    or _negation_flips(claim_reading, evidence_reading)
+                )
+            )
         ):
             return False
         overlap = LexicalScorer(number_penalty=1.0).score([(_plain(claim), _plain(evidence))])[0]
@@ -852,6 +904,7 @@ class ScorerClaimChecker:
             2
         """
         _claims(claims, "check_batch")
+        _text(question, "question", "check_batch", optional=True)
         _texts(references, "references", "check_batch")
         # Every claim is checked against the same windows: split each reference once.
         windows = self._windows(references)
@@ -919,6 +972,7 @@ class LLMClaimChecker:
             []
         """
         _claims(claims, "check_batch")
+        _text(question, "question", "check_batch", optional=True)
         _texts(references, "references", "check_batch")
         numbered = "\n\n".join(f"REFERENCE [{n}]: {text}" for n, text in enumerate(references, start=1))
         prompts = [

@@ -77,7 +77,13 @@ class _ReferenceFilter(Runnable[dict[str, Any], Any]):
         response = input_value(input, self.response_key, type(self).__name__, "the response")
         text = response if isinstance(response, str) else getattr(response, "text", None)
         if not isinstance(text, str):
-            text = str(getattr(response, "content", response))
+            if not isinstance(getattr(response, "content", None), (str, list)):
+                msg = (
+                    f"{type(self).__name__}: {self.response_key!r} must be the answer, a str or an AI message, "
+                    f"got {type(response).__name__}"
+                )
+                raise TypeError(msg)
+            text = str(response.content)
         kept = self.select(text, documents_from(input, self.documents_key, type(self).__name__))
         return self.format_documents(kept) if self.as_string else kept
 

@@ -62,6 +62,7 @@ from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, fold, stem, stemme
 
 __all__ = [
     "ANTONYMS",
+    "CITATION_MARKER",
     "GuardFinding",
     "MeaningGuards",
     "antonym_guard",
@@ -120,8 +121,19 @@ _TOKEN = re.compile(
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
     r"|(?P<mark>[,;:.!?()\u2013\u2014\[\]%\"\u201c\u201d\n])"
 )
-# Citation markers such as "[3]" or "[2, 5](id=2)" are references, not numbers the claim states.
-_CITATION_MARKER = re.compile(r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?:\(id=[^)]*\))?")
+CITATION_MARKER: Final = re.compile(
+    r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?:\(id=[^)]*\))?"  # [3], [2, 5], [2](id=5)
+    r"|\[\^\d+\]"  # a Markdown footnote: [^1]
+    r"|\u3010\d+(?::\d+)?\u2020[^\u3011\n]{0,40}\u3011"  # an assistant's 【3†source】
+    r"|<sup>\s*\[?\s*\d+(?:\s*,\s*\d+)*\s*\]?\s*</sup>"  # HTML: <sup>1</sup>
+    r"|\[(?i:source|doc|document|ref)\s*\d+\]"  # [Source 2], [doc1]
+)
+"""A citation marker in an answer's text: a reference to a source, not a number the claim states.
+
+Example:
+    >>> CITATION_MARKER.sub("", "Paris[1] is big[^2], old\u30103\u2020web\u3011 and near[Source 4].")
+    'Paris is big, old and near.'
+"""
 _SENTENCE_END: Final = frozenset({".", "!", "?", ":", "\n", '"', "\u201c", "\u201d"})
 _CLAUSE_END: Final = frozenset({",", ";", ":", ".", "!", "?", "(", ")", "\u2013", "\u2014", "\n"})
 
@@ -142,8 +154,8 @@ def _blank(match: re.Match[str]) -> str:
 @functools.lru_cache(maxsize=8192)
 def _tokens(text: str) -> tuple[_Token, ...]:
     """The tokens of a text (cached: evidence repeats), citation markers left out."""
-    if "[" in text:
-        text = _CITATION_MARKER.sub(_blank, text)
+    if "[" in text or "<" in text or "\u3010" in text:
+        text = CITATION_MARKER.sub(_blank, text)
     lowered = text.lower() if text.isascii() else None
     found: list[_Token] = []
     initial = True
@@ -188,7 +200,24 @@ _UNIT_NAMES: Final = {
     "kilometers": "kilometre", "kilometres": "kilometre", "kilometer": "kilometre", "ft": "foot", "feet": "foot",
     "%": "percent", "per": "percent", "pc": "percent", "kg": "kilogram", "kilograms": "kilogram", "lb": "pound",
     "lbs": "pound", "pounds": "pound", "mi": "mile", "miles": "mile", "yrs": "year", "years": "year",
+    "cm": "centimetre", "centimetres": "centimetre", "centimeters": "centimetre", "centimeter": "centimetre",
+    "mm": "millimetre", "millimetres": "millimetre", "millimeters": "millimetre", "millimeter": "millimetre",
+    "g": "gram", "grams": "gram", "mg": "milligram", "milligrams": "milligram", "litres": "litre", "liter": "litre",
+    "liters": "litre", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute", "minutes": "minute",
+    "oz": "ounce", "ounces": "ounce", "tonnes": "tonne", "tons": "ton",
 }  # fmt: skip
+# Units of measure and currencies (as `_unit_after` names them): the same value in another of these is another
+# quantity ("330 feet" is not "330 metres", "30 dollars" not "30 euros").
+_MEASURES: Final = frozenset(_UNIT_NAMES.values()) | frozenset(
+    stem(word)
+    for word in """inch yard gallon second day week month dollar euro yen franc rupee yuan degree acre hectare celsius
+    fahrenheit kelvin""".split()
+)
+# A currency written before its number: "$30", "\u20ac5".
+_CURRENCY_SIGNS: Final = {"$": "dollar", "\u20ac": "euro", "\u00a3": "pound", "\u00a5": "yen"}
+# A claim that may give a quantity a unit of measure: a currency sign, then a number; or a number, then a
+# word (or "%") that `_unit_after` reads as a unit of measure.
+_SIGN_OR_UNIT: Final = re.compile(r"[$\u20ac\u00a3\u00a5]\s?\d|\d\s?(%|[A-Za-z]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -673,6 +702,10 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
         ("positive", "negative"),
         ("true", "false"),
         ("legal", "illegal"),
+        ("open", "closed"),
+        ("up", "down"),
+        ("alive", "dead"),
+        ("approved approve approves", "rejected reject rejects banned ban bans"),
         ("success successful", "failure unsuccessful"),
         ("gain gained gains", "loss lost losses"),
         ("import imports imported", "export exports exported"),
@@ -796,6 +829,10 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     """
     if not _MAYBE_NUMBER.search(claim):
         return None
+    if _may_measure(claim):
+        changed = _changed_unit(claim, evidence)
+        if changed is not None:
+            return changed
     # The common case first: every number of the claim written in digits, each one written in the evidence too.
     if not _NUMBER_WORD.search(claim) and set(_DIGITS.findall(claim)) <= _digit_strings(evidence):
         return None
@@ -837,6 +874,48 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         return GuardFinding(
             guard="number", label="Neutral", claim_value=said, source_value=None,
             reason=f"the sources do not state {said}",
+        )  # fmt: skip
+    return None
+
+
+def _may_measure(claim: str) -> bool:
+    """Whether a claim may give a quantity a unit of measure or a currency (read before its quantities are)."""
+    for match in _SIGN_OR_UNIT.finditer(claim):
+        unit = match.group(1)
+        if unit is None or unit == "%":
+            return True
+        low = unit.lower()
+        if (_UNIT_NAMES.get(low) or stem(low)) in _MEASURES:
+            return True
+    return False
+
+
+def _measure(text: str, quantity: _Quantity) -> str | None:
+    """The unit of measure or currency of a quantity of ``text``: the word after it, or a sign before it."""
+    if quantity.unit in _MEASURES:
+        return quantity.unit
+    return _CURRENCY_SIGNS.get(text[quantity.start - 1]) if quantity.start else None
+
+
+def _changed_unit(claim: str, evidence: str) -> GuardFinding | None:
+    """A quantity of the claim whose value the evidence states only in another unit ("330 feet" for 330 metres)."""
+    stated = [(other, _measure(evidence, other)) for other in _quantities_near(evidence)]
+    for quantity in _quantities_of(claim):
+        unit = _measure(claim, quantity)
+        if unit is None:
+            continue
+        same = [(other, theirs) for other, theirs in stated if other.value == quantity.value]
+        # Stated in the claim's unit, or with no unit said: nothing changed.
+        if not same or any(theirs == unit or theirs is None for _, theirs in same):
+            continue
+        other, theirs = same[0]
+        # A currency sign before the number is part of what is written.
+        said = _as_written(quantity.start - (unit != quantity.unit), quantity.end, claim)
+        value = _as_written(other.start - (theirs != other.unit), other.end, evidence)
+        sentence = _around_offset(evidence, other.start)
+        return GuardFinding(
+            guard="number", label="Contradiction", claim_value=said, source_value=value,
+            reason=f"the sources say {value}, not {said}", start=sentence.start, end=sentence.end,
         )  # fmt: skip
     return None
 
@@ -1466,12 +1545,15 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
     In its place: next to one of the same content words, in a sentence that
     holds ``coverage`` of the claim's content words and not the claim's own
     word. A claim that uses both words of a pair ("more blood, fewer beats")
-    is left alone.
+    is left alone, and so is a word negated on either side ("not legal" says
+    "illegal": the polarity guard reads negations).
 
     Example:
         >>> antonym_guard("Sales increased in 2020.", "Sales decreased in 2020.").reason
         'the sources say decreased, not increased'
         >>> antonym_guard("It was built before the war.", "It was built before the war ended.") is None
+        True
+        >>> antonym_guard("Selling it is not legal here.", "Selling it is illegal here.") is None
         True
     """
     # Read the claim only when the evidence has the opposite of one of its listed words somewhere.
@@ -1491,7 +1573,7 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
     mine = set(_word_places(said.tokens))
     for at, word in candidates:
         opposites = _OPPOSITES[word] - mine
-        if not opposites:
+        if not opposites or _negated_word(said.tokens, at):
             continue
         near = _neighbours(said.tokens, at)
         # The claim's word nowhere in the evidence: its opposite next to one of the same words, or in a
@@ -1503,7 +1585,7 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
             sentence = _around_offset(evidence, match.start())
             theirs = _word_places(sentence.tokens)
             where = theirs.get(match.group())
-            if word in theirs or where is None:
+            if word in theirs or where is None or _negated_word(sentence.tokens, where):
                 continue
             beside = bool(near & _neighbours(sentence.tokens, where))
             covered = _coverage(said, sentence)
@@ -1520,6 +1602,11 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
                 reason=f"the sources say {value}, not {said_word}", start=sentence.start, end=sentence.end,
             )  # fmt: skip
     return None
+
+
+def _negated_word(tokens: Sequence[_Token], at: int) -> bool:
+    """Whether a negation stands just before the word at ``at`` ("not legal", "isn't really open")."""
+    return any(_is_negation(token) for token in tokens[max(0, at - 2) : at])
 
 
 _GUARDS: Final[dict[str, Callable[[str, str], GuardFinding | None]]] = {

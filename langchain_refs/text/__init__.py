@@ -22,7 +22,7 @@ from langchain_refs.text._sentences import (
     split_sentences,
     window_indices,
 )
-from langchain_refs.text._words import STOP_WORDS, WORD, content_words, fold, stem
+from langchain_refs.text._words import STOP_WORDS, WORD, content_words, fold, stem, words
 
 __all__ = [
     "DEFAULT_ABBREVIATIONS",
@@ -45,4 +45,5 @@ __all__ = [
     "stem",
     "stemmed_words",
     "window_indices",
+    "words",
 ]

@@ -81,6 +81,12 @@ class LexicalSupport:
             >>> LexicalSupport().score([("Lyon silk", "Lyon is known for silk."), ("", "Anything.")])
             [1.0, 0.0]
         """
+        for position, pair in enumerate(text_pairs):
+            paired = isinstance(pair, (tuple, list))
+            if not (paired and len(pair) == 2 and all(isinstance(t, str) for t in pair)):
+                got = ", ".join(type(t).__name__ for t in pair) if paired else type(pair).__name__
+                msg = f"score: text_pairs[{position}] must be a (claim, evidence) pair of texts, got ({got})"
+                raise TypeError(msg)
         return self._scoring().scores(text_pairs)
 
     def best_matches(

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["STOP_WORDS", "WORD", "content_words", "fold", "stem"]
+__all__ = ["STOP_WORDS", "WORD", "content_words", "fold", "stem", "words"]
 
 STOP_WORDS: Final = frozenset(
     """a an and are as at be been being but by can could did do does doing for from had has have having he her
@@ -21,6 +21,53 @@ STOP_WORDS: Final = frozenset(
 
 # Apostrophes split words: "Carey's" is "carey" (and a stop-word "s").
 WORD: Final = re.compile(r"[a-z0-9]+")
+"""A word of a folded ASCII text (`words` reads any text: other scripts too).
+
+Example:
+    >>> WORD.findall(fold("Carey's 2nd album"))
+    ['carey', 's', '2nd', 'album']
+"""
+
+# Han ideographs, hiragana and katakana: written without spaces, each character is read as a word.
+_ONE_CHARACTER_WORDS: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def words(folded: str) -> list[str]:
+    """The words of a folded text (`fold`), in any script: runs of letters, marks and digits.
+
+    An ASCII text's are `WORD`'s. Elsewhere a word is a run of letters,
+    combining marks and digits (Cyrillic, Greek, Arabic, Devanagari...), and
+    each Han, hiragana or katakana character is a word of its own (those
+    scripts do not put spaces between words).
+
+    Example:
+        >>> words(fold("Paris est la capitale")), words(fold("Москва — столица")), words("東京は首都")
+        (['paris', 'est', 'la', 'capitale'], ['москва', 'столица'], ['東', '京', 'は', '首', '都'])
+    """
+    if folded.isascii():
+        return WORD.findall(folded)
+    found: list[str] = []
+    run: list[str] = []
+    for character in folded:
+        if character.isascii():
+            # As `WORD` reads it (an upper-case letter that NFKD makes, as of "™", is none).
+            part = "a" <= character <= "z" or "0" <= character <= "9"
+        elif _ONE_CHARACTER_WORDS.match(character):
+            if run:
+                found.append("".join(run))
+                run = []
+            found.append(character)
+            continue
+        else:
+            part = unicodedata.category(character)[0] in "LMN"
+        if part:
+            run.append(character)
+        elif run:
+            found.append("".join(run))
+            run = []
+    if run:
+        found.append("".join(run))
+    return found
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -82,7 +129,7 @@ class _PieceWords(dict[str, tuple[str, ...]]):
     """
 
     def __missing__(self, piece: str) -> tuple[str, ...]:
-        found = tuple(stem(w) for w in WORD.findall(fold(piece)) if w not in STOP_WORDS)
+        found = tuple(stem(w) for w in words(fold(piece)) if w not in STOP_WORDS)
         if len(piece) <= _LONGEST_PIECE_KEPT:
             if len(self) >= _PIECES_KEPT:
                 self.clear()

@@ -171,6 +171,18 @@ def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert one_line(capsys.readouterr().err) == f"langchain-refs: {tmp_path / 'nope.json'}: no such file"
 
 
+@pytest.mark.parametrize("option", ["--input", "--output"])
+def test_an_empty_file_name_is_named(option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--input "" or --output "" says the name is empty (not that "." is a folder), one line, exit 2."""
+    names = {"--input": str(write_json(tmp_path / "a.json", A)), "--output": str(tmp_path / "o.json"), option: ""}
+    with pytest.raises(SystemExit) as stop:
+        run("extract", "--input", names["--input"], "--output", names["--output"])
+    assert stop.value.code == 2
+    assert one_line(capsys.readouterr().err).endswith(
+        f"argument {option}: is empty: give a file name (see langchain-refs check --help)"
+    )
+
+
 def test_input_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Latin-1 input is one line saying it is not UTF-8, with the offending byte, exit 2."""
     source = tmp_path / "latin1.json"

@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_refs import (
     Claim,
+    LexicalScorer,
     LLMClaimChecker,
     LLMClaimExtractor,
     LLMReferenceFilter,
@@ -227,6 +228,54 @@ def test_filter_errors() -> None:
 
     with pytest.raises(ValueError, match="scorer or embeddings, not both"):
         SimilarityReferenceFilter(scorer=LexicalScorer(), embeddings=DeterministicFakeEmbedding(size=4))
+
+
+WRONG_INPUT = [
+    pytest.param(
+        lambda: Claim(text=None), TypeError, r"^Claim: text must be a text \(str\), got NoneType$", id="claim"
+    ),
+    pytest.param(
+        lambda: ScorerClaimChecker().check(Claim(text="a b c"), ["x"], question=5),
+        TypeError,
+        r"^check: question must be a text \(str\) or None, got int$",
+        id="question",
+    ),
+    pytest.param(
+        lambda: RuleBasedClaimExtractor().extract(None),
+        TypeError,
+        r"^extract: response must be a text \(str\), got NoneType$",
+        id="response",
+    ),
+    pytest.param(
+        lambda: LexicalScorer().score([(None, "a")]),
+        TypeError,
+        r"^score: text_pairs\[0\] must be a \(claim, evidence\) pair of texts, got \(NoneType, str\)$",
+        id="pair",
+    ),
+    pytest.param(
+        lambda: ScorerClaimChecker(contradiction_overlap="x"),
+        TypeError,
+        r"contradiction_overlap must be a number from 0 to 1, got 'x'$",
+        id="overlap",
+    ),
+    pytest.param(
+        lambda: ScorerClaimChecker(window="a"), TypeError, r"window must be a whole number of sentences", id="window"
+    ),
+    pytest.param(lambda: ScorerClaimChecker(window=0), ValueError, r"window must be 1 sentence or more", id="window-0"),
+    pytest.param(
+        lambda: SimilarityReferenceFilter().invoke({"response": None, "documents": DOCS}),
+        TypeError,
+        r"'response' must be the answer, a str or an AI message, got NoneType$",
+        id="filter-response",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), WRONG_INPUT)
+def test_wrong_input_is_named_when_given(call: Any, error: type[Exception], message: str) -> None:
+    """A value of the wrong type is one error naming the argument, when given: never a failure deep inside."""
+    with pytest.raises(error, match=message):
+        call()
 
 
 # -- command line -------------------------------------------------------------------
@@ -465,6 +514,31 @@ def test_bare_answer_number_conflict_is_a_contradiction() -> None:
             "In one episode she said her name was Susan Hilton, but that it wasn't her real name.",
             id="negated-phrase-only-partly-shared",
         ),
+        # A bound on the number, a double negation or a negation in another word, as the guards read them.
+        pytest.param(
+            "The company has over 1,000 employees in its three offices.",
+            "The company has 1,200 employees in its three offices.",
+            id="over-a-number",
+        ),
+        pytest.param(
+            "The company has more than 1,000 employees in its three offices.",
+            "The company has 1,200 employees in its three offices.",
+            id="more-than-a-number",
+        ),
+        pytest.param("The bridge is about 1,200 metres long.", "The bridge is 1,203 metres long.", id="about"),
+        pytest.param(
+            "The condition is not uncommon among older adults.",
+            "The condition is common among older adults.",
+            id="double-negation",
+        ),
+        pytest.param(
+            "The team did not qualify for the 2022 tournament.",
+            "The team failed to qualify for the 2022 tournament.",
+            id="failed-to",
+        ),
+        pytest.param(
+            "Selling the drug is not legal in Canada.", "Selling the drug is illegal in Canada.", id="not-legal"
+        ),
     ],
 )
 def test_supported_claims_are_not_contradicted(claim: str, reference: str) -> None:
@@ -594,7 +668,18 @@ def test_llm_filter_reads_only_whole_chunk_numbers(caplog: pytest.LogCaptureFixt
     assert "do not exist: ['True', '2.5', \"'two'\"]" in caplog.text
 
 
-@pytest.mark.parametrize("claim", ["Paris is the capital of France [3].", "Paris is the capital of France [1, 2]."])
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Paris is the capital of France [3].",
+        "Paris is the capital of France [1, 2].",
+        "Paris is the capital of France[^1].",
+        "Paris is the capital of France\u30101\u2020source\u3011.",
+        "Paris is the capital of France<sup>1</sup>.",
+        "Paris is the capital of France [Source 2].",
+        "Paris is the capital of France [doc1].",
+    ],
+)
 def test_citation_markers_cost_a_claim_nothing(claim: str) -> None:
     """A claim's citation marker is not read as a number the reference lacks: the claim scores as without it."""
     check = ScorerClaimChecker().check(Claim(text=claim), ["Paris is the capital of France."])

@@ -8,14 +8,14 @@ import unicodedata
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from langchain_refs.text import STOP_WORDS, WORD, content_words, fold, stem
+from langchain_refs.text import STOP_WORDS, WORD, content_words, fold, stem, words
 from langchain_refs.text._lexical_engine import _CAPITALISED, _NUMBER, _names
 from langchain_refs.text._words import clear_word_caches
 
 
 def plain_content_words(text: str) -> list[str]:
     """The reading `content_words` stands for: every word of the folded text, stop words left out, stemmed."""
-    return [stem(w) for w in WORD.findall(fold(text)) if w not in STOP_WORDS]
+    return [stem(w) for w in words(fold(text)) if w not in STOP_WORDS]
 
 
 # Whitespace of every kind, letters that fold or decompose (ligatures, accents, dotted I, final sigma,
@@ -50,8 +50,8 @@ def test_no_whitespace_folds_into_a_word() -> None:
     for code in range(0x110000):
         char = chr(code)
         if char.isspace():
-            assert not WORD.search(fold(char)), hex(code)
-            assert not WORD.search(unicodedata.normalize("NFKD", char.lower())), hex(code)
+            assert not words(fold(char)), hex(code)
+            assert not words(unicodedata.normalize("NFKD", char.lower())), hex(code)
 
 
 def test_long_pieces_are_read_but_not_kept() -> None:

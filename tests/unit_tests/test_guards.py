@@ -39,6 +39,13 @@ NUMBER_FIRES = [
     ("The city has 12 bridges.", "The city has many bridges over the river.", "Neutral", None),
     ("It cost twenty million euros.", "It cost five million euros.", "Contradiction", "five million euros"),
     ("The tower is about 500 metres tall.", TOWER, "Contradiction", "330 metres"),
+    # The same value in another unit of measure or currency.
+    ("The Eiffel Tower is 330 feet tall.", TOWER, "Contradiction", "330 metres"),
+    ("The road is 410 km long.", "The road is 410 miles long.", "Contradiction", "410 miles"),
+    ("The ticket costs $30.", "The ticket costs \u20ac30.", "Contradiction", "\u20ac30"),
+    ("The ticket costs 30 euros.", "The ticket costs $30.", "Contradiction", "$30"),
+    ("The usual dose is 5 mg a day.", "The usual dose is 5 g a day.", "Contradiction", "5 g"),
+    ("The repair takes 3 hours.", "The repair takes 3 days.", "Contradiction", "3 days"),
     ("It is given at 200,000 subscribers.", "It is given at 100k subscribers.", "Contradiction", "100k subscribers"),
     ("The wall is 5,000 m long.", "The wall is 5m long.", "Neutral", None),  # "5m" is five metres, not five million
 ]
@@ -48,6 +55,12 @@ NUMBER_QUIET = [
     ("It cost 5,000,000 euros.", "It cost five million euros."),
     ("It cost 2.5 million dollars.", "It cost 2,500,000 dollars."),
     ("The Eiffel Tower is 330 m tall.", TOWER),
+    # The same unit written another way, or the value said without a unit.
+    ("The road is 410 km long.", "The road is 410 kilometres long."),
+    ("Prices rose 5% in 2020.", "Prices rose 5 percent in 2020."),
+    ("The ticket costs $30.", "The ticket costs $30 in shops."),
+    ("The ticket costs 30 dollars.", "The ticket costs 30, tax included."),
+    ("The repair takes 3 weeks.", "The repair takes 3 months and 3 weeks."),
     ("The tower is about 320 metres tall.", TOWER),  # "about" allows a nearby value
     ("The tower is over 300 metres tall.", TOWER),
     ("The tower was finished in the 1880s.", TOWER),
@@ -198,6 +211,9 @@ NEGATION_MISSING_QUIET = [
     ),  # "lawfully" negated is "lawful" negated: words matched as the scorer matches them
 ]
 ANTONYM_FIRES = [
+    ("The museum is open on Mondays.", "The museum is closed on Mondays.", "closed"),
+    ("Sales were down from 2.9 million.", "Sales were up from 2.9 million.", "up"),
+    ("The vaccine was banned for children.", "The vaccine was approved for children.", "approved"),
     ("Sales increased in 2020.", "Sales decreased in 2020.", "decreased"),
     ("The team won the final in 2019.", "The team lost the final in 2019.", "lost"),
     ("It was built before the war.", "It was built after the war.", "after"),
@@ -212,6 +228,9 @@ ANTONYM_FIRES = [
     ),  # an adjective between the word and its noun, in a sentence that holds little of the claim
 ]
 ANTONYM_QUIET = [
+    # A negated word says its opposite: the polarity guard reads negations.
+    ("Selling the drug is not legal in Canada.", "Selling the drug is illegal in Canada."),
+    ("Selling the drug is illegal in Canada.", "Selling the drug is not legal in Canada."),
     ("It was built before the war.", "It was built before the war and restored after it."),
     ("The heart pumps more blood with fewer beats.", "The heart pumps more blood with fewer beats."),
     ("Sales increased in 2020.", "Sales increased in 2020, while costs decreased."),

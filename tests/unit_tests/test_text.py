@@ -18,6 +18,7 @@ from langchain_refs.text import (
     PassageSpan,
     SentenceSplitter,
     Span,
+    content_words,
     find_passages,
     fold,
     split_sentences,
@@ -250,3 +251,33 @@ def test_the_kept_sentences_are_forgotten_with_the_lexical_caches() -> None:
     assert default_sentences("Rome is old. Lyon has silk.") is first
     LexicalSupport.clear_caches()
     assert default_sentences("Rome is old. Lyon has silk.") is not first
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Москва — столица России.", ["москва", "столица", "россии"]),
+        ("η γέφυρα άνοιξε το 1932.", ["η", "γεφυρα", "ανοιξε", "το", "1932"]),
+        # Folded as every text is: combining marks dropped (the voicing mark of "で", the virama of "ल्ल").
+        ("東京は首都です", ["東", "京", "は", "首", "都", "て", "す"]),
+        ("नई दिल्ली", ["नई", "दिलली"]),
+        ("Paris, 2nd city", ["pari", "2nd", "city"]),
+    ],
+)
+def test_content_words_of_every_script(text: str, expected: list[str]) -> None:
+    """Words of any script are read (Han and kana one character each), not only a to z."""
+    assert content_words(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Эйфелева башня находится в Париже.", "Эйфелева башня находится в Париже."),
+        ("東京は日本の首都です。", "東京は日本の首都です。"),
+    ],
+)
+def test_a_claim_in_another_script_is_supported_by_its_own_words(claim: str, evidence: str) -> None:
+    """A claim its evidence states word for word scores 1 in any script (it scored 0 outside a to z)."""
+    same, other_city = LexicalSupport().score([(claim, evidence), ("大阪は日本の首都です。", "東京は日本の首都です。")])
+    assert same == 1.0
+    assert 0 < other_city < 1

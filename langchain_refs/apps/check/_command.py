@@ -383,6 +383,14 @@ def _result(
     return result, None
 
 
+def _file_name(text: str) -> str:
+    """A file name as given (an empty one would be read as the current folder)."""
+    if not text.strip():
+        msg = "is empty: give a file name"
+        raise argparse.ArgumentTypeError(msg)
+    return text
+
+
 def _share(text: str) -> float:
     try:
         value = float(text)
@@ -404,8 +412,10 @@ def add_check_command(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("mode", choices=["extract", "check", "extract-check"])
-    check.add_argument("--input", required=True, help="a JSON list or JSON Lines file")
-    check.add_argument("--output", required=True, help="where to write the results (.jsonl for JSON Lines)")
+    check.add_argument("--input", required=True, type=_file_name, help="a JSON list or JSON Lines file")
+    check.add_argument(
+        "--output", required=True, type=_file_name, help="where to write the results (.jsonl for JSON Lines)"
+    )
     check.add_argument("--aggregator", choices=["strict", "soft", "major"], default="strict")
     check.add_argument("--model", help="provider:name of a chat model for extraction and checking (else offline)")
     check.add_argument(
