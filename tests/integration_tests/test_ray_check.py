@@ -263,6 +263,36 @@ def test_parquet_folder_in_parquet_out(tmp_path: Path) -> None:
     assert [r | {"Y": dict(r["Y"])} for r in results] == expected
 
 
+def test_parquet_shards_read_as_one_table(tmp_path: Path) -> None:
+    """Shards whose items differ in shape (a reference as one text or a list, a question or none) read as one table.
+
+    The documented schema: ``reference`` a list of texts (one text is a list of one), ``question``
+    always a column (null where the item had none); otherwise the local engine's items.
+    """
+    rows = [json.loads(line) for line in generated_rows(8, seed=5)]
+    for row in rows[:4]:
+        del row["question"]  # the first shards have no question, the last ones do
+    for row in rows[:2] + rows[6:]:
+        row["reference"] = " ".join(row["reference"]) if isinstance(row["reference"], list) else row["reference"]
+    for row in rows[2:6]:
+        row["reference"] = row["reference"] if isinstance(row["reference"], list) else [row["reference"]]
+    source = write_lines(tmp_path / "mixed.jsonl", [json.dumps(row) for row in rows])
+    expected = local_engine(source, tmp_path)
+    summary = check_with_ray(str(source), str(tmp_path / "out"), output_format="parquet", batch_size=2)
+    assert (summary.rows, summary.written, summary.shards) == (8, 8, 4)
+    table = pq.read_table(tmp_path / "out")  # the whole folder, as pandas and Ray read it
+    assert table.schema.field("reference").type == pa.list_(pa.string())
+    documented = [
+        {
+            "question": None,
+            **item,
+            "reference": [item["reference"]] if isinstance(item["reference"], str) else item["reference"],
+        }
+        for item in expected
+    ]
+    assert sorted(table.to_pylist(), key=lambda r: r["id"]) == documented
+
+
 def test_glob_reads_every_file_in_path_order(tmp_path: Path) -> None:
     """A glob of JSON Lines files: results in file order, errors naming their file and line."""
     lines = generated_rows(90, seed=3, bad_every=30)

@@ -291,13 +291,15 @@ def test_an_output_that_is_a_file_is_refused(tmp_path: Path, no_ray: list[str]) 
 
 
 def test_parquet_shards_hold_the_local_engines_results(tmp_path: Path, no_ray: list[str]) -> None:
-    """Parquet out: the computed fields typed, a field of mixed types stored as its JSON text."""
-    rows = [ROWS[0], {**ROWS[1], "reference": ["Rome is in Italy.", "Rome is old."]}]
+    """Parquet out: the computed fields typed, reference a list of texts, another field of mixed types as JSON text."""
+    rows = [{**ROWS[0], "tag": 7}, {**ROWS[1], "reference": ["Rome is in Italy.", "Rome is old."], "tag": "b"}]
     source, out = jsonl(tmp_path / "in.jsonl", rows), tmp_path / "out"
     ray_engine.check_with_ray(str(source), str(out), output_format="parquet")
     table = pq.read_table(out / "part-000000-000000.parquet")
     assert table.column("Y").to_pylist() == [check_item(r, checkers=build_checkers())["Y"] for r in rows]
-    assert table.column("reference").to_pylist() == [json.dumps(r["reference"]) for r in rows]
+    # Written by hand: a single reference text is a list of one; the mixed field is JSON text.
+    assert table.column("reference").to_pylist() == [[ROWS[0]["reference"]], ["Rome is in Italy.", "Rome is old."]]
+    assert table.column("tag").to_pylist() == ["7", '"b"']
 
 
 @pytest.mark.parametrize(

@@ -318,7 +318,8 @@ def _arrow_types(mode: str, aggregator: str, claims_are_triplets: bool) -> dict[
         [("name", pa.string()), ("reason", pa.string()), ("claim_value", pa.string()), ("source_value", pa.string())]
     )
     check = pa.struct([("label", pa.string()), ("score", pa.float64()), ("evidence", pa.list_(span)), ("guard", guard)])
-    types: dict[str, Any] = {}
+    # The item's own fields (`_parquet`): the same types in every shard.
+    types: dict[str, Any] = {"response": pa.string(), "question": pa.string(), "reference": pa.list_(pa.string())}
     if mode != "check":
         claim = pa.list_(pa.string()) if claims_are_triplets else pa.string()
         types["claims"] = pa.list_(claim)
@@ -330,14 +331,22 @@ def _arrow_types(mode: str, aggregator: str, claims_are_triplets: bool) -> dict[
 
 
 def _parquet(rows: list[dict[str, Any]], types: dict[str, Any]) -> bytes:
-    """One shard's results as Parquet: fixed types for the computed fields, a field of mixed types as JSON text."""
+    """One shard's results as Parquet, in one schema across shards for the item's own and the computed fields.
+
+    ``reference`` is always a list of texts (a single text is a list of one) and ``question``
+    always a column (null where an item has none), so that the folder reads as one table; the
+    computed fields have fixed types; any other field is typed by its shard, as JSON text when
+    its values are of mixed types.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    names = list(dict.fromkeys(name for row in rows for name in row))
+    names = list(dict.fromkeys(["response", "question", "reference", *(name for row in rows for name in row)]))
     columns = {}
     for name in names:
         values = [row.get(name) for row in rows]
+        if name == "reference":
+            values = [[value] if isinstance(value, str) else value for value in values]
         try:
             columns[name] = pa.array(values, type=types.get(name))
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
