@@ -49,8 +49,8 @@ import inspect
 import json
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Collection, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackHandler,
@@ -92,7 +92,10 @@ from langchain_refs.streaming import (
 from langchain_refs.text import PairScorer
 
 if TYPE_CHECKING:
+    from langchain_core.caches import BaseCache
+    from langchain_core.callbacks import Callbacks
     from langchain_core.language_models.model_profile import ModelProfile
+    from langchain_core.rate_limiters import BaseRateLimiter
 
 __all__ = [
     "MODEL_TEXT_KEY",
@@ -429,6 +432,17 @@ class ReferencesChatModel(BaseChatModel):
             model_name: str | None = None,
             profile: ModelProfile | None = None,
             cited_text: bool | PairScorer | None = None,
+            # Every chat model's own (`BaseChatModel`'s fields).
+            name: str | None = None,
+            cache: BaseCache | bool | None = None,
+            verbose: bool = ...,
+            callbacks: Callbacks = None,
+            tags: list[str] | None = None,
+            metadata: dict[str, Any] | None = None,
+            custom_get_token_ids: Callable[[str], list[int]] | None = None,
+            rate_limiter: BaseRateLimiter | None = None,
+            disable_streaming: bool | Literal["tool_calling"] = False,
+            output_version: str | None = None,
         ) -> None: ...
 
     def __init__(self, **options: Any) -> None:  # type: ignore[no-redef]

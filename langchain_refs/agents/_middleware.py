@@ -38,6 +38,7 @@ model (fallback, router) would drop the wrapper.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -80,6 +81,7 @@ from langchain_refs.streaming import (
     choose_style,
     marker_syntaxes,
     passage_scorer,
+    scored_at_close,
 )
 from langchain_refs.text import PairScorer
 
@@ -440,6 +442,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
 
     @override
     async def aafter_model(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
+        if scored_at_close(self.passages):
+            # Rewriting an answer here scores its passages with the user's scorer (a model): off the event loop.
+            return await asyncio.to_thread(self.after_model, state, runtime)
         return self.after_model(state, runtime)
 
     @override
@@ -460,6 +465,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
 
     @override
     async def aafter_agent(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
+        if scored_at_close(self.passages):
+            return await asyncio.to_thread(self.after_agent, state, runtime)
         return self.after_agent(state, runtime)
 
     def _realigned(self, answer: AIMessage, state: Mapping[str, Any]) -> AIMessage:

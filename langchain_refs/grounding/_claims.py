@@ -47,6 +47,7 @@ from langchain_refs.grounding._guards import (
     GuardFinding,
     MeaningGuards,
     checked_guards,
+    number_guard,
 )
 from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._scoring import LexicalScorer
@@ -198,7 +199,6 @@ _QUOTE_JOINS: Final = 3
 # Double quotation marks that open (after a space, a bracket or the start) and that close (before one, or punctuation).
 _OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s(\[]))[\"\u201c]")
 _CLOSING_QUOTE = re.compile(r"[\"\u201d](?=[\s.,;:!?)\]]|$)")
-# Citation markers such as "[3]" or "[2, 5]" are references, not numbers the claim states.
 # A sentence of fewer words is a fragment to the sentence rules (as for `needs_reference`).
 _SENTENCE_WORDS = 4
 # Short replies that answer nothing: greetings, thanks, assent, headings, "no idea".
@@ -875,21 +875,26 @@ class ScorerClaimChecker:
         other; and the window covers the rest of the claim — its words with
         numbers, negations and citation markers set aside — at least
         ``contradiction_overlap``. ``guarded``: the meaning guards accepted the
-        claim's numbers and negations, so only the window's negation of what the
-        claim affirms counts.
+        claim against all the references; the window's numbers are then read
+        as the number guard reads them (a bound such as "over 1,000" allowed
+        for), and a negation of the claim's own is the polarity guard's ("not
+        uncommon", "failed to"): only the window negating what the claim
+        affirms is left to this rule's reading.
         """
         if len(claim_reading.words) + len(claim_reading.numbers) < _MIN_CONTRADICTED_WORDS:
             return False
-        if not (
-            _negation_flips(evidence_reading, claim_reading)
-            or (
-                not guarded
-                and (
-                    _numbers_disagree(claim_reading, evidence_reading)
-                    or _negation_flips(claim_reading, evidence_reading)
-                )
+        if guarded:
+            found = number_guard(claim, evidence)
+            signal = _negation_flips(evidence_reading, claim_reading) or (
+                found is not None and found.label == CONTRADICTION
             )
-        ):
+        else:
+            signal = (
+                _numbers_disagree(claim_reading, evidence_reading)
+                or _negation_flips(claim_reading, evidence_reading)
+                or _negation_flips(evidence_reading, claim_reading)
+            )
+        if not signal:
             return False
         overlap = LexicalScorer(number_penalty=1.0).score([(_plain(claim), _plain(evidence))])[0]
         return overlap >= self.contradiction_overlap

@@ -125,7 +125,7 @@ CITATION_MARKER: Final = re.compile(
     r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?:\(id=[^)]*\))?"  # [3], [2, 5], [2](id=5)
     r"|\[\^\d+\]"  # a Markdown footnote: [^1]
     r"|\u3010\d+(?::\d+)?\u2020[^\u3011\n]{0,40}\u3011"  # an assistant's 【3†source】
-    r"|<sup>\s*\[?\s*\d+(?:\s*,\s*\d+)*\s*\]?\s*</sup>"  # HTML: <sup>1</sup>
+    r"|(?<![\d.])<sup>\s*\[?\s*\d+(?:\s*,\s*\d+)*\s*\]?\s*</sup>"  # HTML: <sup>1</sup> (10<sup>6</sup> a power)
     r"|\[(?i:source|doc|document|ref)\s*\d+\]"  # [Source 2], [doc1]
 )
 """A citation marker in an answer's text: a reference to a source, not a number the claim states.
@@ -204,17 +204,21 @@ _UNIT_NAMES: Final = {
     "mm": "millimetre", "millimetres": "millimetre", "millimeters": "millimetre", "millimeter": "millimetre",
     "g": "gram", "grams": "gram", "mg": "milligram", "milligrams": "milligram", "litres": "litre", "liter": "litre",
     "liters": "litre", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute", "minutes": "minute",
-    "oz": "ounce", "ounces": "ounce", "tonnes": "tonne", "tons": "ton",
+    "oz": "ounce", "ounces": "ounce", "tonnes": "tonne", "tons": "tonne", "ton": "tonne",
 }  # fmt: skip
-# Units of measure and currencies (as `_unit_after` names them): the same value in another of these is another
-# quantity ("330 feet" is not "330 metres", "30 dollars" not "30 euros").
-_MEASURES: Final = frozenset(_UNIT_NAMES.values()) | frozenset(
-    stem(word)
-    for word in """inch yard gallon second day week month dollar euro yen franc rupee yuan degree acre hectare celsius
-    fahrenheit kelvin""".split()
-)
-# A currency written before its number: "$30", "\u20ac5".
-_CURRENCY_SIGNS: Final = {"$": "dollar", "\u20ac": "euro", "\u00a3": "pound", "\u00a5": "yen"}
+# Units of measure and currencies (as `_unit_after` names them), each with what it measures: the same value in
+# another unit of the same kind is another quantity ("330 feet" is not "330 metres", "30 dollars" not "30 euros").
+# A unit of two kinds ("pounds": weight or money) and "percent" are left out.
+_MEASURES: Final = {
+    **dict.fromkeys(["metre", "kilometre", "centimetre", "millimetre", "foot", "mile", "inch", "yard"], "length"),
+    **dict.fromkeys(["kilogram", "gram", "milligram", "tonne", "ounce"], "mass"),
+    **dict.fromkeys(["litre", "gallon"], "volume"),
+    **dict.fromkeys(["hour", "minute", "second", "day", "week", "month", "year"], "time"),
+    **dict.fromkeys(["dollar", "euro", "sterling", "franc", "rupe", "yuan"], "money"),
+    **dict.fromkeys(["acr", "hectar"], "area"),
+}
+# A currency written before its number: "$30", "\u20ac5" ("\u00a5" is yen or yuan: left out).
+_CURRENCY_SIGNS: Final = {"$": "dollar", "\u20ac": "euro", "\u00a3": "sterling"}
 # A claim that may give a quantity a unit of measure: a currency sign, then a number; or a number, then a
 # word (or "%") that `_unit_after` reads as a unit of measure.
 _SIGN_OR_UNIT: Final = re.compile(r"[$\u20ac\u00a3\u00a5]\s?\d|\d\s?(%|[A-Za-z]+)")
@@ -703,7 +707,6 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
         ("true", "false"),
         ("legal", "illegal"),
         ("open", "closed"),
-        ("up", "down"),
         ("alive", "dead"),
         ("approved approve approves", "rejected reject rejects banned ban bans"),
         ("success successful", "failure unsuccessful"),
@@ -891,10 +894,11 @@ def _may_measure(claim: str) -> bool:
 
 
 def _measure(text: str, quantity: _Quantity) -> str | None:
-    """The unit of measure or currency of a quantity of ``text``: the word after it, or a sign before it."""
-    if quantity.unit in _MEASURES:
-        return quantity.unit
-    return _CURRENCY_SIGNS.get(text[quantity.start - 1]) if quantity.start else None
+    """The unit of measure or currency of a quantity of ``text``: a sign before it, or the word after it."""
+    sign = _CURRENCY_SIGNS.get(text[quantity.start - 1]) if quantity.start else None
+    if sign is not None:
+        return sign
+    return quantity.unit if quantity.unit in _MEASURES else None
 
 
 def _changed_unit(claim: str, evidence: str) -> GuardFinding | None:
@@ -905,8 +909,10 @@ def _changed_unit(claim: str, evidence: str) -> GuardFinding | None:
         if unit is None:
             continue
         same = [(other, theirs) for other, theirs in stated if other.value == quantity.value]
-        # Stated in the claim's unit, or with no unit said: nothing changed.
-        if not same or any(theirs == unit or theirs is None for _, theirs in same):
+        # Stated in the claim's unit, with no unit said, or as something else (5 days for 5 metres): nothing
+        # changed that can be told.
+        kind = _MEASURES[unit]
+        if not same or any(theirs is None or theirs == unit or _MEASURES[theirs] != kind for _, theirs in same):
             continue
         other, theirs = same[0]
         # A currency sign before the number is part of what is written.
@@ -1604,9 +1610,13 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
     return None
 
 
-def _negated_word(tokens: Sequence[_Token], at: int) -> bool:
-    """Whether a negation stands just before the word at ``at`` ("not legal", "isn't really open")."""
-    return any(_is_negation(token) for token in tokens[max(0, at - 2) : at])
+def _negated_word(tokens: tuple[_Token, ...], at: int) -> bool:
+    """Whether a negation bears on the word at ``at`` ("not legal"), as the polarity guard reads negations.
+
+    Its scope is what `_negated` finds: "not only open" negates nothing.
+    """
+    word = stem(tokens[at].low)
+    return any(where < at and word in scope for where, scope in _negated(tokens))
 
 
 _GUARDS: Final[dict[str, Callable[[str, str], GuardFinding | None]]] = {

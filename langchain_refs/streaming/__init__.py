@@ -33,7 +33,7 @@ from langchain_refs.streaming._parser import (
     checked_max_holdback,
     marker_syntaxes,
 )
-from langchain_refs.streaming._passages import attach_passages, passage_scorer
+from langchain_refs.streaming._passages import attach_passages, passage_scorer, scored_at_close
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
 from langchain_refs.streaming._protocols import CitationVerifier, checked_support_threshold, support_threshold_of
 from langchain_refs.streaming._references import (
@@ -117,6 +117,7 @@ __all__ = [
     "merge_chunks",
     "passage_scorer",
     "safe_url",
+    "scored_at_close",
     "source_key_function",
     "styles_directory",
     "support_threshold_of",

@@ -866,9 +866,10 @@ class ChunkRewriter:
         return await asyncio.to_thread(self._finish_scored)
 
     def _finish_scored(self) -> Any:
-        """`finish`, then the references as data (where a scorer of the caller's runs, when it does)."""
+        """`finish`, then the references as data when a handler will read them (a scorer of the caller's runs there)."""
         last = self.finish()
-        self.references_data()
+        if self._track_output:
+            self.references_data()
         return last
 
     def references_data(self) -> dict[str, Any]:

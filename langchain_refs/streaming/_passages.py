@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import fields, replace
 from typing import Any, Final
 
+from langchain_refs.streaming._protocols import scorer_lock
 from langchain_refs.streaming._references import AnswerReferences, Citation, Passage
 from langchain_refs.text import PASSAGE_SUPPORT, LexicalSupport, PairScorer, PassageFinder, find_passages
 
@@ -37,6 +39,7 @@ __all__ = [
     "join_cited",
     "passage_finder",
     "passage_scorer",
+    "scored_at_close",
     "with_passage",
 ]
 
@@ -59,6 +62,23 @@ def passage_scorer(passages: bool | PairScorer | None) -> PairScorer | None:
         )
         raise TypeError(msg)
     return passages
+
+
+def scored_at_close(passages: bool | PairScorer | None) -> bool:
+    """Whether the ``passages`` option scores the passages once an answer is complete: a scorer of the user's.
+
+    The lexical engine finds them as citations close, in a few milliseconds;
+    another scorer (a cross-encoder: a model) scores them all at the end, and
+    async callers run that end in a worker thread.
+
+    Example:
+        >>> class Scorer:
+        ...     def score(self, pairs): return [0.0] * len(pairs)
+        >>> scored_at_close(True), scored_at_close(False), scored_at_close(Scorer())
+        (False, False, True)
+    """
+    scorer = passage_scorer(passages)
+    return scorer is not None and type(scorer) is not LexicalSupport
 
 
 def passage_finder(scorer: PairScorer | None) -> PassageFinder | None:
@@ -184,14 +204,14 @@ def attach_passages(
         return references
     texts = [_text_of(document) for document in documents]
     pairs = [(claim, texts[position - 1]) for claim, position in wanted]
-    found = iter(
-        finder.find_windows(pairs)
-        if finder is not None
-        else [
-            (span.start, span.end, span.excerpt, span.score)
-            for span in find_passages(pairs, scorer=scorer if scorer is not None else PASSAGE_SUPPORT)
-        ]
-    )
+    if finder is not None:
+        found = iter(finder.find_windows(pairs))
+    else:
+        scoring = scorer if scorer is not None else PASSAGE_SUPPORT
+        # A scorer of the user's is called in turn by answers that end together in threads (`scorer_lock`).
+        with scorer_lock(scoring) if type(scoring) is not LexicalSupport else nullcontext():
+            spans = find_passages(pairs, scorer=scoring)
+        found = iter([(span.start, span.end, span.excerpt, span.score) for span in spans])
     attached = []
     count = len(documents)
     for citation in citations:

@@ -9,13 +9,48 @@ wing reads the contract from one small place.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, overload, runtime_checkable
 
 if TYPE_CHECKING:
     from langchain_refs.streaming._references import AnswerReferences
 
-__all__ = ["CitationVerifier", "check_style", "checked_support_threshold", "support_threshold_of"]
+__all__ = ["CitationVerifier", "check_style", "checked_support_threshold", "scorer_lock", "support_threshold_of"]
+
+# One lock per scorer object, by its id while it lives (a scorer need be neither hashable nor comparable).
+_SCORER_LOCKS: dict[int, threading.Lock] = {}
+_SCORER_LOCKS_GUARD: Final = threading.Lock()
+# For a scorer that cannot be weakly referenced (its lock could not be let go with it): one lock for all such.
+_SHARED_LOCK: Final = threading.Lock()
+
+
+def scorer_lock(scorer: object) -> threading.Lock:
+    """The lock a scorer of the user's is called under: answers that end together in threads call it in turn.
+
+    A scorer is called when an answer ends; async answers end in worker
+    threads (so that a model's call does not block the event loop), and one
+    scorer is shared by all of them: a scorer that keeps a cache (an
+    embedding scorer) need not be safe to call from several threads at once.
+
+    Example:
+        >>> class Scorer:
+        ...     def score(self, pairs): return [0.0] * len(pairs)
+        >>> scorer = Scorer()
+        >>> scorer_lock(scorer) is scorer_lock(scorer), scorer_lock(scorer) is scorer_lock(Scorer())
+        (True, False)
+    """
+    key = id(scorer)
+    with _SCORER_LOCKS_GUARD:
+        lock = _SCORER_LOCKS.get(key)
+        if lock is None:
+            try:
+                weakref.finalize(scorer, _SCORER_LOCKS.pop, key, None)
+            except TypeError:
+                return _SHARED_LOCK
+            lock = _SCORER_LOCKS[key] = threading.Lock()
+        return lock
 
 
 @runtime_checkable

@@ -34,7 +34,12 @@ from langchain_refs.streaming._parser import (
 )
 from langchain_refs.streaming._passages import passage_scorer
 from langchain_refs.streaming._plumbing import astream_run, in_graph_node, stream_run
-from langchain_refs.streaming._protocols import CitationVerifier, checked_support_threshold, support_threshold_of
+from langchain_refs.streaming._protocols import (
+    CitationVerifier,
+    checked_support_threshold,
+    scorer_lock,
+    support_threshold_of,
+)
 from langchain_refs.streaming._references import AnswerReferences
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 from langchain_refs.streaming._styles import ReferenceStyle, choose_style
@@ -226,7 +231,14 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         if threshold is None:
             # The verifier's own calibrated threshold (each grounding scorer has one), else one half.
             threshold = support_threshold_of(verifier)
-        return lambda references: verifier.verify_citations(references, documents, threshold=threshold)
+        lock = scorer_lock(verifier)
+
+        def verify(references: AnswerReferences) -> AnswerReferences:
+            # Async answers end in worker threads, several at once: the shared verifier is called in turn.
+            with lock:
+                return verifier.verify_citations(references, documents, threshold=threshold)
+
+        return verify
 
     def start_session(self, input: Any, *, answer_id: str = "") -> ReferenceSession:
         """A fresh session for one answer to ``input`` (checks the documents).

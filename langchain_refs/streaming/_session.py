@@ -29,6 +29,7 @@ from langchain_refs.streaming._passages import (
     join_cited,
     passage_finder,
     passage_scorer,
+    scored_at_close,
     with_passage,
 )
 from langchain_refs.streaming._protocols import check_style
@@ -367,7 +368,7 @@ class ReferenceSession:
             >>> [session.scores_at_close for session in sessions]
             [False, True]
         """
-        return self._passages is not None and self._finder is None and self._keep_citations
+        return self._keep_citations and scored_at_close(self._passages)
 
     @property
     def output_length(self) -> int:

@@ -82,9 +82,10 @@ class LexicalSupport:
             [1.0, 0.0]
         """
         for position, pair in enumerate(text_pairs):
-            paired = isinstance(pair, (tuple, list))
-            if not (paired and len(pair) == 2 and all(isinstance(t, str) for t in pair)):
-                got = ", ".join(type(t).__name__ for t in pair) if paired else type(pair).__name__
+            # Any pair of two texts: a tuple, a list, a NumPy row.
+            parts = () if isinstance(pair, str) else tuple(pair) if hasattr(pair, "__iter__") else (pair,)
+            if len(parts) != 2 or not all(isinstance(part, str) for part in parts):
+                got = ", ".join(type(part).__name__ for part in parts) if parts else type(pair).__name__
                 msg = f"score: text_pairs[{position}] must be a (claim, evidence) pair of texts, got ({got})"
                 raise TypeError(msg)
         return self._scoring().scores(text_pairs)

@@ -738,6 +738,25 @@ async def test_chat_model_scores_passages_off_the_event_loop(call: str) -> None:
     assert threading.get_ident() not in scorer.threads
 
 
+async def test_middleware_rewrites_a_leaked_answer_off_the_event_loop() -> None:
+    """aafter_model rewriting an answer that reached the agent raw scores it with the user's scorer in a thread."""
+    from langchain_core.messages import HumanMessage
+
+    scorer = ThreadNoted()
+    middleware = ReferencesMiddleware(style=TextReferenceStyle(), passages=scorer)
+    content, artifact = documents_tool_output([Document("Paris is in France.", metadata={"source": "p"})])
+    call = AIMessage("", tool_calls=[{"name": "search", "args": {}, "id": "1"}])
+    tool_result = ToolMessage(content, tool_call_id="1", artifact=artifact, name="search")
+    state = {"messages": [HumanMessage("q"), call, tool_result, AIMessage("Paris is in France[1](id=1).", id="a")]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CitationLeakWarning)
+        update = await middleware.aafter_model(state, None)
+    assert update is not None
+    assert update["messages"][-1].text.startswith("Paris is in France[1].")
+    assert scorer.threads
+    assert threading.get_ident() not in scorer.threads
+
+
 class ClosedNoted(ChunkExactChatModel):
     """`ChunkExactChatModel` noting when its async stream is closed (a provider's HTTP response, released)."""
 

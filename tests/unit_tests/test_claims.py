@@ -559,6 +559,18 @@ def test_supported_claims_are_not_contradicted(claim: str, reference: str) -> No
             "British companies will not form part of the European Single Market.",
         ),
         ("The list names 1765 New Jersey universities.", "The list names 1753 New Jersey universities."),
+        # The claim's number elsewhere in the evidence: the window that states the claim has another.
+        (
+            "The bridge opened in 1932 with 4 lanes.",
+            "The bridge opened in 1932 with 6 lanes. It was widened to 4 lanes in 1990.",
+        ),
+        ("The bridge opened in 1932 with 4 lanes.", "The bridge opened in 1934 with 4 lanes. Work began in 1932."),
+        (
+            "The company hired 200 engineers in 2019.",
+            "The company hired 300 engineers in 2019. In 2021 it had 200 engineers in Berlin.",
+        ),
+        # A power, not a citation marker.
+        ("The area is 10<sup>6</sup> square kilometres.", "The area is 10<sup>5</sup> square kilometres."),
     ],
 )
 def test_real_disagreements_are_contradictions(claim: str, reference: str) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+import string
 import unicodedata
 
 from hypothesis import example, given, settings
@@ -13,9 +15,37 @@ from langchain_refs.text._lexical_engine import _CAPITALISED, _NUMBER, _names
 from langchain_refs.text._words import clear_word_caches
 
 
+def _kind(character: str) -> str | None:
+    """What a character of a folded text is to a reader of words, as `words` documents it."""
+    code = ord(character)
+    if 0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF:
+        return "alone"  # Han and kana: a word each
+    if character.isascii():
+        return "word" if character in string.ascii_lowercase + string.digits else None
+    return "word" if unicodedata.category(character)[0] in "LMN" else None
+
+
+def plain_words(folded: str) -> list[str]:
+    """`words` written another way: runs of word characters, and each Han or kana character alone."""
+    found: list[str] = []
+    for kind, run in itertools.groupby(folded, key=_kind):
+        if kind == "word":
+            found.append("".join(run))
+        elif kind == "alone":
+            found.extend(run)
+    return found
+
+
 def plain_content_words(text: str) -> list[str]:
     """The reading `content_words` stands for: every word of the folded text, stop words left out, stemmed."""
-    return [stem(w) for w in words(fold(text)) if w not in STOP_WORDS]
+    return [stem(w) for w in plain_words(fold(text)) if w not in STOP_WORDS]
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(max_size=80))
+def test_words_is_its_plain_reading(text: str) -> None:
+    """`words` of any folded text are those of the reading written another way (`plain_words`)."""
+    assert words(fold(text)) == plain_words(fold(text))
 
 
 # Whitespace of every kind, letters that fold or decompose (ligatures, accents, dotted I, final sigma,

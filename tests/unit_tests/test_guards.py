@@ -61,6 +61,13 @@ NUMBER_QUIET = [
     ("The ticket costs $30.", "The ticket costs $30 in shops."),
     ("The ticket costs 30 dollars.", "The ticket costs 30, tax included."),
     ("The repair takes 3 weeks.", "The repair takes 3 months and 3 weeks."),
+    # "per" is no unit; a sign says the currency; "\u00a5" is yen or yuan; 5 m (million) is not 5 days.
+    ("The plan costs $30 per month.", "The plan costs $30 a month."),
+    ("The dividend is $5 per share.", "The dividend is $5 a share."),
+    ("Limit 2 per customer.", "Limit 2 kg per customer."),
+    ("The ticket costs \u00a550.", "The ticket costs 50 yuan."),
+    ("It cost $5 m.", "It cost 5 million dollars, paid in 5 days."),
+    ("It weighs 5 tons.", "It weighs 5 tonnes."),
     ("The tower is about 320 metres tall.", TOWER),  # "about" allows a nearby value
     ("The tower is over 300 metres tall.", TOWER),
     ("The tower was finished in the 1880s.", TOWER),
@@ -212,7 +219,8 @@ NEGATION_MISSING_QUIET = [
 ]
 ANTONYM_FIRES = [
     ("The museum is open on Mondays.", "The museum is closed on Mondays.", "closed"),
-    ("Sales were down from 2.9 million.", "Sales were up from 2.9 million.", "up"),
+    # "not only" negates nothing (as the polarity guard reads it): "open" stands against "closed".
+    ("The museum is not only open on Mondays but also free.", "The museum is closed on Mondays.", "closed"),
     ("The vaccine was banned for children.", "The vaccine was approved for children.", "approved"),
     ("Sales increased in 2020.", "Sales decreased in 2020.", "decreased"),
     ("The team won the final in 2019.", "The team lost the final in 2019.", "lost"),
@@ -228,6 +236,8 @@ ANTONYM_FIRES = [
     ),  # an adjective between the word and its noun, in a sentence that holds little of the claim
 ]
 ANTONYM_QUIET = [
+    ("Shares were up 5% in May.", "Shares, down 2% in April, rose 5% in May."),
+    ("Up to 500 people attended.", "Up to 500 people attended, down from 700."),
     # A negated word says its opposite: the polarity guard reads negations.
     ("Selling the drug is not legal in Canada.", "Selling the drug is illegal in Canada."),
     ("Selling the drug is illegal in Canada.", "Selling the drug is not legal in Canada."),

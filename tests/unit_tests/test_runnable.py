@@ -6,6 +6,7 @@ import asyncio
 import logging
 import re
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -360,6 +361,45 @@ async def test_astream_scores_passages_off_the_event_loop(output: str) -> None:
     assert collector.answers[-1].citations[0].passage.excerpt == "fragment 3"
     assert scorer.threads
     assert threading.get_ident() not in scorer.threads
+
+
+class OneAtATimeScorer:
+    """A scorer that is not safe to call from two threads at once (as a scorer with a cache), noting any overlap."""
+
+    def __init__(self) -> None:
+        self.inside = 0
+        self.overlaps = 0
+        self.calls = 0
+
+    def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
+        self.inside += 1
+        self.calls += 1
+        if self.inside > 1:
+            self.overlaps += 1
+        time.sleep(0.002)  # long enough for another thread to come in, were it let
+        self.inside -= 1
+        return [0.5] * len(text_pairs)
+
+
+async def test_answers_ending_together_call_a_shared_scorer_in_turn() -> None:
+    """Twenty async answers sharing one scorer: scored off the event loop, never two calls at once."""
+    scorer = OneAtATimeScorer()
+    chain = manage_references(message_chunks(["Yes[1](id=3)."]), style=TextReferenceStyle(), passages=scorer)
+
+    async def answer() -> str:
+        return "".join([chunk.text async for chunk in chain.astream(inputs())])
+
+    answers = await asyncio.gather(*[answer() for _ in range(20)])
+    assert answers == ["Yes[1].\n\n- [1] b.pdf\n"] * 20
+    assert (scorer.calls, scorer.overlaps) == (20, 0)
+
+
+async def test_a_str_answer_read_by_no_handler_is_not_scored() -> None:
+    """astream of a str answer with no callback reads no references: the scorer is not called, as in stream."""
+    scorer = OneAtATimeScorer()
+    chain = manage_references(str_chunks(["Yes[1](id=3)."]), style=TextReferenceStyle(), passages=scorer)
+    assert "".join(chain.stream(inputs())) == "".join([c async for c in chain.astream(inputs())])
+    assert scorer.calls == 0
 
 
 def test_batched_calls_keep_their_own_numbering() -> None:

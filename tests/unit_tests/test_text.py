@@ -281,3 +281,15 @@ def test_a_claim_in_another_script_is_supported_by_its_own_words(claim: str, evi
     same, other_city = LexicalSupport().score([(claim, evidence), ("大阪は日本の首都です。", "東京は日本の首都です。")])
     assert same == 1.0
     assert 0 < other_city < 1
+
+
+def test_score_takes_any_pair_of_texts_and_names_a_wrong_one() -> None:
+    """Pairs as tuples, lists or NumPy rows score alike; a pair that is not two texts is named."""
+    numpy = pytest.importorskip("numpy")
+    pairs = [("Lyon silk", "Lyon has silk."), ("Rome", "Paris.")]
+    expected = LexicalSupport().score(pairs)
+    assert LexicalSupport().score([list(p) for p in pairs]) == expected
+    assert LexicalSupport().score(numpy.array(pairs)) == expected
+    wrong = r"^score: text_pairs\[1\] must be a \(claim, evidence\) pair of texts, got \(str\)$"
+    with pytest.raises(TypeError, match=wrong):
+        LexicalSupport().score([pairs[0], "Rome"])

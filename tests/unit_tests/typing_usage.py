@@ -36,6 +36,8 @@ def chat_model_options() -> None:
     inner = GenericFakeChatModel(messages=iter([]))
     model = ReferencesChatModel(inner=inner, documents=[Document("x")], style=TextReferenceStyle())
     assert_type(model, ReferencesChatModel)
+    # Every chat model's own options, as LangChain passes them.
+    ReferencesChatModel(inner=inner, name="cited", tags=["a"], metadata={"k": 1}, disable_streaming="tool_calling")
     ReferencesChatModel(inner=inner, style="markdown")  # type: ignore[arg-type]
     ReferencesChatModel(inner=inner, bogus=1)  # type: ignore[call-arg]
     ReferencesChatModel(inner=inner, syntaxes=("idd",))  # type: ignore[arg-type]
