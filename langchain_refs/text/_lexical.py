@@ -81,14 +81,16 @@ class LexicalSupport:
             >>> LexicalSupport().score([("Lyon silk", "Lyon is known for silk."), ("", "Anything.")])
             [1.0, 0.0]
         """
+        pairs: list[tuple[str, str]] = []
         for position, pair in enumerate(text_pairs):
-            # Any pair of two texts: a tuple, a list, a NumPy row.
+            # Any pair of two texts: a tuple, a list, a NumPy row (read as the tuple the engine takes).
             parts = () if isinstance(pair, str) else tuple(pair) if hasattr(pair, "__iter__") else (pair,)
             if len(parts) != 2 or not all(isinstance(part, str) for part in parts):
                 got = ", ".join(type(part).__name__ for part in parts) if parts else type(pair).__name__
                 msg = f"score: text_pairs[{position}] must be a (claim, evidence) pair of texts, got ({got})"
                 raise TypeError(msg)
-        return self._scoring().scores(text_pairs)
+            pairs.append((parts[0], parts[1]))
+        return self._scoring().scores(pairs)
 
     def best_matches(
         self, queries: Sequence[tuple[str, int]], candidates: Sequence[Sequence[str]]
