@@ -28,7 +28,6 @@ behave the same and pass the same tests; the compiled one is faster.
     <class 'bool'>
 """
 
-import warnings
 from importlib import metadata, util
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +95,7 @@ from langchain_refs.streaming import (
     source_key_function,
     styles_directory,
 )
-from langchain_refs.streaming._runnable import DEPRECATED_NAME
+from langchain_refs.streaming._runnable import old_name
 
 try:
     __version__ = metadata.version(__package__ or __name__)
@@ -124,9 +123,6 @@ else:
 
     def __getattr__(name: str) -> Any:
         """The agent names, imported on first use (they need the ``agents`` extra); ``CitationMiddleware``, old."""
-        if name == "CitationMiddleware":
-            warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
-            return ReferencesRunnable
         if name in _AGENT_NAMES:
             try:
                 import langchain_refs.agents
@@ -137,8 +133,7 @@ else:
                 )
                 raise ImportError(msg) from error
             return getattr(langchain_refs.agents, name)
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
+        return old_name(__name__, name)
 
 
 def _agents_installed() -> bool:

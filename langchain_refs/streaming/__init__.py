@@ -13,7 +13,6 @@ Example:
     [Text(text='Paris'), Marker(raw='[1](id=2)', ids=(2,), malformed=(), syntax='id'), Text(text='.')]
 """
 
-import warnings
 from importlib.machinery import EXTENSION_SUFFIXES
 from typing import TYPE_CHECKING, Any, Final
 
@@ -47,11 +46,11 @@ from langchain_refs.streaming._references import (
 )
 from langchain_refs.streaming._registry import SourceRegistry
 from langchain_refs.streaming._runnable import (
-    DEPRECATED_NAME,
     REFERENCES_EVENT,
     ReferencesCollector,
     ReferencesRunnable,
     manage_references,
+    old_name,
 )
 from langchain_refs.streaming._session import CitationRenderer, ReferenceSession
 from langchain_refs.streaming._styles import (
@@ -135,8 +134,4 @@ else:
 
     def __getattr__(name: str) -> Any:
         """``CitationMiddleware``, the old name of `ReferencesRunnable`, with a ``DeprecationWarning``."""
-        if name == "CitationMiddleware":
-            warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
-            return ReferencesRunnable
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
+        return old_name(__name__, name)

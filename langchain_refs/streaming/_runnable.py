@@ -45,7 +45,14 @@ from langchain_refs.streaming._session import ReferenceSession, Verifier
 from langchain_refs.streaming._styles import ReferenceStyle, choose_style
 from langchain_refs.text import PairScorer
 
-__all__ = ["DEPRECATED_NAME", "REFERENCES_EVENT", "ReferencesCollector", "ReferencesRunnable", "manage_references"]
+__all__ = [
+    "DEPRECATED_NAME",
+    "REFERENCES_EVENT",
+    "ReferencesCollector",
+    "ReferencesRunnable",
+    "manage_references",
+    "old_name",
+]
 
 REFERENCES_EVENT: Final = "langchain_refs.references"
 """Name of the custom callback event that carries an answer's references.
@@ -512,10 +519,28 @@ def manage_references(
     )
 
 
+def old_name(module: str, name: str) -> Any:
+    """What the ``__getattr__`` of ``module`` gives for ``name``: ``CitationMiddleware``, else its AttributeError.
+
+    ``CitationMiddleware`` is the old name of `ReferencesRunnable`: the class,
+    with a ``DeprecationWarning`` at the line that read the name. The package,
+    the streaming wing and this module each answer for it with this function.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     old_name("langchain_refs", "CitationMiddleware") is ReferencesRunnable
+        True
+    """
+    if name == "CitationMiddleware":
+        # Past this function and the module's `__getattr__`: the line that read the name.
+        warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=3)
+        return ReferencesRunnable
+    msg = f"module {module!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
 def __getattr__(name: str) -> Any:
     """``CitationMiddleware``, the old name of `ReferencesRunnable`, with a ``DeprecationWarning``."""
-    if name == "CitationMiddleware":
-        warnings.warn(DEPRECATED_NAME, DeprecationWarning, stacklevel=2)
-        return ReferencesRunnable
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
+    return old_name(__name__, name)

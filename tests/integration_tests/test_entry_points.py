@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,31 @@ def default_sigint() -> None:
     inherits that; the tests that send SIGINT would then test nothing.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`serve --port 0` in a process of its own (Ctrl-C as in a terminal), and the address it announced.
+
+    The process is killed at the end if it still runs (a failed assertion leaves no server behind).
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "langchain_refs", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    try:
+        assert process.stdout is not None
+        announced = process.stdout.readline()
+        found = re.fullmatch(r"langchain-refs chat UI on (http://127\.0\.0\.1:\d+)\n", announced)
+        assert found, announced
+        yield process, found[1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def console_script() -> str:
@@ -133,27 +160,12 @@ def test_serve_on_a_busy_port() -> None:
 @pytest.mark.slow
 def test_serve_announces_its_address_once_serving_and_ctrl_c_exits_130() -> None:
     """`serve --port 0`: the announced address answers at once; Ctrl-C then exits 130 with one line."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "langchain_refs", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_sigint,
-    )
-    try:
-        assert process.stdout is not None
-        announced = process.stdout.readline()
-        found = re.fullmatch(r"langchain-refs chat UI on (http://127\.0\.0\.1:(\d+))\n", announced)
-        assert found, announced
-        assert found[2] != "0"  # the port the system chose, not the 0 asked for
-        with urllib.request.urlopen(found[1] + "/", timeout=30) as page:  # no retry: it serves already
+    with serving() as (process, address):
+        assert address.rsplit(":", 1)[1] != "0"  # the port the system chose, not the 0 asked for
+        with urllib.request.urlopen(address + "/", timeout=30) as page:  # no retry: it serves already
             assert page.status == 200
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 130
     assert out == ""
     assert err.splitlines() == ["langchain-refs: interrupted"]
@@ -225,31 +237,19 @@ def test_serve_ctrl_c_while_a_request_is_open_exits_at_once(presses: int) -> Non
     The client sends the headers and half the body of a POST, then waits: the request stays open for as
     long as the client likes, and uvicorn's graceful shutdown would wait for it, silently, forever.
     """
-    process = subprocess.Popen(
-        [sys.executable, "-m", "langchain_refs", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_sigint,
-    )
-    try:
-        assert process.stdout is not None
-        found = re.fullmatch(r"langchain-refs chat UI on http://127\.0\.0\.1:(\d+)\n", process.stdout.readline())
-        assert found
-        with socket.create_connection(("127.0.0.1", int(found[1])), timeout=10) as client:
-            head = b"POST /api/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-            client.sendall(head + b'Content-Length: 100\r\n\r\n{"question": "Par')
-            time.sleep(0.5)  # the server is reading the body
-            started = time.monotonic()
-            for _ in range(presses):
-                process.send_signal(signal.SIGINT)
-                time.sleep(0.2)
-            out, err = process.communicate(timeout=15)
-            took = time.monotonic() - started
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    with (
+        serving() as (process, address),
+        socket.create_connection(("127.0.0.1", int(address.rsplit(":", 1)[1])), timeout=10) as client,
+    ):
+        head = b"POST /api/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        client.sendall(head + b'Content-Length: 100\r\n\r\n{"question": "Par')
+        time.sleep(0.5)  # the server is reading the body
+        started = time.monotonic()
+        for _ in range(presses):
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.2)
+        out, err = process.communicate(timeout=15)
+        took = time.monotonic() - started
     assert process.returncode == 130
     assert out == ""
     assert err.splitlines() == ["langchain-refs: interrupted"]

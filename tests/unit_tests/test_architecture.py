@@ -121,12 +121,12 @@ def test_no_wing_imports_a_private_module_of_another() -> None:
 def test_the_package_root_reads_no_private_module_but_one() -> None:
     """The root re-exports the wings' public faces; the one private module it reads is named here, with why.
 
-    ``streaming._runnable.DEPRECATED_NAME``: the old name's warning text, which
-    streaming's public face imports but does not export.
+    ``streaming._runnable.old_name``: what a module's ``__getattr__`` gives for the
+    old name ``CitationMiddleware``, which streaming's public face imports but does not export.
     """
     edges = imports()["langchain_refs"]
     assert {(target, name) for target, name in edges if private_module(target)} == {
-        ("langchain_refs.streaming._runnable", "DEPRECATED_NAME")
+        ("langchain_refs.streaming._runnable", "old_name")
     }
 
 
