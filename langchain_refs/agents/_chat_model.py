@@ -50,6 +50,8 @@ import json
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from langchain_core.callbacks import (
@@ -67,6 +69,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.content import KNOWN_BLOCK_TYPES
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
+from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.tracers import context as tracer_context
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.utils.aiter import aclosing
 from langsmith import tracing_context
@@ -133,6 +137,46 @@ MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 def _untraced() -> RunnableConfig:
     """The config of the inner model's call: no callbacks (the wrapper's run is the model call's one run)."""
     return {"callbacks": CallbackManager(handlers=[])}
+
+
+def _handler_variables() -> list[ContextVar[Any]]:
+    """The context variables from which LangChain adds a handler to every run it starts.
+
+    ``get_usage_metadata_callback``, ``collect_runs`` and other packages'
+    counters (``get_openai_callback``) register one each with
+    ``register_configure_hook``; LangChain keeps them in a list of its
+    tracers' context module (read where it is, none when it moves).
+    """
+    hooks = getattr(tracer_context, "_configure_hooks", ())
+    return [hook[0] for hook in hooks if isinstance(hook, tuple) and hook and isinstance(hook[0], ContextVar)]
+
+
+@contextmanager
+def _detached() -> Iterator[None]:
+    """Start the inner model's own run (its public ``stream`` or ``invoke``) with no handler of the caller's.
+
+    The wrapper's run is the model call's one run. An empty callback manager
+    in the inner call's config is not enough: LangChain adds to it the
+    handlers of the config in context (a ``RunnableBinding``, as
+    ``bind_tools`` makes, merges them in; LangGraph's ``messages`` stream is
+    one) and the handlers its context variables hold (a usage counter). Here
+    the config in context keeps all but its callbacks, those variables are
+    cleared and tracing is off, for the call's first step (when LangChain
+    sets the run up); they are put back after it.
+    """
+    restore: list[tuple[ContextVar[Any], Token[Any]]] = []
+    config = var_child_runnable_config.get()
+    if config is not None and config.get("callbacks") is not None:
+        restore.append((var_child_runnable_config, var_child_runnable_config.set({**config, "callbacks": None})))
+    for variable in _handler_variables():
+        if variable.get() is not None:
+            restore.append((variable, variable.set(None)))
+    try:
+        with tracing_context(enabled=False):
+            yield
+    finally:
+        for variable, token in reversed(restore):
+            variable.reset(token)
 
 
 def _inner_chat_model(inner: Any) -> tuple[BaseChatModel | None, dict[str, Any]]:
@@ -678,9 +722,9 @@ class ReferencesChatModel(BaseChatModel):
             yield from model._stream(messages, **call)
             return
         chunks = self.inner.stream(messages, _untraced(), **_with_stop(stop, kwargs))
-        # The inner run is configured on its first step: with tracing off, so
-        # that no tracer (LANGSMITH_TRACING) records the call a second time.
-        with tracing_context(enabled=False):
+        # The inner run is set up on its first step: detached, so that no handler (LangGraph's
+        # messages stream, a usage counter, a tracer) sees the call a second time.
+        with _detached():
             first = next(chunks, None)
         if first is not None:
             yield _as_chunk(first)
@@ -701,7 +745,7 @@ class ReferencesChatModel(BaseChatModel):
                     yield generation
             return
         async with aclosing(self.inner.astream(messages, _untraced(), **_with_stop(stop, kwargs))) as chunks:
-            with tracing_context(enabled=False):
+            with _detached():
                 first = await anext(chunks, None)
             if first is not None:
                 yield _as_chunk(first)
@@ -716,7 +760,7 @@ class ReferencesChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        with tracing_context(enabled=False):
+        with _detached():
             inner = self.inner.invoke(messages, _untraced(), **_with_stop(stop, kwargs))
         return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
 
@@ -728,7 +772,7 @@ class ReferencesChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        with tracing_context(enabled=False):
+        with _detached():
             inner = await self.inner.ainvoke(messages, _untraced(), **_with_stop(stop, kwargs))
         answer, rewritten, added = self._whole_start(inner, run_manager)
         # A passage scorer of the caller's may call a model: off the event loop.

@@ -8,7 +8,9 @@ and checks what the model read and what the reader got, by hand-written values.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import operator
 import re
 from typing import Any
 
@@ -554,3 +556,76 @@ def test_token_callbacks_get_the_rewritten_text_as_str() -> None:
     assert all(isinstance(t, str) for t in tally.tokens)
     assert "".join(tally.tokens).endswith("Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n")
     assert not RAW_MARKER.search("".join(tally.tokens))
+
+
+class BoundMetered(Metered):
+    """`Metered` whose ``bind_tools`` binds, as a provider's does (a ``RunnableBinding`` around the model)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self.bind(tools=[getattr(t, "name", str(t)) for t in tools], **kwargs)
+
+    # `get_usage_metadata_callback` counts usage per ``response_metadata["model_name"]``.
+    def _stream(self, *args: Any, **kwargs: Any) -> Any:
+        for chunk in super()._stream(*args, **kwargs):
+            if chunk.message.chunk_position == "last":
+                chunk.message.response_metadata = {"model_name": "fake-1"}
+            yield chunk
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        result = super()._generate(*args, **kwargs)
+        result.generations[0].message.response_metadata = {"model_name": "fake-1"}
+        return result
+
+
+# What makes the wrapper call the inner model's own stream or invoke (not its `_stream`): each opens the inner
+# model's run, which LangChain would hand the caller's handlers (the graph's messages stream, a usage counter).
+INNER_RUN_OPTIONS = {
+    "output_version v1": {"output_version": "v1"},
+    "callbacks on the model": {"callbacks": [BaseCallbackHandler()]},
+    "streaming turned off": {"disable_streaming": True},
+}
+
+
+@pytest.mark.parametrize("options", INNER_RUN_OPTIONS.values(), ids=INNER_RUN_OPTIONS.keys())
+@pytest.mark.parametrize("call", ["stream", "astream"])
+async def test_the_inner_models_own_run_reaches_no_handler_of_the_caller(options: dict[str, Any], call: str) -> None:
+    """The messages stream shows the rewritten answer once (never the inner run's raw tokens), usage counts once."""
+    from langchain_core.callbacks import get_usage_metadata_callback
+
+    model = BoundMetered(script=[search("rome"), say("Rome is old[1](id=1).")], **options)
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references()])
+    question = {"messages": [{"role": "user", "content": "Rome?"}]}
+    tally = Tally()
+    with get_usage_metadata_callback() as usage:
+        if call == "stream":
+            streamed = list(agent.stream(question, {"callbacks": [tally]}, stream_mode="messages"))
+        else:
+            streamed = [item async for item in agent.astream(question, {"callbacks": [tally]}, stream_mode="messages")]
+    text = "".join(message.text for message, meta in streamed if meta["langgraph_node"] == "model")
+    assert text == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+    assert tally.total == 2 * 110
+    assert [run["name"] for run in tally.runs] == ["BoundMetered", "BoundMetered"]
+    assert usage.usage_metadata == {"fake-1": {"input_tokens": 200, "output_tokens": 20, "total_tokens": 220}}
+
+
+@pytest.mark.parametrize("options", INNER_RUN_OPTIONS.values(), ids=INNER_RUN_OPTIONS.keys())
+@pytest.mark.parametrize("call", ["invoke", "ainvoke", "stream", "astream"])
+async def test_a_wrapped_models_usage_counts_once(options: dict[str, Any], call: str) -> None:
+    """`get_usage_metadata_callback` around one call of the wrapper counts the model's usage once."""
+    from langchain_core.callbacks import get_usage_metadata_callback
+
+    from langchain_refs.agents import ReferencesChatModel
+
+    inner = BoundMetered(script=[say("Paris is big[1](id=1).")], **options).bind_tools([])
+    wrapper = ReferencesChatModel(inner=inner, documents=CITY_DOCUMENTS, style=TextReferenceStyle())
+    with get_usage_metadata_callback() as usage:
+        if call == "invoke":
+            message = wrapper.invoke("Rome?")
+        elif call == "ainvoke":
+            message = await wrapper.ainvoke("Rome?")
+        elif call == "stream":
+            message = functools.reduce(operator.add, wrapper.stream("Rome?"))
+        else:
+            message = functools.reduce(operator.add, [chunk async for chunk in wrapper.astream("Rome?")])
+    assert message.text == "Paris is big[1].\n\n- [1] Paris (https://example.org/paris)\n"
+    assert usage.usage_metadata == {"fake-1": {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}}
