@@ -675,12 +675,13 @@ class ChunkRewriter:
                 self._segments.add(_OwnBlock(), out)
                 self._tail_block = {}
                 rewritten.append(out)
-            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text", ""), str):
+                # A streamed Anthropic citation comes in a text block of its own with no text at all.
                 index = block.get("index")
                 key = _OwnBlock() if index is None else index
                 if self._pending and key != self._pending_block:
                     self._flush(rewritten)
-                text = block["text"]
+                text = block.get("text", "")
                 self._tail_block = {"type": "text"} if index is None else {"type": "text", "index": index}
                 if has_native_citations(block):
                     found = native_citations(block)

@@ -34,12 +34,15 @@ LAWN = {
 EXPECTED = "Rome is old[1]. Grass is green[2].\n\n- [1] Rome (https://r.org)\n- [2] Grass (https://g.org)\n"
 
 
-def anthropic_chunks() -> list[AIMessageChunk]:
-    """As langchain-anthropic streams a cited block: the citation first (empty text), then the text."""
+def anthropic_chunks(citation_text: dict[str, str] | None = None) -> list[AIMessageChunk]:
+    """As langchain-anthropic 1.x streams a cited block: the citation first (a block with no text), then the text.
+
+    ``citation_text`` (``{"text": ""}``): the citation's block with an empty text instead, as other clients write it.
+    """
     return [
         AIMessageChunk(content=[{"type": "text", "text": "Rome is old[1](", "index": 0}], id="m"),
         AIMessageChunk(content=[{"type": "text", "text": "id=1). ", "index": 0}], id="m"),
-        AIMessageChunk(content=[{"type": "text", "text": "", "index": 1, "citations": [GRASS]}], id="m"),
+        AIMessageChunk(content=[{"type": "text", **(citation_text or {}), "index": 1, "citations": [GRASS]}], id="m"),
         AIMessageChunk(content=[{"type": "text", "text": "Grass is", "index": 1}], id="m"),
         AIMessageChunk(content=[{"type": "text", "text": " green", "index": 1}], id="m"),
         AIMessageChunk(content=[{"type": "text", "text": ".", "index": 2}], id="m"),
@@ -57,12 +60,14 @@ def added(chunks: list[Any]) -> Any:
     return total
 
 
+@pytest.mark.parametrize("citation_text", [None, {"text": ""}], ids=["no text", "empty text"])
 @pytest.mark.parametrize("version", ["v0", "v1"])
-def test_streamed_anthropic_citation_is_numbered_at_the_end_of_its_block(version: str) -> None:
+def test_streamed_anthropic_citation_is_numbered_at_the_end_of_its_block(
+    version: str, citation_text: dict[str, str] | None
+) -> None:
     """The citation arrives before its block's text; it is rendered where the block ends, numbered after [1]."""
-    chunks = list(
-        chain(BlockChunksChatModel(chunks=anthropic_chunks()), output_version=version).stream({"documents": [ROME]})
-    )
+    model = BlockChunksChatModel(chunks=anthropic_chunks(citation_text))
+    chunks = list(chain(model, output_version=version).stream({"documents": [ROME]}))
     message = added(chunks)
     assert message.text == EXPECTED
     # The citation goes out with the chunk that shows its block has ended (the one opening block 2).
