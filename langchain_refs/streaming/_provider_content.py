@@ -87,12 +87,14 @@ def native_citations(block: Mapping[str, Any]) -> list[dict[str, Any]]:
     for annotation in _listed(block.get("annotations")):
         kind = annotation.get("type")
         if kind == "citation":
-            found.append(_standard(annotation))
+            found.append(_file_position(_standard(annotation)))
         elif kind == "url_citation":
             found.append(_standard({**annotation, "type": "citation"}))
         elif kind == "file_citation":
             extras = {k: v for k, v in annotation.items() if k not in ("type", "filename")}
-            found.append(_standard({"type": "citation", "title": annotation.get("filename"), "extras": extras}))
+            found.append(
+                _file_position(_standard({"type": "citation", "title": annotation.get("filename"), "extras": extras}))
+            )
     for citation in _listed(block.get("citations")):
         kind = citation.get("type")
         if kind == "web_search_result_location" or kind in _ANTHROPIC_DOCUMENT_TYPES:
@@ -234,6 +236,22 @@ def _listed(value: Any) -> list[Mapping[str, Any]]:
     if not isinstance(value, (list, tuple)):
         return []
     return [item for item in value if isinstance(item, Mapping)]
+
+
+def _file_position(citation: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI file citation's position in the raw text, read as where its span ends.
+
+    OpenAI's ``file_citation`` has no span, only that position: ``index`` in
+    the API, ``file_index`` in langchain-openai's messages (``index`` orders
+    their blocks); LangChain's standard form keeps it in ``extras`` beside
+    the ``file_id``.
+    """
+    extras = citation.get("extras")
+    if isinstance(extras, dict) and "file_id" in extras and "provider_end_index" not in extras:
+        position = extras.get("file_index", extras.get("index"))
+        if isinstance(position, int):
+            extras["provider_end_index"] = position
+    return citation
 
 
 def _standard(annotation: Mapping[str, Any]) -> dict[str, Any]:

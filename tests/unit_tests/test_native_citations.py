@@ -192,3 +192,45 @@ def test_gemini_grounding_of_a_whole_str_answer_through_manage_references() -> N
     ]
     # Google's own data stays where the provider put it.
     assert message.response_metadata["grounding_metadata"] == grounding
+
+
+# As langchain-openai 1.x streams a Responses answer: each annotation in a text block of its own (no text), after
+# the delta that ends its span; a file citation has no span, only its position (``file_index``; the API's ``index``).
+W_CITATION = {"type": "url_citation", "url": "https://w.org", "title": "W", "start_index": 13, "end_index": 33}
+FILE_CITATION = {"type": "file_citation", "file_id": "file-1", "filename": "facts.pdf", "file_index": 72}
+
+
+def openai_responses_chunks() -> list[AIMessageChunk]:
+    texts = ["Paris is big ", "([w](https://w.org)).", " Rome is old[1](id=1). It has 3 hills."]
+    return [
+        AIMessageChunk(content=[{"type": "reasoning", "summary": [], "index": 0}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": texts[0], "index": 1}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": texts[1], "index": 1}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "annotations": [W_CITATION], "index": 1}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": texts[2], "index": 1}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "annotations": [FILE_CITATION], "index": 1}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": "", "id": "msg_1", "index": 1}], id="m"),
+    ]
+
+
+SOURCES = "\n\n- [1] W (https://w.org)\n- [2] Rome (https://r.org)\n- [3] facts.pdf\n"
+
+
+@pytest.mark.parametrize("version", ["v0", "v1"])
+def test_streamed_openai_annotations_are_numbered_after_the_text_they_annotate(version: str) -> None:
+    """Each streamed annotation is numbered as it arrives (its span has just passed on), in order with markers."""
+    runnable = chain(BlockChunksChatModel(chunks=openai_responses_chunks()), output_version=version)
+    message = added(list(runnable.stream({"documents": [ROME]})))
+    assert message.text == "Paris is big ([w](https://w.org)).[1] Rome is old[2]. It has 3 hills.[3]" + SOURCES
+    if version == "v1":
+        block = next(b for b in message.content if b["type"] == "text")
+        spans = [block["text"][a["start_index"] : a["end_index"]] for a in block["annotations"]]
+        assert spans == ["Paris is big ([w](https://w.org)).", "Rome is old", "It has 3 hills."]
+
+
+def test_a_whole_openai_answer_numbers_a_file_citation_at_its_position() -> None:
+    """A file citation of a whole answer goes where its ``file_index`` stands in the raw text, not at the end."""
+    text = "Paris is big ([w](https://w.org)). Rome is old[1](id=1). It has 3 hills. Done."
+    answer = AIMessage(content=[{"type": "text", "text": text, "annotations": [W_CITATION, FILE_CITATION]}])
+    message = chain(RunnableLambda(lambda _: answer)).invoke({"documents": [ROME]})
+    assert message.text == "Paris is big ([w](https://w.org))[1]. Rome is old[2]. It has 3 hills.[3] Done." + SOURCES
