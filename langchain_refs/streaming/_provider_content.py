@@ -64,7 +64,8 @@ GROUNDING_KEY: Final = "grounding_metadata"
 _ANTHROPIC_DOCUMENT_TYPES: Final = frozenset(
     {"char_location", "page_location", "content_block_location", "search_result_location"}
 )
-_ANTHROPIC_KNOWN: Final = frozenset({"type", "cited_text", "document_title", "title", "url", "source"})
+# (A search result's ``source`` stays in ``extras``, as LangChain's own translation keeps it: it names the source.)
+_ANTHROPIC_KNOWN: Final = frozenset({"type", "cited_text", "document_title", "title", "url"})
 
 
 def native_citations(block: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -170,26 +171,42 @@ def native_media(citation: Mapping[str, Any]) -> Document:
     url = citation.get("url")
     if url:
         metadata["source"] = metadata["url"] = url
+    elif source := _search_result_source(citation):
+        metadata["source"] = source
     if citation.get("title"):
         metadata["title"] = citation["title"]
     return Document(page_content=citation.get("cited_text") or "", metadata=metadata)
 
 
+def _search_result_source(citation: Mapping[str, Any]) -> str | None:
+    """The ``source`` an app gave the search result an Anthropic citation quotes (kept in ``extras``), if any."""
+    extras = citation.get("extras")
+    source = extras.get("source") if isinstance(extras, Mapping) else None
+    return source if isinstance(source, str) and source else None
+
+
 def native_source_key(citation: Mapping[str, Any]) -> Hashable:
-    """What numbers a native citation: its URL, else its title, else the provider's document.
+    """What numbers a native citation: its URL, else its search result's source, else its title, else its document.
 
     A citation naming none of these is a source of its own.
 
     Example:
         >>> native_source_key({"type": "citation", "url": "https://a.org", "title": "A"})
         'https://a.org'
+        >>> native_source_key({"type": "citation", "title": "Sky", "extras": {"source": "https://ex.org/sky"}})
+        'https://ex.org/sky'
         >>> native_source_key({"type": "citation", "extras": {"document_index": 2}})
         OwnSource(label='provider document 2')
     """
-    for field in ("url", "title"):
-        value = citation.get(field)
-        if isinstance(value, str) and value:
-            return value
+    url = citation.get("url")
+    if isinstance(url, str) and url:
+        return url
+    source = _search_result_source(citation)
+    if source:
+        return source
+    title = citation.get("title")
+    if isinstance(title, str) and title:
+        return title
     extras = citation.get("extras")
     index = extras.get("document_index") if isinstance(extras, Mapping) else None
     if isinstance(index, int):

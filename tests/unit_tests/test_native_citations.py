@@ -234,3 +234,26 @@ def test_a_whole_openai_answer_numbers_a_file_citation_at_its_position() -> None
     answer = AIMessage(content=[{"type": "text", "text": text, "annotations": [W_CITATION, FILE_CITATION]}])
     message = chain(RunnableLambda(lambda _: answer)).invoke({"documents": [ROME]})
     assert message.text == "Paris is big ([w](https://w.org))[1]. Rome is old[2]. It has 3 hills.[3] Done." + SOURCES
+
+
+def test_an_anthropic_search_result_citation_shares_the_number_of_its_source() -> None:
+    """A search result's ``source`` names it: the document with that source and the citation share one number."""
+    location = {
+        "type": "search_result_location",
+        "cited_text": "Rome is old.",
+        "source": "https://r.org",
+        "title": "Rome",
+        "search_result_index": 0,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
+    answer = AIMessage(
+        content=[
+            {"type": "text", "text": "Rome is old", "citations": [location], "index": 0},
+            {"type": "text", "text": ", as its page says[1](id=1).", "index": 1},
+        ]
+    )
+    message = chain(RunnableLambda(lambda _: answer), output_version="v1").invoke({"documents": [ROME]})
+    assert message.text == "Rome is old[1], as its page says[1].\n\n- [1] Rome (https://r.org)\n"
+    native = next(a for b in message.content for a in b.get("annotations", []) if a.get("cited_text"))
+    assert native["extras"]["source"] == "https://r.org"
