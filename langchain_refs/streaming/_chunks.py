@@ -50,6 +50,7 @@ from langchain_refs.streaming._provider_content import (
     native_media,
     native_source_key,
     provider_end_index,
+    without_grounding_annotations,
     without_native,
 )
 from langchain_refs.streaming._references import data_and_standard_citations
@@ -633,7 +634,9 @@ class ChunkRewriter:
         """
         self._grounding_read = True
         grounding = chunk.response_metadata[GROUNDING_KEY]
-        content = chunk.content
+        content = without_grounding_annotations(chunk.content)
+        if content is not chunk.content:
+            chunk = chunk.model_copy(update={"content": content})
         session = self._session
         if session.output_length or session.held:  # streamed: the text has passed on
             self._pending.extend(grounding_citations(grounding))

@@ -215,6 +215,37 @@ def native_source_key(citation: Mapping[str, Any]) -> Hashable:
     return OwnSource(f"provider citation {id(citation)}")
 
 
+def without_grounding_annotations(content: Any) -> Any:
+    """``content`` without the citations langchain-google-genai made of the grounding (``output_version="v1"``).
+
+    They repeat `grounding_citations` of the same grounding, with Google's
+    UTF-8 byte offsets read as character offsets: the grounding itself is
+    read instead.
+
+    Example:
+        >>> block = {"type": "text", "text": "Hi", "annotations": [
+        ...     {"type": "citation", "url": "u", "extras": {"google_ai_metadata": {}}}]}
+        >>> without_grounding_annotations([block])
+        [{'type': 'text', 'text': 'Hi'}]
+    """
+    if not isinstance(content, list):
+        return content
+    kept_content: list[Any] = []
+    for block in content:
+        if isinstance(block, Mapping) and _listed(block.get("annotations")):
+            kept = [a for a in _listed(block["annotations"]) if not _from_grounding(a)]
+            block = {k: v for k, v in block.items() if k != "annotations"}
+            if kept:
+                block["annotations"] = kept
+        kept_content.append(block)
+    return kept_content
+
+
+def _from_grounding(annotation: Mapping[str, Any]) -> bool:
+    extras = annotation.get("extras")
+    return annotation.get("type") == "citation" and isinstance(extras, Mapping) and "google_ai_metadata" in extras
+
+
 def grounding_citations(grounding: Any, text: str | None = None) -> list[dict[str, Any]]:
     """Google's grounding of an answer (``grounding_metadata``) as native citations.
 

@@ -257,3 +257,30 @@ def test_an_anthropic_search_result_citation_shares_the_number_of_its_source() -
     assert message.text == "Rome is old[1], as its page says[1].\n\n- [1] Rome (https://r.org)\n"
     native = next(a for b in message.content for a in b.get("annotations", []) if a.get("cited_text"))
     assert native["extras"]["source"] == "https://r.org"
+
+
+def test_gemini_grounding_already_translated_by_the_client_is_numbered_once() -> None:
+    """langchain-google-genai's v1 message holds the grounding twice: as annotations (byte offsets) and as metadata."""
+    grounding = {
+        "grounding_chunks": [{"web": {"uri": "https://w.org", "title": "W"}}],
+        "grounding_supports": [
+            {"segment": {"start_index": 0, "end_index": 10, "text": "Café says"}, "grounding_chunk_indices": [0]}
+        ],
+    }
+    # What the client makes of the support: its UTF-8 byte offsets as character offsets.
+    translated = {
+        "type": "citation",
+        "url": "https://w.org",
+        "title": "W",
+        "start_index": 0,
+        "end_index": 10,
+        "cited_text": "Café says",
+        "extras": {"google_ai_metadata": {"grounding_chunk_index": 0}},
+    }
+    text = "Café says so. Rome is old[1](id=1)."
+    answer = AIMessage(
+        content=[{"type": "text", "text": text, "annotations": [translated]}],
+        response_metadata={"grounding_metadata": grounding, "model_provider": "google_genai", "output_version": "v1"},
+    )
+    message = chain(RunnableLambda(lambda _: answer), output_version="v1").invoke({"documents": [ROME]})
+    assert message.text == "Café says[1] so. Rome is old[2].\n\n- [1] W (https://w.org)\n- [2] Rome (https://r.org)\n"
