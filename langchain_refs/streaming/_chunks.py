@@ -712,15 +712,20 @@ class ChunkRewriter:
         its block: a citation whose span ends inside this piece of the block
         is rendered right after the span; one whose span ended in text already
         passed on (OpenAI streams an annotation after the text it annotates),
-        here, as close after its span as the stream allows; one with no
-        offsets waits for the end of the block.
+        here, as close after its span as the stream allows, unless the text
+        passed on ends inside what may be a marker (rendering cuts what is
+        held: the marker would come out raw); the others (no offsets, a span
+        of nothing at the block's start, a marker held) wait for the end of
+        the block.
         """
         start = self._block_lengths.get(key, 0) if not isinstance(key, _OwnBlock) else 0
         here: list[tuple[int, dict[str, Any]]] = []
         for citation in found:
             end = provider_end_index(citation)
-            if end is not None and end - start <= len(text):
-                here.append((max(end - start, 0), citation))
+            if end is not None and 0 < end - start <= len(text):
+                here.append((end - start, citation))
+            elif end is not None and 0 < end <= start and not self._session.held:
+                here.append((0, citation))
             else:
                 self._pending.append(citation)
                 self._pending_block = key

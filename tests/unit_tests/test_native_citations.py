@@ -284,3 +284,19 @@ def test_gemini_grounding_already_translated_by_the_client_is_numbered_once() ->
     )
     message = chain(RunnableLambda(lambda _: answer), output_version="v1").invoke({"documents": [ROME]})
     assert message.text == "Café says[1] so. Rome is old[2].\n\n- [1] W (https://w.org)\n- [2] Rome (https://r.org)\n"
+
+
+@pytest.mark.parametrize("cut", ["[1", "[1](", "[1](id=1"])
+def test_a_streamed_annotation_never_cuts_a_marker_in_two(cut: str) -> None:
+    """An annotation arriving while a marker is held waits for the end of its block: the marker is read whole."""
+    first = "Paris is big ([w](https://w.org)). Rome is old" + cut
+    file_citation = {**FILE_CITATION, "file_index": 34}  # just after "Paris is big ([w](https://w.org))."
+    chunks = [
+        AIMessageChunk(content=[{"type": "text", "text": first, "index": 0}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "annotations": [file_citation], "index": 0}], id="m"),
+        AIMessageChunk(content=[{"type": "text", "text": "[1](id=1)."[len(cut) :], "index": 0}], id="m"),
+    ]
+    message = added(list(chain(BlockChunksChatModel(chunks=chunks)).stream({"documents": [ROME]})))
+    assert message.text == (
+        "Paris is big ([w](https://w.org)). Rome is old[1].[2]\n\n- [1] Rome (https://r.org)\n- [2] facts.pdf\n"
+    )
