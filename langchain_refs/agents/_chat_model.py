@@ -66,7 +66,6 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.messages.content import KNOWN_BLOCK_TYPES
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langchain_core.runnables.config import var_child_runnable_config
@@ -92,6 +91,7 @@ from langchain_refs.streaming import (
     marker_syntaxes,
     merge_chunks,
     passage_scorer,
+    standard_content,
 )
 from langchain_refs.text import PairScorer
 
@@ -108,6 +108,7 @@ __all__ = [
     "rewrite_message",
     "stamped",
     "standard_blocks",
+    "unannotated",
 ]
 
 _MISSING: Final = object()
@@ -288,6 +289,41 @@ def _direct_call(
     if stop is not None:
         call["stop"] = stop
     return model, call
+
+
+def unannotated(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` with the annotations of rewritten answers (``references`` in their metadata) taken out.
+
+    A rewritten answer fed back as history carries its standard ``Citation``
+    annotations, which a provider's client turns into its own citations when
+    it sends the message back (langchain-anthropic makes Anthropic
+    ``citations`` of them, with our fields in: an API refuses those). The
+    model reads its earlier answer's text; the annotations are for the
+    reader. A provider's own answers keep theirs.
+
+    Example:
+        >>> answer = AIMessage(content=[{"type": "text", "text": "Hi[1]", "annotations": [{"type": "citation"}]}],
+        ...     response_metadata={"references": {}, "output_version": "v1"})
+        >>> unannotated([answer])[0].content
+        [{'type': 'text', 'text': 'Hi[1]'}]
+    """
+    out: list[BaseMessage] | None = None
+    for position, message in enumerate(messages):
+        content = message.content
+        if (
+            isinstance(message, AIMessage)
+            and isinstance(content, list)
+            and "references" in message.response_metadata
+            and any(isinstance(block, dict) and "annotations" in block for block in content)
+        ):
+            if out is None:
+                out = list(messages)
+            blocks = [
+                {k: v for k, v in block.items() if k != "annotations"} if isinstance(block, dict) else block
+                for block in content
+            ]
+            out[position] = message.model_copy(update={"content": blocks})
+    return messages if out is None else out
 
 
 def _with_stop(stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -662,7 +698,7 @@ class ReferencesChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         answer = self._start(run_manager)
         first = True
-        for read in self._inner_stream(messages, stop, kwargs):
+        for read in self._inner_stream(unannotated(messages), stop, kwargs):
             generation = (
                 answer.generation_owned(read) if isinstance(read, ChatGenerationChunk) else answer.generation_v1(read)
             )
@@ -685,7 +721,7 @@ class ReferencesChatModel(BaseChatModel):
         answer = self._start(run_manager)
         first = True
         # Closed with this stream (a client that leaves early), not when the garbage collector gets to it.
-        async with aclosing(self._ainner_stream(messages, stop, kwargs)) as reads:
+        async with aclosing(self._ainner_stream(unannotated(messages), stop, kwargs)) as reads:
             async for read in reads:
                 generation = (
                     answer.generation_owned(read)
@@ -761,7 +797,7 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         with _detached():
-            inner = self.inner.invoke(messages, _untraced(), **_with_stop(stop, kwargs))
+            inner = self.inner.invoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
         return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
 
     @override
@@ -773,7 +809,7 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         with _detached():
-            inner = await self.inner.ainvoke(messages, _untraced(), **_with_stop(stop, kwargs))
+            inner = await self.inner.ainvoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
         answer, rewritten, added = self._whole_start(inner, run_manager)
         # A passage scorer of the caller's may call a model: off the event loop.
         message = self._whole_end(rewritten, await answer.afinish(), added)
@@ -790,6 +826,11 @@ class ReferencesChatModel(BaseChatModel):
     ) -> tuple[ChunkRewriter, Any, set[int]]:
         """A whole answer's rewriting begun: its rewriter, its text rewritten, the block indices given (`_indexed`)."""
         answer = self._start(run_manager)
+        standard = standard_blocks(message, marked_only=False) if isinstance(message, AIMessage) else message
+        if standard is not message:
+            # Its blocks now standard, it is marked so (as streamed, see `ChunkRewriter`).
+            metadata = {**standard.response_metadata, "output_version": "v1"}
+            message = standard.model_copy(update={"response_metadata": metadata})
         chunk = _as_chunk(message)
         added: set[int] = set()
         if isinstance(chunk.content, list):
@@ -802,15 +843,15 @@ class ReferencesChatModel(BaseChatModel):
 
     def _whole_end(self, rewritten: Any, last: Any, added: set[int]) -> AIMessage:
         """The whole answer: its rewritten text and its last chunk (the list of sources) as one message."""
-        merged = merge_chunks([rewritten, last])
+        merged: AIMessage = merge_chunks([rewritten, last])
         if added and isinstance(merged.content, list):
             content = [
                 {k: v for k, v in b.items() if k != "index"} if isinstance(b, dict) and b.get("index") in added else b
                 for b in merged.content
             ]
             merged = merged.model_copy(update={"content": content})
-        standard = standard_blocks(merged)
-        return stamped(standard) if self.stamp_text else standard
+        answer: AIMessage = stamped(merged) if self.stamp_text else merged
+        return answer
 
 
 def _indexed(blocks: list[Any]) -> tuple[list[Any], set[int]]:
@@ -827,13 +868,14 @@ def _indexed(blocks: list[Any]) -> tuple[list[Any], set[int]]:
     return indexed, added
 
 
-def standard_blocks(message: AIMessage) -> AIMessage:
-    """``message`` with its non-text blocks in LangChain's standard form when its content is marked ``v1``.
+def standard_blocks(message: AIMessage, *, marked_only: bool = True) -> AIMessage:
+    """``message`` with its provider-native blocks in LangChain's standard form (`standard_content`), in place.
 
-    The rewritten answer marks its content as standard (``output_version``
-    ``"v1"``) so that its text blocks keep their annotations; its other
-    blocks (a provider's ``thinking``, server tool results...) are then
-    translated by the provider's own translator, as ``content_blocks`` would.
+    By default only when its content is marked standard (``output_version``
+    ``"v1"``), as the rewritten answer's is for its annotations: its other
+    blocks (a provider's ``thinking``, server tool results...) must then be
+    standard too. With ``marked_only=False``, any AI message: a whole answer
+    before it is rewritten (its tool calls read from the message).
 
     Example:
         >>> message = AIMessage(
@@ -843,35 +885,12 @@ def standard_blocks(message: AIMessage) -> AIMessage:
         ['reasoning', 'text']
     """
     metadata = message.response_metadata
-    if metadata.get("output_version") != "v1" or not isinstance(message.content, list):
+    if not isinstance(message.content, list):
         return message
-    provider = {k: v for k, v in metadata.items() if k != "output_version"}
-    content: list[Any] = []
-    changed = False
-    for block in message.content:
-        if isinstance(block, dict) and _provider_native(block):
-            translated = AIMessage(content=[block], response_metadata=provider).content_blocks
-            content.extend(translated)
-            changed = True
-        else:
-            content.append(block)
-    return message.model_copy(update={"content": content}) if changed else message
-
-
-def _provider_native(block: dict[str, Any]) -> bool:
-    """Whether a content block is in a provider's own form: a type LangChain's standard has not, or OpenAI's reasoning.
-
-    OpenAI's Responses API names its reasoning blocks ``"reasoning"`` too,
-    with a ``summary`` where the standard block has its ``reasoning`` text.
-
-    Example:
-        >>> _provider_native({"type": "reasoning", "id": "rs_1", "summary": []})
-        True
-        >>> _provider_native({"type": "reasoning", "reasoning": "Hm."})
-        False
-    """
-    kind = block.get("type")
-    return kind not in KNOWN_BLOCK_TYPES or (kind == "reasoning" and "summary" in block and "reasoning" not in block)
+    if marked_only and metadata.get("output_version") != "v1":
+        return message
+    content = standard_content(message.content, metadata, tool_calls=message.tool_calls)
+    return message if content is None else message.model_copy(update={"content": content})
 
 
 def rewrite_message(message: AIMessage, model: ReferencesChatModel) -> AIMessage:

@@ -35,6 +35,7 @@ from langchain_refs.streaming._parser import (
 from langchain_refs.streaming._passages import attach_passages, passage_scorer, scored_at_close
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
 from langchain_refs.streaming._protocols import CitationVerifier, checked_support_threshold, support_threshold_of
+from langchain_refs.streaming._provider_content import standard_content
 from langchain_refs.streaming._references import (
     AnswerContext,
     AnswerReferences,
@@ -118,6 +119,7 @@ __all__ = [
     "safe_url",
     "scored_at_close",
     "source_key_function",
+    "standard_content",
     "styles_directory",
     "support_threshold_of",
 ]

@@ -50,6 +50,7 @@ from langchain_refs.streaming._provider_content import (
     native_media,
     native_source_key,
     provider_end_index,
+    standard_content,
     without_grounding_annotations,
     without_native,
 )
@@ -425,6 +426,7 @@ class ChunkRewriter:
         "_raw",
         "_segments",
         "_session",
+        "_standard",
         "_str_output",
         "_tail_block",
         "_tool_calls",
@@ -461,6 +463,8 @@ class ChunkRewriter:
         self._tail_block: dict[str, Any] | None = None
         self._v1 = False
         self._tool_calls = False
+        # A block was put in the standard form (``"v1"``): the answer is then marked standard as a whole.
+        self._standard = False
         # Native citations waiting for the end of their block, and that block's key.
         self._pending: list[dict[str, Any]] = []
         self._pending_block: Any = None
@@ -621,6 +625,18 @@ class ChunkRewriter:
             update["content"] = self._blocks(content)
         if chunk.tool_call_chunks:
             self._tool_calls = True
+        # A provider's own blocks (thinking, tool_use...) and tool calls beside str content, in the standard
+        # form: the answer is marked standard at its end, and its chunks must then add up to standard content.
+        standard = standard_content(
+            update["content"],
+            chunk.response_metadata,
+            tool_call_chunks=update.get("tool_call_chunks", chunk.tool_call_chunks),
+        )
+        if standard is not None:
+            # Marked standard itself too: read alone, as a model with output_version="v1" marks each chunk.
+            update["content"] = standard
+            update["response_metadata"] = {**chunk.response_metadata, "output_version": "v1"}
+            self._standard = True
         return copy_chunk(chunk, update), text
 
     def _grounded(self, chunk: AIMessageChunk, rewrite: Callable[[Any], Any]) -> Any:
@@ -792,12 +808,13 @@ class ChunkRewriter:
             content = pending + tail
         else:
             content = self._last_blocks(citations, tail_block, pending, pending_block, tail)
-            if citations and (self._v1 or self._grounding_read) and not self._tool_calls:
+            if self._standard or (citations and (self._v1 or self._grounding_read) and not self._tool_calls):
                 # Standard v1 content: provider translators (Anthropic's
                 # rebuilds text blocks from its own `citations`, Google's puts
                 # its grounding over the first block) would drop our
-                # annotations from `content_blocks` otherwise. Not with tool
-                # calls: v1 content_blocks would then omit them.
+                # annotations from `content_blocks` otherwise; and blocks put
+                # in the standard form must be read as such. Not with tool
+                # calls no block holds: v1 content_blocks would omit them.
                 metadata["output_version"] = "v1"
         last = AIMessageChunk(content=content, id=self._message_id, response_metadata=metadata)
         if _HAS_CHUNK_POSITION:

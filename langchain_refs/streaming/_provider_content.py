@@ -12,6 +12,10 @@ which source each one names, so that they join the numbering of marker
 citations: by URL, else by title, else by the provider's document index;
 `native_media` is what a style renders for such a source, and
 `provider_end_index` where in the provider's raw text a citation's span ends.
+A provider's other blocks (Anthropic's ``thinking``, a ``tool_use``, OpenAI's
+reasoning summaries) and tool calls streamed beside ``str`` content are put
+in LangChain's standard form by `standard_content`, with the provider's own
+translator, as a model with ``output_version="v1"`` puts them.
 Google's Gemini grounds an answer as a whole instead
 (``response_metadata["grounding_metadata"]``): `grounding_citations` reads it
 with langchain-core's own translator.
@@ -28,10 +32,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages.content import KNOWN_BLOCK_TYPES
 
 from langchain_refs.streaming._registry import OwnSource
 
@@ -51,6 +57,8 @@ __all__ = [
     "native_media",
     "native_source_key",
     "provider_end_index",
+    "provider_native",
+    "standard_content",
     "without_native",
 ]
 
@@ -278,6 +286,95 @@ def grounding_citations(grounding: Any, text: str | None = None) -> list[dict[st
                 citation[field] = len(encoded[:offset].decode(errors="ignore"))
         found.append(_standard(citation))
     return found
+
+
+# The standard blocks that hold a tool call (langchain-core's v1 content).
+_CALL_TYPES: Final = frozenset(
+    {"tool_call", "tool_call_chunk", "invalid_tool_call", "server_tool_call", "server_tool_call_chunk"}
+)
+
+
+def provider_native(block: Mapping[str, Any]) -> bool:
+    """Whether a content block is in a provider's own form: a type LangChain's standard has not, or OpenAI's reasoning.
+
+    OpenAI's Responses API names its reasoning blocks ``"reasoning"`` too,
+    with a ``summary`` where the standard block has its ``reasoning`` text.
+
+    Example:
+        >>> provider_native({"type": "thinking", "thinking": "Hm."})
+        True
+        >>> provider_native({"type": "reasoning", "id": "rs_1", "summary": []})
+        True
+        >>> provider_native({"type": "reasoning", "reasoning": "Hm."})
+        False
+    """
+    kind = block.get("type")
+    return kind not in KNOWN_BLOCK_TYPES or (kind == "reasoning" and "summary" in block and "reasoning" not in block)
+
+
+def standard_content(
+    blocks: list[Any],
+    metadata: Mapping[str, Any],
+    *,
+    tool_call_chunks: Sequence[Any] = (),
+    tool_calls: Sequence[Any] | None = None,
+) -> list[Any] | None:
+    """``blocks`` (a message's list content) in LangChain's standard form, or None when they already are.
+
+    Each provider-native block (`provider_native`) is translated in its
+    place by the translator of the provider ``metadata`` names
+    (``model_provider``), as ``content_blocks`` translates it: as part of
+    a chunk with ``tool_call_chunks``, or of a whole message with
+    ``tool_calls`` when they are given. The other blocks are kept as they
+    are (rewritten text blocks, blocks already standard). A chunk's
+    ``tool_call_chunks`` that no block holds become ``tool_call_chunk``
+    blocks, as langchain-core makes them of ``str`` content: summed with the
+    answer's last chunk, a message marked ``output_version="v1"`` turns them
+    into ``tool_call`` blocks.
+
+    Example:
+        >>> thinking = {"type": "thinking", "thinking": "Hm.", "signature": "s", "index": 0}
+        >>> standard_content([thinking], {"model_provider": "anthropic"})
+        [{'type': 'reasoning', 'reasoning': 'Hm.', 'index': 0, 'extras': {'signature': 's'}}]
+        >>> call = {"type": "tool_call_chunk", "name": "f", "args": "{}", "id": "c1", "index": 1}
+        >>> standard_content([], {"model_provider": "openai"}, tool_call_chunks=[call])
+        [{'type': 'tool_call_chunk', 'id': 'c1', 'name': 'f', 'args': '{}', 'index': 1}]
+        >>> standard_content([{"type": "text", "text": "Hi", "index": 0}], {}) is None
+        True
+    """
+    native = any(isinstance(block, dict) and provider_native(block) for block in blocks)
+    if not native and (not tool_call_chunks or _holds_calls(blocks)):
+        return None
+    provider = {key: value for key, value in metadata.items() if key != "output_version"}
+    out: list[Any] = []
+    for block in blocks:
+        if not (isinstance(block, dict) and provider_native(block)):
+            out.append(block)
+        elif tool_calls is not None:
+            out.extend(AIMessage(content=[block], tool_calls=tool_calls, response_metadata=provider).content_blocks)
+        else:
+            probe = AIMessageChunk(content=[block], tool_call_chunks=list(tool_call_chunks), response_metadata=provider)
+            out.extend(probe.content_blocks)
+    if tool_calls is None and not _holds_calls(out):
+        out.extend(_call_block(chunk) for chunk in tool_call_chunks)
+    return out
+
+
+def _holds_calls(blocks: list[Any]) -> bool:
+    return any(isinstance(block, dict) and block.get("type") in _CALL_TYPES for block in blocks)
+
+
+def _call_block(chunk: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``tool_call_chunk`` content block of a chunk's tool call chunk, as langchain-core makes one."""
+    block: dict[str, Any] = {
+        "type": "tool_call_chunk",
+        "id": chunk.get("id"),
+        "name": chunk.get("name"),
+        "args": chunk.get("args"),
+    }
+    if chunk.get("index") is not None:
+        block["index"] = chunk["index"]
+    return block
 
 
 def _listed(value: Any) -> list[Mapping[str, Any]]:

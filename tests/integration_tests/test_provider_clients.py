@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 from langchain_core.documents import Document
+from langchain_core.messages import HumanMessage, message_chunk_to_message
 from langchain_core.tools import tool
 
 from langchain_refs import TextReferenceStyle
@@ -34,12 +35,14 @@ class _Replay(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     queue: ClassVar[list[str]] = []
+    bodies: ClassVar[list[dict[str, Any]]] = []
 
     def log_message(self, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+        self.bodies.append(body)
         streamed = body.get("stream") is True or ":streamGenerateContent" in self.path
         name = self.queue.pop(0)
         data = (PAYLOADS / f"{name}.{'sse' if streamed else 'json'}").read_bytes()
@@ -71,13 +74,17 @@ def wrapped(model: Any) -> Any:
     return ReferencesChatModel(inner=model, documents=DOCUMENTS, style=TextReferenceStyle())
 
 
-def streamed_text(model: Any) -> str:
+def streamed_message(model: Any) -> Any:
     chunks = list(model.stream("Colours?"))
     message = chunks[0]
     for chunk in chunks[1:]:
         message = message + chunk
     assert not any(RAW_MARKER in chunk.text for chunk in chunks)
-    return str(message.text)
+    return message
+
+
+def streamed_text(model: Any) -> str:
+    return str(streamed_message(model).text)
 
 
 def test_anthropic_citations_streamed_and_whole(api: str) -> None:
@@ -98,6 +105,50 @@ def test_anthropic_citations_streamed_and_whole(api: str) -> None:
     assert streamed_text(model) == expected
     replay("anthropic_cite")
     assert model.invoke("Colours?").text == expected
+
+
+def test_anthropic_thinking_reads_as_reasoning_and_goes_back_as_thinking(api: str) -> None:
+    """Issue 20: streamed thinking is the standard reasoning in the answer; as history it goes back signed, uncited.
+
+    The answer is marked standard (v1) for its annotations: its thinking must be standard too. Fed back to the
+    wrapper as history, the client sends the thinking with its signature (the API needs it) and the text without
+    the annotations (the client would make Anthropic citations of them, with our fields in).
+    """
+    anthropic = pytest.importorskip("langchain_anthropic", reason="langchain-anthropic (the test extra) not installed")
+    thinking = {"type": "enabled", "budget_tokens": 2000}
+    inner = anthropic.ChatAnthropic(
+        model="claude-sonnet-4-5-20250929", anthropic_api_url=api, api_key="k", thinking=thinking, max_tokens=4000
+    )
+    model = wrapped(inner)
+    replay("anthropic_cite", "anthropic_cite")
+    answer = message_chunk_to_message(streamed_message(model))
+    assert [b["type"] for b in answer.content_blocks][:2] == ["reasoning", "text"]
+    assert (
+        answer.content_blocks[0]["reasoning"]
+        == "The user asks about colours. Document 0 covers grass; the PDF covers water."
+    )
+    model.invoke([HumanMessage("Colours?"), answer, HumanMessage("And water?")])
+    sent = _Replay.bodies[-1]["messages"][1]
+    assert sent["role"] == "assistant"
+    assert sent["content"][0]["type"] == "thinking"
+    assert sent["content"][0]["signature"] == "EqQBCkYIBxgCKkD5b0d0ZmFrZS1zaWduYXR1cmUtZm9yLXRlc3RzLW9ubHk="
+    assert [b for b in sent["content"] if b.get("citations")] == []
+    assert "".join(b.get("text", "") for b in sent["content"]).startswith("According to the documents, the grass")
+
+
+def test_an_openai_tool_call_turn_shows_its_call_as_the_model_alone(api: str) -> None:
+    """Issue 20: a streamed tool-call turn (no text) keeps its tool call in content_blocks, as the bare client's."""
+    openai = pytest.importorskip("langchain_openai", reason="langchain-openai (the test extra) not installed")
+    inner = openai.ChatOpenAI(model="gpt-4o", base_url=f"{api}/v1", api_key="k")
+    replay("openai_chat_tool")
+    bare = streamed_message(inner)
+    replay("openai_chat_tool")
+    ours = streamed_message(wrapped(inner))
+    assert [b["type"] for b in bare.content_blocks] == ["tool_call"]
+    assert [(b["type"], b["name"], b["args"]) for b in ours.content_blocks] == [
+        (b["type"], b["name"], b["args"]) for b in bare.content_blocks
+    ]
+    assert ours.tool_calls == bare.tool_calls
 
 
 def test_openai_responses_annotations_follow_the_text_they_annotate(api: str) -> None:

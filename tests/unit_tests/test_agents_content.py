@@ -215,3 +215,145 @@ def test_gemini_grounding_after_a_streamed_answer_is_numbered_at_its_end() -> No
     model = ReferencesChatModel(inner=BlockStreamer(script=[chunks]), documents=[PARIS], style=TextReferenceStyle())
     streamed = "".join(c.text for c in model.stream("q"))
     assert streamed == "Paris is big[1]. Café Rome is old. Lyon has silk.[2]" + LIST
+
+
+# -- streamed non-text blocks: every chunk, and their sum, in the standard form the sum is marked with ---------------
+
+OPENAI_META = {"model_provider": "openai"}
+ANTHROPIC_META = {"model_provider": "anthropic"}
+
+
+def summed(chunks: list[Any]) -> AIMessageChunk:
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return total
+
+
+def streamed(script: list[AIMessageChunk], documents: list[Document] | None = None) -> list[AIMessageChunk]:
+    model = ReferencesChatModel(
+        inner=BlockStreamer(script=[script]), documents=documents or [PARIS], style=TextReferenceStyle()
+    )
+    return list(model.stream("q"))
+
+
+async def astreamed(script: list[AIMessageChunk]) -> list[AIMessageChunk]:
+    model = ReferencesChatModel(inner=BlockStreamer(script=[script]), documents=[PARIS], style=TextReferenceStyle())
+    return [chunk async for chunk in model.astream("q")]
+
+
+def anthropic_tool_turn() -> list[AIMessageChunk]:
+    """Thinking, a sentence, then a tool call, as langchain-anthropic streams them (block indices 0, 1, 2)."""
+    call = {"name": "search", "args": "", "id": "toolu_1", "index": 2, "type": "tool_call_chunk"}
+    return [
+        *anthropic_stream()[:3],
+        AIMessageChunk(
+            content=[{"type": "text", "text": "Let me look.", "index": 1}], response_metadata=ANTHROPIC_META
+        ),
+        AIMessageChunk(
+            content=[{"type": "tool_use", "id": "toolu_1", "name": "search", "input": {}, "index": 2}],
+            tool_call_chunks=[call],
+            response_metadata=ANTHROPIC_META,
+        ),
+        AIMessageChunk(
+            content=[{"type": "input_json_delta", "partial_json": '{"query": "paris"}', "index": 2}],
+            tool_call_chunks=[{**call, "name": None, "id": None, "args": '{"query": "paris"}'}],
+            response_metadata=ANTHROPIC_META,
+        ),
+    ]
+
+
+def openai_tool_turn(text: str = "") -> list[AIMessageChunk]:
+    """An OpenAI chat tool call: empty str content, the call's arguments in two pieces (and some text before)."""
+    call = {"name": "search", "args": '{"query": ', "id": "call_1", "index": 0, "type": "tool_call_chunk"}
+    return [
+        *([AIMessageChunk(content=text, response_metadata=OPENAI_META)] if text else []),
+        AIMessageChunk(content="", tool_call_chunks=[call], response_metadata=OPENAI_META),
+        AIMessageChunk(
+            content="",
+            tool_call_chunks=[{**call, "name": None, "id": None, "args": '"paris"}'}],
+            response_metadata=OPENAI_META,
+        ),
+    ]
+
+
+@pytest.mark.parametrize("call", ["stream", "astream"])
+async def test_streamed_thinking_is_reasoning_in_every_chunk_and_in_their_sum(call: str) -> None:
+    """Issue 20: a streamed Anthropic thinking block read as the standard reasoning, chunk by chunk and summed.
+
+    The sum is marked standard (v1) for its annotations: its thinking must then be standard too, not type "thinking".
+    """
+    chunks = streamed(anthropic_stream()) if call == "stream" else await astreamed(anthropic_stream())
+    assert [[b["type"] for b in c.content_blocks] for c in chunks[:3]] == [["reasoning"]] * 3
+    total = summed(chunks)
+    assert not [b for b in total.content if isinstance(b, dict) and b.get("type") == "thinking"]
+    blocks = total.content_blocks
+    assert [b["type"] for b in blocks] == ["reasoning", "text"]
+    assert blocks[0]["reasoning"] == "Let me think."
+    assert blocks[0]["extras"] == {"signature": "sig"}
+    assert blocks[1]["text"] == "Paris is the capital of France[1].\n\n- [1] P (https://p.org)\n"
+    assert spans(total) == [("text", "Paris is the capital of France", "https://p.org")]
+
+
+def test_streamed_thinking_with_nothing_cited_reads_the_same() -> None:
+    """Nothing cited: the summed answer still reads as reasoning and text, the text as written."""
+    script = [*anthropic_stream()[:3], AIMessageChunk(content=[{"type": "text", "text": "Hi.", "index": 1}])]
+    blocks = summed(streamed(script)).content_blocks
+    assert [(b["type"], b.get("reasoning", b.get("text"))) for b in blocks] == [
+        ("reasoning", "Let me think."),
+        ("text", "Hi."),
+    ]
+
+
+def test_streamed_openai_tool_call_turn_keeps_its_tool_call_in_the_standard_content() -> None:
+    """Issue 20: a streamed tool-call turn (no text) shows its tool call in content_blocks, as the model alone does."""
+    total = summed(streamed(openai_tool_turn()))
+    assert total.tool_calls == [{"name": "search", "args": {"query": "paris"}, "id": "call_1", "type": "tool_call"}]
+    calls = [b for b in total.content_blocks if b["type"] == "tool_call"]
+    assert [(b["id"], b["name"], b["args"]) for b in calls] == [("call_1", "search", {"query": "paris"})]
+    assert [b["type"] for b in total.content_blocks] == ["tool_call"]
+
+
+def test_streamed_text_then_tool_call_keeps_both_and_the_annotation() -> None:
+    """Text with a citation, then a tool call (OpenAI chat): the annotated text and the call, both standard."""
+    total = summed(streamed(openai_tool_turn("Paris is big[1](id=1).")))
+    assert [b["type"] for b in total.content_blocks] == ["text", "tool_call"]
+    assert spans(total) == [("text", "Paris is big", "https://p.org")]
+    assert total.tool_calls[0]["args"] == {"query": "paris"}
+
+
+def test_streamed_anthropic_tool_turn_is_reasoning_text_and_tool_call() -> None:
+    """Thinking, text, tool_use streamed: reasoning, text and the tool call with its arguments, summed."""
+    total = summed(streamed(anthropic_tool_turn()))
+    blocks = total.content_blocks
+    assert [b["type"] for b in blocks] == ["reasoning", "text", "tool_call"]
+    assert (blocks[2]["id"], blocks[2]["args"]) == ("toolu_1", {"query": "paris"})
+    assert total.tool_calls == [{"name": "search", "args": {"query": "paris"}, "id": "toolu_1", "type": "tool_call"}]
+
+
+def test_whole_tool_call_turns_read_as_the_model_alone() -> None:
+    """invoke: the same turns whole show the same blocks as streamed."""
+    turns = [(openai_tool_turn(), ["tool_call"]), (anthropic_tool_turn(), ["reasoning", "text", "tool_call"])]
+    for script, expected in turns:
+        model = ReferencesChatModel(inner=BlockStreamer(script=[script]), documents=[PARIS], style=TextReferenceStyle())
+        out = model.invoke("q")
+        assert [b["type"] for b in out.content_blocks] == expected
+        assert out.tool_calls[0]["args"] == {"query": "paris"}
+
+
+def test_a_messages_stream_client_sums_standard_blocks_in_the_agent() -> None:
+    """create_agent, stream_mode="messages": the model node's chunks, summed as a client sums them, read standard."""
+    model = BlockStreamer(script=[])
+    tool_step = ScriptedToolModel(script=[search("paris")])
+    first = next(iter(tool_step._stream([])))
+    model.script = [[first.message], anthropic_stream()]
+    agent = create_agent(
+        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[ReferencesMiddleware(style=TextReferenceStyle())]
+    )
+    by_id: dict[str, list[AIMessageChunk]] = {}
+    for chunk, _meta in agent.stream({"messages": [{"role": "user", "content": "Paris?"}]}, stream_mode="messages"):
+        if isinstance(chunk, AIMessageChunk):
+            by_id.setdefault(str(chunk.id), []).append(chunk)
+    answer = summed(list(by_id.values())[-1])
+    assert [b["type"] for b in answer.content_blocks] == ["reasoning", "text"]
+    assert spans(answer) == [("text", "Paris is the capital of France", "https://example.org/paris")]

@@ -86,7 +86,11 @@ def test_v1_invoke_and_ainvoke() -> None:
 
 
 def test_v1_moves_tool_call_chunks_off_the_text_index() -> None:
-    """v1: a tool-call chunk at index 0 moves to 1, so the text block never swallows it; no v1 output flag then."""
+    """v1: a tool-call chunk at index 0 moves to 1, so the text block never swallows it; the call is a block too.
+
+    A model with output_version="v1" streams its tool calls as tool_call_chunk blocks: so does the rewritten answer,
+    and, marked v1, its content_blocks show the annotated text and the call (issue 20).
+    """
     model = BlockChunksChatModel(
         chunks=[
             AIMessageChunk(content="Paris[1](id=1).", id="m"),
@@ -99,7 +103,10 @@ def test_v1_moves_tool_call_chunks_off_the_text_index() -> None:
     assert [c.tool_call_chunks[0]["index"] for c in chunks if c.tool_call_chunks] == [1]
     message = added(chunks)
     assert [call["name"] for call in message.tool_calls] == ["search"]
-    assert "output_version" not in message.response_metadata
+    assert message.response_metadata["output_version"] == "v1"
+    text, call = message.content_blocks
+    assert (text["type"], check_annotations(text)) == ("text", [("Paris", "Paris is the capital of France.")])
+    assert (call["type"], call["name"], call["id"], call["args"]) == ("tool_call", "search", "c1", {})
 
 
 def test_str_outputs_stay_str_in_v1() -> None:
