@@ -92,6 +92,8 @@ from langchain_refs.streaming import (
     merge_chunks,
     passage_scorer,
     standard_content,
+    whole_answer,
+    without_added_indices,
 )
 from langchain_refs.text import PairScorer
 
@@ -823,59 +825,27 @@ class ReferencesChatModel(BaseChatModel):
 
     def _whole_start(
         self, message: BaseMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
-    ) -> tuple[ChunkRewriter, Any, set[int]]:
-        """A whole answer's rewriting begun: its rewriter, its text rewritten, the block indices given (`_indexed`)."""
+    ) -> tuple[ChunkRewriter, Any, frozenset[int]]:
+        """A whole answer's rewriting begun: its rewriter, its text rewritten, the indices given (`whole_answer`)."""
         answer = self._start(run_manager)
-        standard = standard_blocks(message, marked_only=False) if isinstance(message, AIMessage) else message
-        if standard is not message:
-            # Its blocks now standard, it is marked so (as streamed, see `ChunkRewriter`).
-            metadata = {**standard.response_metadata, "output_version": "v1"}
-            message = standard.model_copy(update={"response_metadata": metadata})
-        chunk = _as_chunk(message)
-        added: set[int] = set()
-        if isinstance(chunk.content, list):
-            # A whole message's blocks have no index: give them their positions,
-            # so that the list of sources and the annotations join the text
-            # blocks they belong to, as when the message streams.
-            blocks, added = _indexed(chunk.content)
-            chunk = chunk.model_copy(update={"content": blocks})
-        return answer, answer.on_chunk_v1(chunk), added
+        ready, added = whole_answer(message, standard=True)
+        return answer, answer.on_chunk_v1(_as_chunk(ready)), added
 
-    def _whole_end(self, rewritten: Any, last: Any, added: set[int]) -> AIMessage:
+    def _whole_end(self, rewritten: Any, last: Any, added: frozenset[int]) -> AIMessage:
         """The whole answer: its rewritten text and its last chunk (the list of sources) as one message."""
-        merged: AIMessage = merge_chunks([rewritten, last])
-        if added and isinstance(merged.content, list):
-            content = [
-                {k: v for k, v in b.items() if k != "index"} if isinstance(b, dict) and b.get("index") in added else b
-                for b in merged.content
-            ]
-            merged = merged.model_copy(update={"content": content})
+        merged: AIMessage = without_added_indices(merge_chunks([rewritten, last]), added)
         answer: AIMessage = stamped(merged) if self.stamp_text else merged
         return answer
 
 
-def _indexed(blocks: list[Any]) -> tuple[list[Any], set[int]]:
-    """Blocks that lack an ``index`` given their position, and the indices given."""
-    indexed: list[Any] = []
-    added: set[int] = set()
-    for position, block in enumerate(blocks):
-        if isinstance(block, str):
-            block = {"type": "text", "text": block}
-        if isinstance(block, dict) and "index" not in block:
-            block = {**block, "index": position}
-            added.add(position)
-        indexed.append(block)
-    return indexed, added
+def standard_blocks(message: AIMessage) -> AIMessage:
+    """``message`` with its provider-native blocks in LangChain's standard form when its content is marked ``v1``.
 
-
-def standard_blocks(message: AIMessage, *, marked_only: bool = True) -> AIMessage:
-    """``message`` with its provider-native blocks in LangChain's standard form (`standard_content`), in place.
-
-    By default only when its content is marked standard (``output_version``
-    ``"v1"``), as the rewritten answer's is for its annotations: its other
+    The rewritten answer marks its content as standard (``output_version``
+    ``"v1"``) so that its text blocks keep their annotations; its other
     blocks (a provider's ``thinking``, server tool results...) must then be
-    standard too. With ``marked_only=False``, any AI message: a whole answer
-    before it is rewritten (its tool calls read from the message).
+    standard too (`standard_content`): the rewriting puts them so, and an
+    answer rewritten by an older release is put so here.
 
     Example:
         >>> message = AIMessage(
@@ -885,9 +855,7 @@ def standard_blocks(message: AIMessage, *, marked_only: bool = True) -> AIMessag
         ['reasoning', 'text']
     """
     metadata = message.response_metadata
-    if not isinstance(message.content, list):
-        return message
-    if marked_only and metadata.get("output_version") != "v1":
+    if metadata.get("output_version") != "v1" or not isinstance(message.content, list):
         return message
     content = standard_content(message.content, metadata, tool_calls=message.tool_calls)
     return message if content is None else message.model_copy(update={"content": content})

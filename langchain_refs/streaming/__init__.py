@@ -17,7 +17,14 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from typing import TYPE_CHECKING, Any, Final
 
 import langchain_refs.streaming._parser as _parser_module
-from langchain_refs.streaming._chunks import ChunkRewriter, OutputVersion, join_text_runs, merge_chunks
+from langchain_refs.streaming._chunks import (
+    ChunkRewriter,
+    OutputVersion,
+    join_text_runs,
+    merge_chunks,
+    whole_answer,
+    without_added_indices,
+)
 from langchain_refs.streaming._parser import (
     BRACKET_SYNTAX,
     DAGGER_SYNTAX,
@@ -122,6 +129,8 @@ __all__ = [
     "standard_content",
     "styles_directory",
     "support_threshold_of",
+    "whole_answer",
+    "without_added_indices",
 ]
 
 

@@ -27,10 +27,13 @@ see `native_citations`) are numbered with the marker citations and rendered
 at the end of the block they annotate: when a chunk moves on to another
 block, or when the answer ends.
 
-Where annotations cannot go: a text block without an ``index`` is its own
-element of the message's content, so annotations can be attached only to
-the last such block (the one the final chunk writes); the others' are in
-``response_metadata["citations"]`` only, as are all of a ``str`` answer's.
+A whole answer (``invoke``) has its blocks given their positions as
+indices first (`whole_answer`), taken off again once it is rewritten
+(`without_added_indices`). Where annotations cannot go: a streamed text
+block without an ``index`` is its own element of the message's content, so
+annotations can be attached only to the last such block (the one the final
+chunk writes); the others' are in ``response_metadata["citations"]`` only,
+as are all of a ``str`` answer's.
 """
 
 from __future__ import annotations
@@ -57,7 +60,15 @@ from langchain_refs.streaming._provider_content import (
 from langchain_refs.streaming._references import data_and_standard_citations
 from langchain_refs.streaming._session import ReferenceSession, Verifier
 
-__all__ = ["ChunkRewriter", "OutputVersion", "generation_chunk", "join_text_runs", "merge_chunks"]
+__all__ = [
+    "ChunkRewriter",
+    "OutputVersion",
+    "generation_chunk",
+    "join_text_runs",
+    "merge_chunks",
+    "whole_answer",
+    "without_added_indices",
+]
 
 OutputVersion = Literal["v0", "v1"]
 """The shape of a rewritten message's text: the model's own (``"v0"``), or standard content blocks (``"v1"``)."""
@@ -190,6 +201,70 @@ def merge_chunks(chunks: Iterable[Any]) -> Any:
         for chunk in messages[1:]:
             message = message + chunk
     return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+
+
+def whole_answer(message: Any, *, standard: bool) -> tuple[Any, frozenset[int]]:
+    """A whole answer made ready to be rewritten as one chunk, and the block indices it was given.
+
+    Blocks of list content are merged by ``index``: a whole answer's blocks
+    have none, so the list of sources and the annotations of the last chunk
+    could not join the text blocks they belong to. Each block without one is
+    given its position (a bare string becomes a text block), as when the
+    answer streams; `without_added_indices` takes them off the rewritten
+    answer. With ``standard`` (``"v1"``), its provider-native blocks are put
+    in the standard form first (`standard_content`, read as the whole
+    message's), and the answer marked ``output_version="v1"``. Anything but
+    an AI message is returned as it is.
+
+    Example:
+        >>> answer = AIMessage(content=[{"type": "thinking", "thinking": "Hm."}, "Hi"],
+        ...     response_metadata={"model_provider": "anthropic"})
+        >>> ready, added = whole_answer(answer, standard=True)
+        >>> ready.content, sorted(added), ready.response_metadata["output_version"]
+        ([{'type': 'reasoning', 'reasoning': 'Hm.', 'index': 0}, {'type': 'text', 'text': 'Hi', 'index': 1}], \
+[0, 1], 'v1')
+    """
+    if not isinstance(message, AIMessage) or not isinstance(message.content, list):
+        return message, frozenset()
+    content = message.content
+    update: dict[str, Any] = {}
+    if standard:
+        translated = standard_content(content, message.response_metadata, tool_calls=message.tool_calls)
+        if translated is not None:
+            content = translated
+            update["response_metadata"] = {**message.response_metadata, "output_version": "v1"}
+    indexed: list[Any] = []
+    added: set[int] = set()
+    for position, block in enumerate(content):
+        if isinstance(block, str):
+            block = {"type": "text", "text": block}
+        if isinstance(block, dict) and "index" not in block:
+            block = {**block, "index": position}
+            added.add(position)
+        indexed.append(block)
+    if added or update:
+        update["content"] = indexed
+        message = message.model_copy(update=update)
+    return message, frozenset(added)
+
+
+def without_added_indices(message: Any, added: frozenset[int]) -> Any:
+    """``message`` (a rewritten whole answer) without the block indices `whole_answer` gave it.
+
+    Example:
+        >>> answer = AIMessage(content=[{"type": "text", "text": "Hi", "index": 0}])
+        >>> without_added_indices(answer, frozenset({0})).content
+        [{'type': 'text', 'text': 'Hi'}]
+    """
+    if not added or not isinstance(message, AIMessage) or not isinstance(message.content, list):
+        return message
+    content = [
+        {k: v for k, v in block.items() if k != "index"}
+        if isinstance(block, dict) and block.get("index") in added
+        else block
+        for block in message.content
+    ]
+    return message.model_copy(update={"content": content})
 
 
 def _itself(message: AIMessageChunk) -> AIMessageChunk:
@@ -779,6 +854,13 @@ class ChunkRewriter:
         out = self._natives()
         if out:
             self._segments.add(key, out)
+            for position in range(len(rewritten) - 1, -1, -1):
+                block = rewritten[position]
+                if isinstance(block, dict) and block.get("type") == "text" and block.get("index", _OwnBlock) == key:
+                    # The block is in this chunk (a whole answer's): its numbers join its text here, as a later
+                    # chunk's would join it by index.
+                    rewritten[position] = {**block, "text": block["text"] + out}
+                    return
             rewritten.append({"type": "text", "text": out, "index": key})
 
     # -- the end ---------------------------------------------------------------

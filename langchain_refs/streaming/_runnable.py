@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -24,7 +24,13 @@ from langchain_core.runnables.utils import ConfigurableFieldSpec
 from typing_extensions import override
 
 from langchain_refs._inputs import documents_from
-from langchain_refs.streaming._chunks import ChunkRewriter, OutputVersion, merge_chunks
+from langchain_refs.streaming._chunks import (
+    ChunkRewriter,
+    OutputVersion,
+    merge_chunks,
+    whole_answer,
+    without_added_indices,
+)
 from langchain_refs.streaming._parser import (
     DEFAULT_MAX_HOLDBACK,
     MarkerSyntax,
@@ -304,11 +310,15 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         if in_graph_node(config):
             return merge_chunks(self.stream(input, config, **kwargs))
         generator = _ends_in_generator(self.bound)
-        return merge_chunks(
-            self._stream(
-                input, config, lambda child_config: _whole(self.bound.invoke(input, child_config, **kwargs), generator)
-            )
-        )
+        standard = self.output_version == "v1"
+        added: set[int] = set()
+
+        def whole(child_config: RunnableConfig) -> Iterator[Any]:
+            answer, given = whole_answer(self.bound.invoke(input, child_config, **kwargs), standard=standard)
+            added.update(given)
+            return _whole(answer, generator)
+
+        return without_added_indices(merge_chunks(self._stream(input, config, whole)), frozenset(added))
 
     @override
     async def ainvoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -317,10 +327,17 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         if in_graph_node(config):
             return merge_chunks([chunk async for chunk in self.astream(input, config, **kwargs)])
         generator = _ends_in_generator(self.bound)
-        chunks = self._astream(
-            input, config, lambda child_config: _awaited(self.bound.ainvoke(input, child_config, **kwargs), generator)
-        )
-        return merge_chunks([chunk async for chunk in chunks])
+        standard = self.output_version == "v1"
+        added: set[int] = set()
+
+        async def whole(child_config: RunnableConfig) -> AsyncIterator[Any]:
+            answer, given = whole_answer(await self.bound.ainvoke(input, child_config, **kwargs), standard=standard)
+            added.update(given)
+            if answer is not None or not generator:
+                yield answer
+
+        chunks = self._astream(input, config, whole)
+        return without_added_indices(merge_chunks([chunk async for chunk in chunks]), frozenset(added))
 
     @override
     def stream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
@@ -372,13 +389,6 @@ def _whole(answer: Any, generator: bool) -> Iterator[Any]:
     """
     if answer is not None or not generator:
         yield answer
-
-
-async def _awaited(answer: Awaitable[Any], generator: bool) -> AsyncIterator[Any]:
-    """The async twin of `_whole`: the answer ``answer`` gives."""
-    found = await answer
-    if found is not None or not generator:
-        yield found
 
 
 def _ends_in_generator(runnable: Runnable[Any, Any]) -> bool:

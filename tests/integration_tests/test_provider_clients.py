@@ -102,9 +102,15 @@ def test_anthropic_citations_streamed_and_whole(api: str) -> None:
         "and lawns are green[1].\n\n- [1] Lawn guide\n- [2] Sky (https://ex.org/sky)\n- [3] Biology PDF\n"
     )
     replay("anthropic_cite")
-    assert streamed_text(model) == expected
+    streamed = streamed_message(model)
+    assert streamed.text == expected
     replay("anthropic_cite")
-    assert model.invoke("Colours?").text == expected
+    whole = model.invoke("Colours?")
+    assert whole.text == expected
+    # Block by block too: each number ends the block the provider cited (whole, it was a block of its own).
+    texts = [b["text"] for b in streamed.content_blocks if b["type"] == "text"]
+    assert [b["text"] for b in whole.content_blocks if b["type"] == "text"] == texts
+    assert texts[1:4] == ["the grass is green[1]", ". The sky is blue[2]. Also, ", "water is essential[3]"]
 
 
 def test_anthropic_thinking_reads_as_reasoning_and_goes_back_as_thinking(api: str) -> None:

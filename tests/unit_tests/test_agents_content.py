@@ -84,6 +84,14 @@ def test_whole_anthropic_message_gets_annotations_one_list_and_reasoning() -> No
     assert spans(out) == [("text", "Paris is big", "https://p.org"), ("text", "Rome is old.", "https://r.org")]
 
 
+def test_whole_anthropic_citation_of_a_middle_block_is_numbered_in_that_block() -> None:
+    """A provider-cited block followed by another: its number ends that block, not a block of its own."""
+    message = ANTHROPIC.model_copy(update={"content": [*ANTHROPIC.content, {"type": "text", "text": " Lyon."}]})
+    out = wrapped(message).invoke("q")
+    assert [b["text"] for b in out.content_blocks[1:]] == ["Paris is big[1]. ", "Rome is old.[2]", " Lyon." + LIST]
+    assert spans(out) == [("text", "Paris is big", "https://p.org"), ("text", "Rome is old.", "https://r.org")]
+
+
 def test_openai_url_citation_is_placed_on_its_own_sentence() -> None:
     """An OpenAI url_citation over "Rome is old." numbers that sentence, not the block's end or its neighbour."""
     out = wrapped(OPENAI).invoke("q")

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda
 
 from langchain_refs import AnswerReferences, Citation, Reference, TextReferenceStyle, manage_references
 from tests.unit_tests.fakes import BlockChunksChatModel, ChunkExactChatModel, str_chunks
@@ -176,3 +177,77 @@ def test_output_version_is_checked() -> None:
     """An unknown output_version is a ValueError when the chain is built."""
     with pytest.raises(ValueError, match="output_version must be 'v0' or 'v1'"):
         chain(output_version="v2")
+
+
+# A whole list-content answer with no block indices (Anthropic's, non-streamed): thinking, two text blocks of which
+# the second carries the provider's own citation, a third text block.
+WHOLE = AIMessage(
+    content=[
+        {"type": "thinking", "thinking": "Hm.", "signature": "s"},
+        {"type": "text", "text": "Paris is the capital[1](id=1). "},
+        {
+            "type": "text",
+            "text": "Rome is old.",
+            "citations": [
+                {
+                    "type": "web_search_result_location",
+                    "url": "https://r.org",
+                    "title": "R",
+                    "cited_text": "Rome is old.",
+                    "encrypted_index": "x",
+                }
+            ],
+        },
+        {"type": "text", "text": " Lyon."},
+    ],
+    response_metadata={"model_provider": "anthropic"},
+)
+WHOLE_LIST = "\n\n- [1] Paris (https://p.org)\n- [2] R (https://r.org)\n"
+
+
+def annotated(blocks: list[Any]) -> list[tuple[str, str, list[str]]]:
+    """(type, text or reasoning, the words each annotation slices) of each block."""
+    return [
+        (
+            b["type"],
+            b.get("text", b.get("reasoning", "")),
+            [b["text"][a["start_index"] : a["end_index"]] for a in b.get("annotations", [])],
+        )
+        for b in blocks
+    ]
+
+
+@pytest.mark.parametrize("call", ["invoke", "ainvoke"])
+async def test_a_whole_list_content_answer_gets_its_annotations_and_one_list_in_v1(call: str) -> None:
+    """Issue 20: manage_references over a whole list-content answer: annotated blocks, the list in the last one.
+
+    Was: no annotation at all, and the list of sources a text block of its own.
+    """
+    runnable = manage_references(RunnableLambda(lambda _: WHOLE), style=TextReferenceStyle(), output_version="v1")
+    message = (
+        runnable.invoke({"documents": DOCUMENTS})
+        if call == "invoke"
+        else await runnable.ainvoke({"documents": DOCUMENTS})
+    )
+    assert annotated(message.content_blocks) == [
+        ("reasoning", "Hm.", []),
+        ("text", "Paris is the capital[1]. ", ["Paris is the capital"]),
+        ("text", "Rome is old.[2]", ["Rome is old."]),
+        ("text", " Lyon." + WHOLE_LIST, []),
+    ]
+    # The blocks keep the shape they came in: no index added.
+    assert not [b for b in message.content if "index" in b]
+
+
+def test_a_whole_list_content_answer_in_v0_keeps_the_models_blocks_and_annotates_them() -> None:
+    """v0: the model's own blocks (thinking as it was), each text block annotated, the list in the last one."""
+    runnable = manage_references(RunnableLambda(lambda _: WHOLE), style=TextReferenceStyle())
+    message = runnable.invoke({"documents": DOCUMENTS})
+    assert annotated(message.content) == [
+        ("thinking", "", []),
+        ("text", "Paris is the capital[1]. ", ["Paris is the capital"]),
+        ("text", "Rome is old.[2]", ["Rome is old."]),
+        ("text", " Lyon." + WHOLE_LIST, []),
+    ]
+    assert message.content[0] == WHOLE.content[0]
+    assert not [b for b in message.content if "index" in b]
