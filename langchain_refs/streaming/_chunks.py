@@ -47,6 +47,7 @@ from langchain_core.outputs import ChatGenerationChunk
 
 from langchain_refs.streaming._provider_content import (
     GROUNDING_KEY,
+    REASONING_KEY,
     grounding_citations,
     has_native_citations,
     native_citations,
@@ -106,6 +107,12 @@ def _constructed(value: Any, fields: dict[str, Any], fields_set: set[str], extra
     _set(value, "__pydantic_fields_set__", fields_set)
     _set(value, "__pydantic_extra__", extra)
     _set(value, "__pydantic_private__", None)
+
+
+def _reasons(chunk: AIMessageChunk) -> str | None:
+    """The reasoning a chunk carries in ``additional_kwargs`` (Ollama, DeepSeek, xAI, Groq), else None."""
+    reasoning = chunk.additional_kwargs.get(REASONING_KEY)
+    return reasoning if isinstance(reasoning, str) else None
 
 
 def copy_chunk(chunk: AIMessageChunk, update: dict[str, Any]) -> AIMessageChunk:
@@ -636,6 +643,7 @@ class ChunkRewriter:
             or message.tool_call_chunks
             or message.__pydantic_private__ is not None
             or GROUNDING_KEY in message.response_metadata
+            or REASONING_KEY in message.additional_kwargs
         ):
             return self.generation_v1(_with_generation_info(generation))
         self._take_first_id(message.id)
@@ -681,7 +689,7 @@ class ChunkRewriter:
         text: str | None = None
         if isinstance(content, str):
             text = self._str_text(content)
-            if not chunk.tool_call_chunks and chunk.__pydantic_private__ is None:
+            if not chunk.tool_call_chunks and chunk.__pydantic_private__ is None and not _reasons(chunk):
                 # The usual chunk, text alone: its fields copied and the three rewritten set
                 # in place (what `copy_chunk` does, without its checks and its update dict).
                 fields = chunk.__dict__.copy()
@@ -706,6 +714,7 @@ class ChunkRewriter:
             update["content"],
             chunk.response_metadata,
             tool_call_chunks=update.get("tool_call_chunks", chunk.tool_call_chunks),
+            reasoning=_reasons(chunk),
         )
         if standard is not None:
             # Marked standard itself too: read alone, as a model with output_version="v1" marks each chunk.

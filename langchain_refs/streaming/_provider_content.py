@@ -51,6 +51,8 @@ except ImportError:  # pragma: no cover - a langchain-core without it
 __all__ = [
     "GROUNDING_KEY",
     "NATIVE_KEYS",
+    "REASONING_INDEX",
+    "REASONING_KEY",
     "grounding_citations",
     "has_native_citations",
     "native_citations",
@@ -64,6 +66,12 @@ __all__ = [
 
 NATIVE_KEYS: Final = ("annotations", "citations")
 """The keys of a text block that may hold native citations."""
+
+REASONING_KEY: Final = "reasoning_content"
+"""The ``additional_kwargs`` key where some clients put a model's reasoning (Ollama, DeepSeek, xAI, Groq)."""
+
+REASONING_INDEX: Final = "lc_refs_reasoning"
+"""The ``index`` of the reasoning block made of `REASONING_KEY`: a stream's pieces add up to one block."""
 
 GROUNDING_KEY: Final = "grounding_metadata"
 """The ``response_metadata`` key of Google's grounding of a whole answer."""
@@ -318,6 +326,7 @@ def standard_content(
     *,
     tool_call_chunks: Sequence[Any] = (),
     tool_calls: Sequence[Any] | None = None,
+    reasoning: str | None = None,
 ) -> list[Any] | None:
     """``blocks`` (a message's list content) in LangChain's standard form, or None when they already are.
 
@@ -330,7 +339,9 @@ def standard_content(
     ``tool_call_chunks`` that no block holds become ``tool_call_chunk``
     blocks, as langchain-core makes them of ``str`` content: summed with the
     answer's last chunk, a message marked ``output_version="v1"`` turns them
-    into ``tool_call`` blocks.
+    into ``tool_call`` blocks. ``reasoning`` (what a client put under
+    `REASONING_KEY`), when no block holds reasoning, becomes a reasoning
+    block, as ``content_blocks`` reads it, at `REASONING_INDEX`.
 
     Example:
         >>> thinking = {"type": "thinking", "thinking": "Hm.", "signature": "s", "index": 0}
@@ -343,7 +354,7 @@ def standard_content(
         True
     """
     native = any(isinstance(block, dict) and provider_native(block) for block in blocks)
-    if not native and (not tool_call_chunks or _holds_calls(blocks)):
+    if not native and (not tool_call_chunks or _holds_calls(blocks)) and reasoning is None:
         return None
     provider = {key: value for key, value in metadata.items() if key != "output_version"}
     out: list[Any] = []
@@ -355,6 +366,8 @@ def standard_content(
         else:
             probe = AIMessageChunk(content=[block], tool_call_chunks=list(tool_call_chunks), response_metadata=provider)
             out.extend(probe.content_blocks)
+    if reasoning is not None and not any(isinstance(block, dict) and block.get("type") == "reasoning" for block in out):
+        out.insert(0, {"type": "reasoning", "reasoning": reasoning, "index": REASONING_INDEX})
     if tool_calls is None and not _holds_calls(out):
         out.extend(_call_block(chunk) for chunk in tool_call_chunks)
     return out

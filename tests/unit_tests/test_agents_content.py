@@ -365,3 +365,38 @@ def test_a_messages_stream_client_sums_standard_blocks_in_the_agent() -> None:
     answer = summed(list(by_id.values())[-1])
     assert [b["type"] for b in answer.content_blocks] == ["reasoning", "text"]
     assert spans(answer) == [("text", "Paris is the capital of France", "https://example.org/paris")]
+
+
+def reasoning_in_kwargs() -> list[AIMessageChunk]:
+    """Reasoning as Ollama, DeepSeek, xAI and Groq's clients stream it: in additional_kwargs, the text as str."""
+    meta = {"model_provider": "ollama"}
+    return [
+        AIMessageChunk(content="", additional_kwargs={"reasoning_content": "Let me "}, response_metadata=meta),
+        AIMessageChunk(content="", additional_kwargs={"reasoning_content": "think."}, response_metadata=meta),
+        AIMessageChunk(content="Paris is big[1](i", response_metadata=meta),
+        AIMessageChunk(content="d=1).", response_metadata=meta),
+    ]
+
+
+@pytest.mark.parametrize("call", ["stream", "invoke"])
+def test_reasoning_kept_in_additional_kwargs_reads_as_reasoning(call: str) -> None:
+    """Issue 20: an answer marked standard (it cites) still shows the reasoning a client kept in additional_kwargs.
+
+    The bare message's content_blocks read it from there; a message marked v1 is read from its content alone.
+    """
+    bare = summed(reasoning_in_kwargs())
+    assert [b["type"] for b in bare.content_blocks] == ["reasoning", "text"]
+    if call == "stream":
+        chunks = streamed(reasoning_in_kwargs())
+        assert [[b["type"] for b in c.content_blocks] for c in chunks[:2]] == [["reasoning"], ["reasoning"]]
+        answer: Any = summed(chunks)
+    else:
+        model = ReferencesChatModel(
+            inner=BlockStreamer(script=[reasoning_in_kwargs()]), documents=[PARIS], style=TextReferenceStyle()
+        )
+        answer = model.invoke("q")
+    blocks = answer.content_blocks
+    assert [(b["type"], b.get("reasoning")) for b in blocks] == [("reasoning", "Let me think."), ("text", None)]
+    assert blocks[1]["text"] == "Paris is big[1].\n\n- [1] P (https://p.org)\n"
+    assert spans(answer) == [("text", "Paris is big", "https://p.org")]
+    assert answer.additional_kwargs["reasoning_content"] == "Let me think."
