@@ -16,7 +16,7 @@ Example:
     'raw'
 """
 
-from langchain_refs.agents._chat_model import MODEL_TEXT_KEY, ReferencesChatModel
+from langchain_refs.agents._chat_model import MODEL_TEXT_KEY, ReferencesChatModel, unannotated
 from langchain_refs.agents._citations import Passage, best_passages, standard_citations
 from langchain_refs.agents._documents import (
     DocumentsFromTool,
@@ -44,4 +44,5 @@ __all__ = [
     "documents_tool_output",
     "standard_citations",
     "tool_documents",
+    "unannotated",
 ]

@@ -857,7 +857,7 @@ def standard_blocks(message: AIMessage) -> AIMessage:
     metadata = message.response_metadata
     if metadata.get("output_version") != "v1" or not isinstance(message.content, list):
         return message
-    content = standard_content(message.content, metadata, tool_calls=message.tool_calls)
+    content = standard_content(message.content, message)
     return message if content is None else message.model_copy(update={"content": content})
 
 

@@ -216,9 +216,11 @@ def whole_answer(message: Any, *, standard: bool) -> tuple[Any, frozenset[int]]:
     Blocks of list content are merged by ``index``: a whole answer's blocks
     have none, so the list of sources and the annotations of the last chunk
     could not join the text blocks they belong to. Each block without one is
-    given its position (a bare string becomes a text block), as when the
-    answer streams; `without_added_indices` takes them off the rewritten
-    answer. With ``standard`` (``"v1"``), its provider-native blocks are put
+    given its position (or, when another block has that index, the first
+    index no block has), as when the answer streams; `without_added_indices`
+    takes them off the rewritten answer. A bare string becomes a text block
+    in standard content; the model's own shape keeps it (it can carry no
+    index: nothing joins it). With ``standard`` (``"v1"``), its provider-native blocks are put
     in the standard form first (`standard_content`, read as the whole
     message's), and the answer marked ``output_version="v1"``. Anything but
     an AI message is returned as it is.
@@ -236,18 +238,28 @@ def whole_answer(message: Any, *, standard: bool) -> tuple[Any, frozenset[int]]:
     content = message.content
     update: dict[str, Any] = {}
     if standard:
-        translated = standard_content(content, message.response_metadata, tool_calls=message.tool_calls)
+        translated = standard_content(content, message)
         if translated is not None:
             content = translated
             update["response_metadata"] = {**message.response_metadata, "output_version": "v1"}
     indexed: list[Any] = []
     added: set[int] = set()
+    taken = {block["index"] for block in content if isinstance(block, dict) and "index" in block}
+    free = 0
     for position, block in enumerate(content):
-        if isinstance(block, str):
+        if isinstance(block, str) and standard:
+            # Standard content has blocks only; the model's own shape (v0) keeps its strings.
             block = {"type": "text", "text": block}
         if isinstance(block, dict) and "index" not in block:
-            block = {**block, "index": position}
-            added.add(position)
+            # Its position, unless another block has that index: then the first index no block has.
+            index = position
+            if index in taken:
+                while free in taken:
+                    free += 1
+                index = free
+            taken.add(index)
+            block = {**block, "index": index}
+            added.add(index)
         indexed.append(block)
     if added or update:
         update["content"] = indexed
@@ -464,9 +476,9 @@ class _OwnBlock:
     __slots__ = ()
 
 
-def _shifted(chunk: Any) -> Any:
+def _shifted(chunk: Any, by: int) -> Any:
     index = chunk.get("index")
-    return {**chunk, "index": index + 1} if isinstance(index, int) else chunk
+    return {**chunk, "index": index + by} if isinstance(index, int) else chunk
 
 
 class ChunkRewriter:
@@ -510,7 +522,9 @@ class ChunkRewriter:
         "_session",
         "_standard",
         "_str_output",
+        "_str_text_seen",
         "_tail_block",
+        "_text_index",
         "_tool_calls",
         "_track_output",
         "_v1",
@@ -545,6 +559,11 @@ class ChunkRewriter:
         self._tail_block: dict[str, Any] | None = None
         self._v1 = False
         self._tool_calls = False
+        # The index of the text block that str text goes to: 0, unless a block of list content the
+        # model sent before its first str text has it (Gemini streams its thinking as a block at
+        # 0, then its text as str): the text would be merged into that block.
+        self._text_index = _TEXT_INDEX
+        self._str_text_seen = False
         # A block was put in the standard form (``"v1"``): the answer is then marked standard as a whole.
         self._standard = False
         # Native citations waiting for the end of their block, and that block's key.
@@ -660,17 +679,19 @@ class ChunkRewriter:
             self._first_id = self._message_id = chunk_id
 
     def _str_text(self, content: str) -> str:
-        """The rewritten text of a message chunk's ``str`` content, noted as the text of block 0."""
+        """The rewritten text of a message chunk's ``str`` content, noted as the text of its block (`_text_index`)."""
         text = self._feed(content) if content else ""
-        self._segments.add(_TEXT_INDEX, text)
+        # From the first str text on, its block's index is fixed.
+        self._str_text_seen = True
+        self._segments.add(self._text_index, text)
         if self._tail_block is None:
-            self._tail_block = {"type": "text", "index": _TEXT_INDEX}
+            self._tail_block = {"type": "text", "index": self._text_index}
         return text
 
     def _set_rewritten(self, fields: dict[str, Any], text: str) -> None:
         """Set in ``fields`` (a message chunk's) what ``"v1"`` rewrites of a text chunk: its content, id, position."""
         fields["id"] = self._first_id
-        fields["content"] = [{"type": "text", "text": text, "index": _TEXT_INDEX}] if text else []
+        fields["content"] = [{"type": "text", "text": text, "index": self._text_index}] if text else []
         if _HAS_CHUNK_POSITION:
             fields["chunk_position"] = None
 
@@ -699,11 +720,12 @@ class ChunkRewriter:
         if _HAS_CHUNK_POSITION:
             update["chunk_position"] = None
         if text is not None:
-            update["content"] = [{"type": "text", "text": text, "index": _TEXT_INDEX}] if text else []
+            update["content"] = [{"type": "text", "text": text, "index": self._text_index}] if text else []
             if chunk.tool_call_chunks:
-                # The text owns index 0: a tool call at the same index would be
-                # merged into the text block by the v3 event bridge and lost.
-                update["tool_call_chunks"] = [_shifted(c) for c in chunk.tool_call_chunks]
+                # The text owns its index (0 unless a block took it): a tool call at the same
+                # index would be merged into the text block by the v3 event bridge and lost.
+                by = self._text_index + 1
+                update["tool_call_chunks"] = [_shifted(c, by) for c in chunk.tool_call_chunks]
         else:
             update["content"] = self._blocks(content)
         if chunk.tool_call_chunks:
@@ -712,7 +734,7 @@ class ChunkRewriter:
         # form: the answer is marked standard at its end, and its chunks must then add up to standard content.
         standard = standard_content(
             update["content"],
-            chunk.response_metadata,
+            chunk,
             tool_call_chunks=update.get("tool_call_chunks", chunk.tool_call_chunks),
             reasoning=_reasons(chunk),
         )
@@ -741,16 +763,16 @@ class ChunkRewriter:
         if session.output_length or session.held:  # streamed: the text has passed on
             self._pending.extend(grounding_citations(grounding))
             tail = self._tail_block
-            self._pending_block = tail.get("index", _TEXT_INDEX) if tail else _TEXT_INDEX
+            self._pending_block = tail.get("index", self._text_index) if tail else self._text_index
             return rewrite(chunk)
         if isinstance(content, str):
             found = grounding_citations(grounding, content)
-            content = [{"type": "text", "text": content, "annotations": found, "index": _TEXT_INDEX}]
+            content = [{"type": "text", "text": content, "annotations": found, "index": self._text_index}]
         else:
             first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
             found = grounding_citations(grounding, first.get("text", "") if first is not None else None)
             if first is None:
-                content = [*content, {"type": "text", "text": "", "annotations": found, "index": _TEXT_INDEX}]
+                content = [*content, {"type": "text", "text": "", "annotations": found, "index": self._text_index}]
             else:
                 content = [
                     {**b, "annotations": [*b.get("annotations", []), *found]} if b is first else b for b in content
@@ -770,6 +792,11 @@ class ChunkRewriter:
     def _blocks(self, blocks: list[Any]) -> list[Any]:
         """List content rewritten block by block; native citations placed at the end of their block."""
         rewritten: list[Any] = []
+        if not self._str_text_seen:
+            for block in blocks:
+                index = block.get("index") if isinstance(block, dict) else None
+                if isinstance(index, int) and index >= self._text_index:
+                    self._text_index = index + 1
         for block in blocks:
             if isinstance(block, str):
                 if self._pending:

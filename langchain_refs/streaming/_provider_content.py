@@ -322,59 +322,92 @@ def provider_native(block: Mapping[str, Any]) -> bool:
 
 def standard_content(
     blocks: list[Any],
-    metadata: Mapping[str, Any],
+    message: AIMessage,
     *,
-    tool_call_chunks: Sequence[Any] = (),
-    tool_calls: Sequence[Any] | None = None,
+    tool_call_chunks: Sequence[Any] | None = None,
     reasoning: str | None = None,
 ) -> list[Any] | None:
-    """``blocks`` (a message's list content) in LangChain's standard form, or None when they already are.
+    """``blocks`` (``message``'s list content, maybe rewritten) in LangChain's standard form, or None when they are.
 
     Each provider-native block (`provider_native`) is translated in its
-    place by the translator of the provider ``metadata`` names
-    (``model_provider``), as ``content_blocks`` translates it: as part of
-    a chunk with ``tool_call_chunks``, or of a whole message with
-    ``tool_calls`` when they are given. The other blocks are kept as they
-    are (rewritten text blocks, blocks already standard). A chunk's
-    ``tool_call_chunks`` that no block holds become ``tool_call_chunk``
-    blocks, as langchain-core makes them of ``str`` content: summed with the
-    answer's last chunk, a message marked ``output_version="v1"`` turns them
-    into ``tool_call`` blocks. ``reasoning`` (what a client put under
+    place by the translator of the provider ``message`` names
+    (``model_provider``), as ``content_blocks`` translates it, with the
+    message's tool calls; a translator that adds the message's tool calls
+    to any block's translation has them added once, at the end. The other
+    blocks are kept as they are (rewritten text blocks, blocks already
+    standard). A chunk's tool call chunks (``tool_call_chunks``, default
+    the chunk's own) that no block holds become ``tool_call_chunk`` blocks,
+    as langchain-core makes them of ``str`` content: summed with the
+    answer's last chunk, a message marked ``output_version="v1"`` turns
+    them into ``tool_call`` blocks. ``reasoning`` (what a client put under
     `REASONING_KEY`), when no block holds reasoning, becomes a reasoning
     block, as ``content_blocks`` reads it, at `REASONING_INDEX`.
 
     Example:
         >>> thinking = {"type": "thinking", "thinking": "Hm.", "signature": "s", "index": 0}
-        >>> standard_content([thinking], {"model_provider": "anthropic"})
+        >>> chunk = AIMessageChunk(content=[thinking], response_metadata={"model_provider": "anthropic"})
+        >>> standard_content(chunk.content, chunk)
         [{'type': 'reasoning', 'reasoning': 'Hm.', 'index': 0, 'extras': {'signature': 's'}}]
         >>> call = {"type": "tool_call_chunk", "name": "f", "args": "{}", "id": "c1", "index": 1}
-        >>> standard_content([], {"model_provider": "openai"}, tool_call_chunks=[call])
+        >>> standard_content([], AIMessageChunk(content="", tool_call_chunks=[call]))
         [{'type': 'tool_call_chunk', 'id': 'c1', 'name': 'f', 'args': '{}', 'index': 1}]
-        >>> standard_content([{"type": "text", "text": "Hi", "index": 0}], {}) is None
+        >>> standard_content([{"type": "text", "text": "Hi", "index": 0}], AIMessageChunk(content="Hi")) is None
         True
     """
+    if tool_call_chunks is None:
+        tool_call_chunks = message.tool_call_chunks if isinstance(message, AIMessageChunk) else ()
     native = any(isinstance(block, dict) and provider_native(block) for block in blocks)
     if not native and (not tool_call_chunks or _holds_calls(blocks)) and reasoning is None:
         return None
-    provider = {key: value for key, value in metadata.items() if key != "output_version"}
     out: list[Any] = []
+    placed: set[Any] = set()
+    added: list[Any] = []
+    if native:
+        # A probe per native block: the message itself, holding that block alone (and nothing a
+        # translator would read as reasoning besides), so that each translation keeps its place.
+        probe_fields: dict[str, Any] = {
+            "response_metadata": {k: v for k, v in message.response_metadata.items() if k != "output_version"},
+            "additional_kwargs": {},
+        }
+        if "chunk_position" in type(message).model_fields:
+            probe_fields["chunk_position"] = None
     for block in blocks:
         if not (isinstance(block, dict) and provider_native(block)):
             out.append(block)
-        elif tool_calls is not None:
-            out.extend(AIMessage(content=[block], tool_calls=tool_calls, response_metadata=provider).content_blocks)
+            continue
+        translated: list[Any] = list(message.model_copy(update={**probe_fields, "content": [block]}).content_blocks)
+        if translated and all(_is_call(b) for b in translated):
+            # The block is a call itself (Anthropic's tool_use, OpenAI's function_call): in its place.
+            for call in translated:
+                if _call_key(call) not in placed:
+                    placed.add(_call_key(call))
+                    out.append(call)
         else:
-            probe = AIMessageChunk(content=[block], tool_call_chunks=list(tool_call_chunks), response_metadata=provider)
-            out.extend(probe.content_blocks)
+            for found in translated:
+                (added if _is_call(found) else out).append(found)
+    for call in added:
+        if _call_key(call) not in placed:
+            placed.add(_call_key(call))
+            out.append(call)
     if reasoning is not None and not any(isinstance(block, dict) and block.get("type") == "reasoning" for block in out):
         out.insert(0, {"type": "reasoning", "reasoning": reasoning, "index": REASONING_INDEX})
-    if tool_calls is None and not _holds_calls(out):
+    if not _holds_calls(out):
         out.extend(_call_block(chunk) for chunk in tool_call_chunks)
     return out
 
 
+def _is_call(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in _CALL_TYPES
+
+
+def _call_key(block: Mapping[str, Any]) -> Any:
+    """What tells one call from another: its id, else its index (a later piece of a streamed call)."""
+    call_id = block.get("id")
+    return ("id", call_id) if call_id else ("index", block.get("index"), block.get("type"))
+
+
 def _holds_calls(blocks: list[Any]) -> bool:
-    return any(isinstance(block, dict) and block.get("type") in _CALL_TYPES for block in blocks)
+    return any(_is_call(block) for block in blocks)
 
 
 def _call_block(chunk: Mapping[str, Any]) -> dict[str, Any]:

@@ -198,6 +198,30 @@ def test_gemini_grounding_is_numbered_once(api: str, output_version: str) -> Non
 
 
 @pytest.mark.parametrize("output_version", ["v0", "v1"])
+def test_gemini_thinking_then_text_keeps_the_text_in_a_block_of_its_own(api: str, output_version: str) -> None:
+    """Issue 20: Gemini streams its thoughts as a block at index 0, then its text as str: both stay, standard.
+
+    Was (v0): the answer merged into the reasoning block, the message's text empty.
+    """
+    google = pytest.importorskip("langchain_google_genai", reason="langchain-google-genai (test extra) not installed")
+    inner = google.ChatGoogleGenerativeAI(
+        model="gemini-2.5-flash",
+        base_url=api,
+        google_api_key="k",
+        output_version=output_version,
+        include_thoughts=True,
+        thinking_budget=1000,
+    )
+    expected = "The grass is green[1]. The sky is blue[2].\n\n- [1] Grass (https://ex.org/grass)\n- [2] Sky (https://ex.org/sky)\n"
+    replay("gemini_thinking", "gemini_thinking")
+    for answer in (streamed_message(wrapped(inner)), wrapped(inner).invoke("Colours?")):
+        assert answer.text == expected
+        blocks = answer.content_blocks
+        assert [b["type"] for b in blocks] == ["reasoning", "text"]
+        assert blocks[0]["reasoning"] == "The user asks about colours. Both documents help."
+
+
+@pytest.mark.parametrize("output_version", ["v0", "v1"])
 def test_an_agent_on_openai_streams_the_answer_once_and_counts_usage_once(api: str, output_version: str) -> None:
     """create_agent on ChatOpenAI: the messages stream shows the rewritten answer once; usage is the bare agent's."""
     openai = pytest.importorskip("langchain_openai", reason="langchain-openai (the test extra) not installed")

@@ -14,7 +14,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool, create_retriever_tool
@@ -152,3 +152,39 @@ CITY_DOCUMENTS = [
         metadata={"source": "https://example.org/rome", "title": "Rome"},
     ),
 ]
+
+
+class BlockStreamer(BaseChatModel):
+    """Streams a fixed list of chunks per call (any content shape: a provider's blocks and indices), in turn.
+
+    Invoked, it returns the chunks of its next script summed, as LangChain sums a stream.
+    """
+
+    script: list[list[AIMessageChunk]]
+    step: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "block-streamer"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> BlockStreamer:  # type: ignore[override]
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
+        chunks = [c.message for c in self._stream(messages)]
+        merged = chunks[0]
+        for chunk in chunks[1:]:
+            merged = merged + chunk
+        return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(merged))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: Any = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        chunks = self.script[self.step % len(self.script)]
+        self.step += 1
+        for chunk in chunks:
+            yield ChatGenerationChunk(message=chunk)

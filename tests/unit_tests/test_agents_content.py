@@ -5,7 +5,6 @@ Expected texts and offsets are written by hand from the answers below.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,14 +12,12 @@ import pytest
 pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
 
 from langchain.agents import create_agent
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.documents import Document
-from langchain_core.language_models import BaseChatModel, GenericFakeChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 
 from langchain_refs import ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
-from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, retriever_tool, search
+from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, BlockStreamer, ScriptedToolModel, retriever_tool, search
 
 PARIS = Document("Paris is big.", metadata={"source": "https://p.org", "title": "P"})
 ANTHROPIC = AIMessage(
@@ -112,39 +109,6 @@ def test_a_message_with_nothing_cited_keeps_its_shape() -> None:
     """No marker and no native citation: the whole list-content message comes out as it came in."""
     message = AIMessage(content=[{"type": "text", "text": "Hello."}, {"type": "text", "text": " Bye."}])
     assert wrapped(message).invoke("q").content == message.content
-
-
-class BlockStreamer(BaseChatModel):
-    """Streams a fixed list of chunks (list content, Anthropic-style indices), then the answer."""
-
-    script: list[list[AIMessageChunk]]
-    step: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "block-streamer"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> BlockStreamer:  # type: ignore[override]
-        return self
-
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
-        chunks = [c.message for c in self._stream(messages)]
-        merged = chunks[0]
-        for chunk in chunks[1:]:
-            merged = merged + chunk
-        return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(merged))])
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: Any = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        chunks = self.script[self.step % len(self.script)]
-        self.step += 1
-        for chunk in chunks:
-            yield ChatGenerationChunk(message=chunk)
 
 
 def anthropic_stream() -> list[AIMessageChunk]:
@@ -400,3 +364,47 @@ def test_reasoning_kept_in_additional_kwargs_reads_as_reasoning(call: str) -> No
     assert blocks[1]["text"] == "Paris is big[1].\n\n- [1] P (https://p.org)\n"
     assert spans(answer) == [("text", "Paris is big", "https://p.org")]
     assert answer.additional_kwargs["reasoning_content"] == "Let me think."
+
+
+def test_str_text_after_a_block_at_index_0_keeps_a_block_of_its_own() -> None:
+    """Gemini streams its thinking as a block at index 0, then its text as str: the text must not join that block.
+
+    Was: the whole answer merged into the reasoning block, its text empty.
+    """
+    meta = {"model_provider": "google_genai"}
+    call = {"name": "search", "args": '{"query": "paris"}', "id": "c1", "index": 1, "type": "tool_call_chunk"}
+    script = [
+        AIMessageChunk(content=[{"type": "thinking", "thinking": "Hm.", "index": 0}], response_metadata=meta),
+        AIMessageChunk(content="Paris is big[1](i", response_metadata=meta),
+        AIMessageChunk(content="d=1).", response_metadata=meta),
+        AIMessageChunk(content="", tool_call_chunks=[call], response_metadata=meta),
+    ]
+    total = summed(streamed(script))
+    assert total.text == "Paris is big[1].\n\n- [1] P (https://p.org)\n"
+    assert [(b["type"], b.get("reasoning")) for b in total.content_blocks] == [
+        ("reasoning", "Hm."),
+        ("text", None),
+        ("tool_call", None),
+    ]
+    assert spans(total) == [("text", "Paris is big", "https://p.org")]
+    assert [(c["id"], c["args"]) for c in total.tool_calls] == [("c1", {"query": "paris"})]
+
+
+def test_a_tool_call_shows_once_whatever_the_translator_adds_to_each_block() -> None:
+    """Google's translator adds a message's tool calls to any block's translation: two thoughts, one call."""
+    message = AIMessage(
+        content=[
+            {"type": "thinking", "thinking": "A"},
+            {"type": "thinking", "thinking": "B"},
+            {"type": "text", "text": "Paris is big[1](id=1)."},
+        ],
+        tool_calls=[{"name": "search", "args": {"query": "paris"}, "id": "call_1", "type": "tool_call"}],
+        response_metadata={"model_provider": "google_genai"},
+    )
+    out = wrapped(message).invoke("q")
+    assert [(b["type"], b.get("reasoning") or b.get("id")) for b in out.content_blocks] == [
+        ("reasoning", "A"),
+        ("reasoning", "B"),
+        ("text", None),
+        ("tool_call", "call_1"),
+    ]

@@ -251,3 +251,37 @@ def test_a_whole_list_content_answer_in_v0_keeps_the_models_blocks_and_annotates
     ]
     assert message.content[0] == WHOLE.content[0]
     assert not [b for b in message.content if "index" in b]
+
+
+@pytest.mark.parametrize("version", ["v0", "v1"])
+def test_a_whole_answer_whose_blocks_partly_have_indices_keeps_them_and_annotates_each(version: str) -> None:
+    """A block given index 1 by the model, one with none (at position 1): each keeps its own annotation and index.
+
+    Was: the second was numbered 1 too, the list and its annotation merged into the first block.
+    """
+    whole = AIMessage(
+        [
+            {"type": "text", "text": "Paris is the capital[1](id=1).", "index": 1},
+            {"type": "text", "text": " Lyon[2](id=2)."},
+        ]
+    )
+    runnable = manage_references(RunnableLambda(lambda _: whole), style=TextReferenceStyle(), output_version=version)
+    message = runnable.invoke({"documents": DOCUMENTS})
+    listed = "\n\n- [1] Paris (https://p.org)\n- [2] Lyon (https://l.org)\n"
+    assert [(b.get("index"), b["text"], check_annotations(b)) for b in message.content] == [
+        (1, "Paris is the capital[1].", [("Paris is the capital", "Paris is the capital of France.")]),
+        (None, " Lyon[2]." + listed, [("Lyon", "Lyon has silk.")]),
+    ]
+
+
+def test_a_whole_answer_of_bare_strings_keeps_them_in_v0() -> None:
+    """The model's own shape (v0): a list of strings stays strings (they carry no annotation), the list after."""
+    whole = AIMessage(["Paris is the capital[1](id=1).", " Lyon[2](id=2)."])
+    message = manage_references(RunnableLambda(lambda _: whole), style=TextReferenceStyle()).invoke(
+        {"documents": DOCUMENTS}
+    )
+    assert message.content == [
+        "Paris is the capital[1].",
+        " Lyon[2].",
+        "\n\n- [1] Paris (https://p.org)\n- [2] Lyon (https://l.org)\n",
+    ]
