@@ -12,6 +12,9 @@ streams into these chunks, in this order:
 chunk                     when
 ========================= =====================================================
 ``start``                 first, with the ``messageId``
+``reasoning-start``,      the model's reasoning as it streams (standard
+``reasoning-delta``,      ``reasoning`` blocks, a provider's own such as
+``reasoning-end``         Anthropic's ``thinking``, or ``reasoning_content``)
 ``tool-input-start``,     an agent's tool call as its arguments stream (the
 ``tool-input-delta``      client shows the tool as running)
 ``tool-input-available``, the tool's result arrived (``output``: the title and
@@ -78,6 +81,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
+    "AnswerReasoning",
     "AnswerText",
     "ReferencesFound",
     "StreamStep",
@@ -134,6 +138,18 @@ class AnswerText:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerReasoning:
+    """Words of the model's reasoning, as it streams them before (or between) its answer's words.
+
+    Example:
+        >>> AnswerReasoning(text="Let me think.").text
+        'Let me think.'
+    """
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallDelta:
     """A piece of a tool call's arguments as the model streams them (``name`` on its first piece).
 
@@ -180,7 +196,7 @@ class ReferencesFound:
     references: AnswerReferences
 
 
-StreamStep = AnswerText | ToolCallDelta | ToolResult | ReferencesFound
+StreamStep = AnswerReasoning | AnswerText | ToolCallDelta | ToolResult | ReferencesFound
 """What `stream_steps` yields."""
 
 
@@ -229,7 +245,11 @@ def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
         return
     if not isinstance(chunk, BaseMessage):
         return
-    # A message's words come before its tool calls; rewritten agent chunks carry standard text blocks.
+    # A message's reasoning comes before its words, its words before its tool calls; rewritten agent
+    # chunks carry standard text and reasoning blocks.
+    reasoning = _reasoning_text(chunk)
+    if reasoning:
+        yield AnswerReasoning(text=reasoning)
     text = content_text(chunk.content)
     if text:
         yield AnswerText(text=text)
@@ -238,6 +258,24 @@ def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
     data = chunk.response_metadata.get("references")
     if isinstance(data, dict):
         yield ReferencesFound(references=AnswerReferences.from_dict(data))
+
+
+def _reasoning_text(message: BaseMessage) -> str:
+    """The reasoning a message (chunk) carries, as LangChain's standard ``content_blocks`` read it.
+
+    Read only from a message with a block other than text or with
+    ``reasoning_content`` (the usual chunk has neither: reading its standard
+    blocks would cost a translation per chunk).
+    """
+    content = message.content
+    other = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") != "text" for b in content)
+    if not other and not isinstance(message.additional_kwargs.get("reasoning_content"), str):
+        return ""
+    pieces: list[str] = []
+    for block in message.content_blocks:
+        if block["type"] == "reasoning" and isinstance(block.get("reasoning"), str):
+            pieces.append(block.get("reasoning", ""))
+    return "".join(pieces)
 
 
 def _call_deltas(chunk: AIMessageChunk, calls: _Calls) -> Iterator[ToolCallDelta]:
@@ -287,11 +325,23 @@ class _Message:
     message_id: str
     texts: int = 0
     open_text: str | None = None
+    reasonings: int = 0
+    open_reasoning: str | None = None
     written: list[str] = field(default_factory=list)  # the open text part's deltas
     started_calls: set[str] = field(default_factory=set)
     references: AnswerReferences | None = None
 
     def step(self, step: StreamStep) -> Iterator[dict[str, Any]]:
+        if isinstance(step, AnswerReasoning):
+            yield from self.end_text()
+            if self.open_reasoning is None:
+                self.reasonings += 1
+                self.open_reasoning = f"{self.message_id}-reasoning-{self.reasonings}"
+                yield {"type": "reasoning-start", "id": self.open_reasoning}
+            yield {"type": "reasoning-delta", "id": self.open_reasoning, "delta": step.text}
+            return
+        if not isinstance(step, ReferencesFound):
+            yield from self.end_reasoning()
         if isinstance(step, AnswerText):
             if self.open_text is None:
                 self.texts += 1
@@ -314,6 +364,11 @@ class _Message:
         else:
             self.references = step.references
 
+    def end_reasoning(self) -> Iterator[dict[str, Any]]:
+        if self.open_reasoning is not None:
+            yield {"type": "reasoning-end", "id": self.open_reasoning}
+            self.open_reasoning = None
+
     def end_text(self, references: AnswerReferences | None = None) -> Iterator[dict[str, Any]]:
         if self.open_text is not None:
             end = {"type": "text-end", "id": self.open_text}
@@ -324,6 +379,7 @@ class _Message:
 
     def finish(self) -> Iterator[dict[str, Any]]:
         references = self.references
+        yield from self.end_reasoning()
         yield from self.end_text(references)
         if references is not None:
             yield from (_source_part(r.number, r.source, r.title) for r in references.references)
@@ -452,7 +508,7 @@ async def ui_message_chunks(
             for chunk in message.step(step):
                 yield chunk
     except Exception as error:  # the model or a tool failed: the client gets one line
-        for chunk in message.end_text():
+        for chunk in [*message.end_reasoning(), *message.end_text()]:
             yield chunk
         yield {"type": "error", "errorText": f"{type(error).__name__}: {first_line(error)}"}
         return

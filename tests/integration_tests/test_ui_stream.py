@@ -203,6 +203,34 @@ def check_agent_answer(result: dict[str, Any], package: str) -> None:
     assert types.index("tool-search_docs") < types.index("text")
 
 
+@agents
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_thinking_models_reasoning_reaches_the_ai_sdk_client_as_a_reasoning_part(package: str) -> None:
+    """An agent on a model that thinks first (Anthropic's thinking blocks): a reasoning part, then the cited answer."""
+    from langchain_core.messages import AIMessageChunk
+
+    from langchain_refs.apps.chat_ui import create_app
+    from tests.unit_tests.agent_fakes import BlockStreamer, ScriptedToolModel, search
+
+    meta = {"model_provider": "anthropic"}
+    thinking = [
+        AIMessageChunk(content=[{"type": "thinking", "thinking": t, "index": 0}], response_metadata=meta)
+        for t in ("Let me ", "think.")
+    ]
+    answer = [
+        AIMessageChunk(content=[{"type": "text", "text": t, "index": 1}], response_metadata=meta) for t in ANSWER_CHUNKS
+    ]
+    tool_step = next(iter(ScriptedToolModel(script=[search("Paris", tool="search_docs")])._stream([])))
+    model = BlockStreamer(script=[[tool_step.message], [*thinking, *answer]])
+    with serving(create_app(agent=True, model=model, documents=DOCUMENTS, k=3)) as url:
+        result = read(package, url, body("Paris?"))
+    check_cited_answer(result, package)
+    [reasoning] = parts(result["message"], "reasoning")
+    assert (reasoning["text"], reasoning["state"]) == ("Let me think.", "done")
+    types = [p["type"] for p in result["message"]["parts"]]
+    assert types.index("tool-search_docs") < types.index("reasoning") < types.index("text")
+
+
 EXAMPLE = HERE.parents[1] / "examples" / "ai_sdk" / "server.py"
 
 

@@ -179,6 +179,65 @@ def test_an_agents_tool_step_becomes_tool_parts_between_two_text_parts() -> None
     assert len(set(text_ids)) == 2
 
 
+@pytest.mark.parametrize(
+    ("shape", "pieces"),
+    [
+        # Standard reasoning blocks (what ReferencesMiddleware's model streams, whatever the provider).
+        ("standard", [{"content": [{"type": "reasoning", "reasoning": t, "index": 0}]} for t in ("Let me ", "think.")]),
+        # Anthropic's own thinking blocks (a manage_references chain over ChatAnthropic, v0).
+        (
+            "anthropic",
+            [
+                {
+                    "content": [{"type": "thinking", "thinking": t, "index": 0}],
+                    "response_metadata": {"model_provider": "anthropic"},
+                }
+                for t in ("Let me ", "think.")
+            ],
+        ),
+        # Ollama, DeepSeek, xAI, Groq: in additional_kwargs.
+        (
+            "reasoning_content",
+            [{"content": "", "additional_kwargs": {"reasoning_content": t}} for t in ("Let me ", "think.")],
+        ),
+    ],
+)
+def test_reasoning_streams_as_a_reasoning_part_before_the_text(shape: str, pieces: list[dict[str, Any]]) -> None:
+    """The model's reasoning, in any of its shapes, becomes one reasoning part (start, deltas, end), then the text."""
+    stream = items(*[AIMessageChunk(**piece) for piece in pieces], AIMessageChunk("Paris is big."))
+    chunks = collect(stream)
+    assert [c["type"] for c in chunks] == [
+        "start",
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-delta",
+        "reasoning-end",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish",
+    ]
+    assert "".join(c["delta"] for c in chunks if c["type"] == "reasoning-delta") == "Let me think."
+    assert {c["id"] for c in chunks if c["type"].startswith("reasoning")} == {"m-reasoning-1"}
+    assert text_of(chunks) == "Paris is big."
+
+
+def test_a_failure_while_reasoning_ends_the_reasoning_part() -> None:
+    """A stream failing mid-reasoning: the reasoning part is ended, then one error line."""
+
+    async def failing() -> AsyncIterator[Any]:
+        yield AIMessageChunk([{"type": "reasoning", "reasoning": "Hm", "index": 0}])
+        raise ConnectionError("upstream closed")
+
+    assert [c["type"] for c in collect(failing())] == [
+        "start",
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-end",
+        "error",
+    ]
+
+
 def test_a_failure_ends_the_text_part_and_gives_one_error_line() -> None:
     """The words so far stay, their part is ended, then one error chunk with the error's first line."""
 
