@@ -514,6 +514,7 @@ class ChunkRewriter:
         "_grounding_read",
         "_message_id",
         "_model_text_key",
+        "_other_blocks",
         "_output",
         "_pending",
         "_pending_block",
@@ -564,6 +565,8 @@ class ChunkRewriter:
         # 0, then its text as str): the text would be merged into that block.
         self._text_index = _TEXT_INDEX
         self._str_text_seen = False
+        # Whether the list content `_blocks` rewrote last had a block other than text.
+        self._other_blocks = False
         # A block was put in the standard form (``"v1"``): the answer is then marked standard as a whole.
         self._standard = False
         # Native citations waiting for the end of their block, and that block's key.
@@ -710,7 +713,11 @@ class ChunkRewriter:
         text: str | None = None
         if isinstance(content, str):
             text = self._str_text(content)
-            if not chunk.tool_call_chunks and chunk.__pydantic_private__ is None and not _reasons(chunk):
+            if (
+                not chunk.tool_call_chunks
+                and chunk.__pydantic_private__ is None
+                and (REASONING_KEY not in chunk.additional_kwargs)
+            ):
                 # The usual chunk, text alone: its fields copied and the three rewritten set
                 # in place (what `copy_chunk` does, without its checks and its update dict).
                 fields = chunk.__dict__.copy()
@@ -719,6 +726,7 @@ class ChunkRewriter:
         update: dict[str, Any] = {"id": self._first_id}
         if _HAS_CHUNK_POSITION:
             update["chunk_position"] = None
+        self._other_blocks = False
         if text is not None:
             update["content"] = [{"type": "text", "text": text, "index": self._text_index}] if text else []
             if chunk.tool_call_chunks:
@@ -732,11 +740,15 @@ class ChunkRewriter:
             self._tool_calls = True
         # A provider's own blocks (thinking, tool_use...) and tool calls beside str content, in the standard
         # form: the answer is marked standard at its end, and its chunks must then add up to standard content.
+        reasoning = _reasons(chunk)
+        if not (self._other_blocks or chunk.tool_call_chunks or reasoning is not None):
+            # Text blocks alone (the usual list chunk): nothing to put in the standard form.
+            return copy_chunk(chunk, update), text
         standard = standard_content(
             update["content"],
             chunk,
             tool_call_chunks=update.get("tool_call_chunks", chunk.tool_call_chunks),
-            reasoning=_reasons(chunk),
+            reasoning=reasoning,
         )
         if standard is not None:
             # Marked standard itself too: read alone, as a model with output_version="v1" marks each chunk.
@@ -792,11 +804,6 @@ class ChunkRewriter:
     def _blocks(self, blocks: list[Any]) -> list[Any]:
         """List content rewritten block by block; native citations placed at the end of their block."""
         rewritten: list[Any] = []
-        if not self._str_text_seen:
-            for block in blocks:
-                index = block.get("index") if isinstance(block, dict) else None
-                if isinstance(index, int) and index >= self._text_index:
-                    self._text_index = index + 1
         for block in blocks:
             if isinstance(block, str):
                 if self._pending:
@@ -827,6 +834,11 @@ class ChunkRewriter:
                 self._segments.add(key, out)
                 rewritten.append({**block, "text": out})
             else:
+                self._other_blocks = True
+                index = block.get("index") if isinstance(block, dict) else None
+                if isinstance(index, int) and index >= self._text_index and not self._str_text_seen:
+                    # Str text to come must not join this block (see `_text_index`).
+                    self._text_index = index + 1
                 if self._pending and (not isinstance(block, dict) or block.get("index") != self._pending_block):
                     self._flush(rewritten)
                 rewritten.append(block)

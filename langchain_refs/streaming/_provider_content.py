@@ -296,6 +296,8 @@ def grounding_citations(grounding: Any, text: str | None = None) -> list[dict[st
     return found
 
 
+# langchain-core < 1.0 has no chunk_position.
+_HAS_CHUNK_POSITION: Final = "chunk_position" in AIMessageChunk.model_fields
 # The standard blocks that hold a tool call (langchain-core's v1 content).
 _CALL_TYPES: Final = frozenset(
     {"tool_call", "tool_call_chunk", "invalid_tool_call", "server_tool_call", "server_tool_call_chunk"}
@@ -365,11 +367,14 @@ def standard_content(
     if native:
         # A probe per native block: the message itself, holding that block alone (and nothing a
         # translator would read as reasoning besides), so that each translation keeps its place.
+        metadata = message.response_metadata
         probe_fields: dict[str, Any] = {
-            "response_metadata": {k: v for k, v in message.response_metadata.items() if k != "output_version"},
+            "response_metadata": {k: v for k, v in metadata.items() if k != "output_version"}
+            if "output_version" in metadata
+            else metadata,
             "additional_kwargs": {},
         }
-        if "chunk_position" in type(message).model_fields:
+        if _HAS_CHUNK_POSITION and isinstance(message, AIMessageChunk):
             probe_fields["chunk_position"] = None
     for block in blocks:
         if not (isinstance(block, dict) and provider_native(block)):
