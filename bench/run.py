@@ -47,7 +47,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -404,7 +404,7 @@ def agents_cost(repeats: int) -> dict[str, Any] | None:
     }
 
 
-def agent_stream_cost(repeats: int) -> dict[str, Any] | None:
+def agent_stream_cost(repeats: int, revisions: Sequence[tuple[str, Any]] = ()) -> dict[str, Any] | None:
     """``create_agent`` with `ReferencesMiddleware` against the same agent without it.
 
     One tool round (the ``search`` tool hands 8 documents of ~2,000
@@ -412,7 +412,9 @@ def agent_stream_cost(repeats: int) -> dict[str, Any] | None:
     read with ``stream(stream_mode="messages")``. Process CPU time (the
     agent's nodes run on LangGraph's worker threads), one interleaved run; and
     the gap between the last text chunk and the last chunk (the list of
-    sources, the passages) for the same answer at 200,000 characters.
+    sources, the passages) for the same answer at 200,000 characters. Each
+    of ``revisions`` (``--compare``) with an agents wing runs its middleware
+    in the same interleaved run, at 20,000 characters.
     """
     try:
         from langchain.agents import create_agent
@@ -451,6 +453,13 @@ def agent_stream_cost(repeats: int) -> dict[str, Any] | None:
             "cited text off": agent([ReferencesMiddleware(passages=False)], text),
             "cited text on (default)": agent([ReferencesMiddleware()], text),
         }
+        for label, module in revisions if length == 20_000 else ():
+            try:
+                middleware = importlib.import_module(f"{module.__name__}.agents").ReferencesMiddleware
+            except (ImportError, AttributeError):  # a revision before the agents wing
+                continue
+            graphs[f"{label}, cited text off"] = agent([middleware(passages=False)], text)
+            graphs[f"{label}, cited text on (default)"] = agent([middleware()], text)
         best = interleaved({name: (lambda g=g: run(g)) for name, g in graphs.items()}, repeats)
         bare = best[BARE].wall
         out[length] = {
@@ -1190,11 +1199,17 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
                 f"; the compiled build: {_ratio(rows['cited text on (default)']['ratio'])} "
                 f"({_ratio(rows['cited text off']['ratio'])} with passages off)"
             )
+        compared = "".join(
+            f"; {name.removesuffix(', cited text on (default)')}: {_ratio(row['ratio'])} "
+            f"({_ratio(short['rows'][name.replace('on (default)', 'off')]['ratio'])} with passages off)"
+            for name, row in short["rows"].items()
+            if name.endswith(", cited text on (default)")
+        )
         out.append(
             (
                 f"an agent with `ReferencesMiddleware` ≤ {TARGET_AGENT_RATIO}x the same agent without it "
                 "(messages stream, 20,000 characters in 4-char chunks, one tool round; CPU of the whole process)",
-                f"{_ratio(on['ratio'])} ({_ratio(off['ratio'])} with passages off){compiled}",
+                f"{_ratio(on['ratio'])} ({_ratio(off['ratio'])} with passages off){compiled}{compared}",
                 on["ratio"] <= TARGET_AGENT_RATIO,
                 "agent_stream",
             )
@@ -1486,7 +1501,7 @@ def main() -> None:
         results["compiled"] = {"file": worker.file}
         worker.close()
     results["agents"] = agents_cost(repeats)
-    results["agent_stream"] = agent_stream_cost(repeats)
+    results["agent_stream"] = agent_stream_cost(repeats, revisions)
     results["passages"] = passage_cost(repeats)
     results["transformer"] = transformer_cost(repeats)
     results["copies"] = message_copies()
