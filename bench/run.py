@@ -458,7 +458,11 @@ def agent_stream_cost(repeats: int, revisions: Sequence[tuple[str, Any]] = ()) -
                 middleware = importlib.import_module(f"{module.__name__}.agents").ReferencesMiddleware
             except (ImportError, AttributeError):  # a revision before the agents wing
                 continue
-            graphs[f"{label}, cited text off"] = agent([middleware(passages=False)], text)
+            try:
+                off = middleware(passages=False)
+            except TypeError:  # a revision before the passages: the same middleware twice
+                off = middleware()
+            graphs[f"{label}, cited text off"] = agent([off], text)
             graphs[f"{label}, cited text on (default)"] = agent([middleware()], text)
         best = interleaved({name: (lambda g=g: run(g)) for name, g in graphs.items()}, repeats)
         bare = best[BARE].wall

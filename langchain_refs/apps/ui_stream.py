@@ -333,7 +333,8 @@ class _Message:
 
     def step(self, step: StreamStep) -> Iterator[dict[str, Any]]:
         if isinstance(step, AnswerReasoning):
-            yield from self.end_text()
+            # An open text part stays open (parts are written by id): the answer's text stays one part, and
+            # its text-end gets the citations.
             if self.open_reasoning is None:
                 self.reasonings += 1
                 self.open_reasoning = f"{self.message_id}-reasoning-{self.reasonings}"

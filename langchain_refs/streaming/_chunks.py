@@ -54,6 +54,7 @@ from langchain_refs.streaming._provider_content import (
     native_media,
     native_source_key,
     provider_end_index,
+    provider_native,
     standard_content,
     without_grounding_annotations,
     without_native,
@@ -218,9 +219,9 @@ def whole_answer(message: Any, *, standard: bool) -> tuple[Any, frozenset[int]]:
     could not join the text blocks they belong to. Each block without one is
     given its position (or, when another block has that index, the first
     index no block has), as when the answer streams; `without_added_indices`
-    takes them off the rewritten answer. A bare string becomes a text block
-    in standard content; the model's own shape keeps it (it can carry no
-    index: nothing joins it). With ``standard`` (``"v1"``), its provider-native blocks are put
+    takes them off the rewritten answer. A bare string becomes a text block,
+    but in the model's own shape (v0) a list of strings alone stays one.
+    With ``standard`` (``"v1"``), its provider-native blocks are put
     in the standard form first (`standard_content`, read as the whole
     message's), and the answer marked ``output_version="v1"``. Anything but
     an AI message is returned as it is.
@@ -246,9 +247,11 @@ def whole_answer(message: Any, *, standard: bool) -> tuple[Any, frozenset[int]]:
     added: set[int] = set()
     taken = {block["index"] for block in content if isinstance(block, dict) and "index" in block}
     free = 0
+    # Standard content has blocks only; the model's own shape (v0) keeps a list of strings alone as it is
+    # (beside other blocks, they become text blocks: the list of sources and Gemini's grounding join them).
+    blocks_only = standard or not all(isinstance(block, str) for block in content)
     for position, block in enumerate(content):
-        if isinstance(block, str) and standard:
-            # Standard content has blocks only; the model's own shape (v0) keeps its strings.
+        if isinstance(block, str) and blocks_only:
             block = {"type": "text", "text": block}
         if isinstance(block, dict) and "index" not in block:
             # Its position, unless another block has that index: then the first index no block has.
@@ -514,6 +517,7 @@ class ChunkRewriter:
         "_grounding_read",
         "_message_id",
         "_model_text_key",
+        "_native_seen",
         "_other_blocks",
         "_output",
         "_pending",
@@ -523,6 +527,7 @@ class ChunkRewriter:
         "_session",
         "_standard",
         "_str_output",
+        "_str_tail",
         "_str_text_seen",
         "_tail_block",
         "_text_index",
@@ -565,8 +570,12 @@ class ChunkRewriter:
         # 0, then its text as str): the text would be merged into that block.
         self._text_index = _TEXT_INDEX
         self._str_text_seen = False
-        # Whether the list content `_blocks` rewrote last had a block other than text.
+        # The text block of str text, once some came (`_str_text`).
+        self._str_tail: dict[str, Any] | None = None
+        # Whether the list content `_blocks` rewrote last had a block other than text, and whether
+        # any block so far was in a provider's own form.
         self._other_blocks = False
+        self._native_seen = False
         # A block was put in the standard form (``"v1"``): the answer is then marked standard as a whole.
         self._standard = False
         # Native citations waiting for the end of their block, and that block's key.
@@ -684,11 +693,18 @@ class ChunkRewriter:
     def _str_text(self, content: str) -> str:
         """The rewritten text of a message chunk's ``str`` content, noted as the text of its block (`_text_index`)."""
         text = self._feed(content) if content else ""
-        # From the first str text on, its block's index is fixed.
-        self._str_text_seen = True
+        if content and self._str_tail is None:
+            # From the first str text on, its block's index is fixed (an empty str fixes nothing).
+            self._str_text_seen = True
+            self._str_tail = {"type": "text", "index": self._text_index}
         self._segments.add(self._text_index, text)
-        if self._tail_block is None:
-            self._tail_block = {"type": "text", "index": self._text_index}
+        tail = self._str_tail
+        if self._tail_block is not tail:
+            # The last text block seen takes the held tail and the list: str text, once it came.
+            if tail is not None:
+                self._tail_block = tail
+            elif self._tail_block is None:
+                self._tail_block = {"type": "text", "index": self._text_index}
         return text
 
     def _set_rewritten(self, fields: dict[str, Any], text: str) -> None:
@@ -733,6 +749,8 @@ class ChunkRewriter:
                 # The text owns its index (0 unless a block took it): a tool call at the same
                 # index would be merged into the text block by the v3 event bridge and lost.
                 by = self._text_index + 1
+                # Shifted by it: the text's index is fixed from here on.
+                self._str_text_seen = True
                 update["tool_call_chunks"] = [_shifted(c, by) for c in chunk.tool_call_chunks]
         else:
             update["content"] = self._blocks(content)
@@ -784,7 +802,9 @@ class ChunkRewriter:
             first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
             found = grounding_citations(grounding, first.get("text", "") if first is not None else None)
             if first is None:
-                content = [*content, {"type": "text", "text": "", "annotations": found, "index": self._text_index}]
+                taken = [b["index"] for b in content if isinstance(b, dict) and isinstance(b.get("index"), int)]
+                index = max(taken, default=self._text_index - 1) + 1
+                content = [*content, {"type": "text", "text": "", "annotations": found, "index": index}]
             else:
                 content = [
                     {**b, "annotations": [*b.get("annotations", []), *found]} if b is first else b for b in content
@@ -835,6 +855,9 @@ class ChunkRewriter:
                 rewritten.append({**block, "text": out})
             else:
                 self._other_blocks = True
+                if not self._native_seen and isinstance(block, dict) and provider_native(block):
+                    # The model's own shape (v0) keeps it: the answer cannot then be marked standard.
+                    self._native_seen = True
                 index = block.get("index") if isinstance(block, dict) else None
                 if isinstance(index, int) and index >= self._text_index and not self._str_text_seen:
                     # Str text to come must not join this block (see `_text_index`).
@@ -938,7 +961,9 @@ class ChunkRewriter:
             content = pending + tail
         else:
             content = self._last_blocks(citations, tail_block, pending, pending_block, tail)
-            if self._standard or (citations and (self._v1 or self._grounding_read) and not self._tool_calls):
+            if self._standard or (
+                citations and (self._v1 or (self._grounding_read and not self._native_seen)) and not self._tool_calls
+            ):
                 # Standard v1 content: provider translators (Anthropic's
                 # rebuilds text blocks from its own `citations`, Google's puts
                 # its grounding over the first block) would drop our

@@ -376,11 +376,21 @@ def standard_content(
         }
         if _HAS_CHUNK_POSITION and isinstance(message, AIMessageChunk):
             probe_fields["chunk_position"] = None
-    for block in blocks:
-        if not (isinstance(block, dict) and provider_native(block)):
+    translations: list[list[Any] | None] = [
+        list(message.model_copy(update={**probe_fields, "content": [block]}).content_blocks)
+        if isinstance(block, dict) and provider_native(block)
+        else None
+        for block in blocks
+    ]
+    probed = [t for t in translations if t is not None]
+    # What every probe's translation holds is the message's, not a block's (Google's finish reason as a
+    # refusal, its tool calls): it goes once, at the end.
+    shared = [b for b in probed[0] if all(b in t for t in probed[1:])] if len(probed) > 1 else []
+    for block, translation in zip(blocks, translations, strict=True):
+        if translation is None:
             out.append(block)
             continue
-        translated: list[Any] = list(message.model_copy(update={**probe_fields, "content": [block]}).content_blocks)
+        translated = [b for b in translation if b not in shared]
         if translated and all(_is_call(b) for b in translated):
             # The block is a call itself (Anthropic's tool_use, OpenAI's function_call): in its place.
             for call in translated:
@@ -394,6 +404,12 @@ def standard_content(
         if _call_key(call) not in placed:
             placed.add(_call_key(call))
             out.append(call)
+    for common in shared:
+        if not _is_call(common):
+            out.append(common)
+        elif _call_key(common) not in placed:
+            placed.add(_call_key(common))
+            out.append(common)
     if reasoning is not None and not any(isinstance(block, dict) and block.get("type") == "reasoning" for block in out):
         out.insert(0, {"type": "reasoning", "reasoning": reasoning, "index": REASONING_INDEX})
     if not _holds_calls(out):

@@ -15,8 +15,9 @@ from langchain.agents import create_agent
 from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.runnables import RunnableLambda
 
-from langchain_refs import ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
+from langchain_refs import ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle, manage_references
 from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, BlockStreamer, ScriptedToolModel, retriever_tool, search
 
 PARIS = Document("Paris is big.", metadata={"source": "https://p.org", "title": "P"})
@@ -408,3 +409,42 @@ def test_a_tool_call_shows_once_whatever_the_translator_adds_to_each_block() -> 
         ("text", None),
         ("tool_call", "call_1"),
     ]
+
+
+def test_an_empty_first_str_chunk_does_not_fix_the_text_index() -> None:
+    """A stream opening with empty str content, then thoughts at index 0, then text: the text keeps a block."""
+    meta = {"model_provider": "google_genai"}
+    script = [
+        AIMessageChunk(content="", response_metadata=meta),
+        AIMessageChunk(content=[{"type": "thinking", "thinking": "Hm.", "index": 0}], response_metadata=meta),
+        AIMessageChunk(content="Paris is big[1](id=1).", response_metadata=meta),
+    ]
+    total = summed(streamed(script))
+    assert total.text == "Paris is big[1].\n\n- [1] P (https://p.org)\n"
+    assert [b["type"] for b in total.content_blocks] == ["reasoning", "text"]
+
+
+def test_the_list_follows_the_last_text_even_when_it_came_as_str_after_blocks() -> None:
+    """A text block, a code block, then str text: the list of sources ends the answer, not its first block."""
+    meta = {"model_provider": "google_genai"}
+    code = {"type": "executable_code", "executable_code": "print(1)", "language": "PYTHON", "id": "x", "index": 1}
+    script = [
+        AIMessageChunk(
+            content=[{"type": "text", "text": "Paris is big[1](id=1).", "index": 0}], response_metadata=meta
+        ),
+        AIMessageChunk(content=[code], response_metadata=meta),
+        AIMessageChunk(content=" Still big.", response_metadata=meta),
+    ]
+    total = summed(streamed(script))
+    assert total.text == "Paris is big[1]. Still big.\n\n- [1] P (https://p.org)\n"
+
+
+def test_a_whole_gemini_answer_of_thoughts_and_a_string_keeps_its_grounding_in_v0() -> None:
+    """v0, whole: [thinking, "text"] with Gemini's grounding: the numbers and the list are in the text, once."""
+    message = AIMessage([{"type": "thinking", "thinking": "Hm."}, GEMINI_TEXT], response_metadata=GEMINI_META)
+    runnable = manage_references(RunnableLambda(lambda _: message), style=TextReferenceStyle())
+    out = runnable.invoke({"documents": [PARIS]})
+    assert out.text == "Paris is big[1]. Café Rome is old.[2] Lyon has silk." + LIST
+    # The model's own shape: its thinking as it was, so the answer is not marked standard.
+    assert out.content[0] == {"type": "thinking", "thinking": "Hm."}
+    assert "output_version" not in out.response_metadata

@@ -285,3 +285,18 @@ def test_a_whole_answer_of_bare_strings_keeps_them_in_v0() -> None:
         " Lyon[2].",
         "\n\n- [1] Paris (https://p.org)\n- [2] Lyon (https://l.org)\n",
     ]
+
+
+def test_what_a_translator_adds_to_every_block_comes_once() -> None:
+    """Google's translator adds a refusal for the finish reason to each block's translation: one, at the end.
+
+    Expected from the bare message's own content_blocks (langchain-core translating it whole).
+    """
+    from langchain_refs.streaming import standard_content
+
+    message = AIMessage(
+        content=[{"type": "thinking", "thinking": "a"}, {"type": "thinking", "thinking": "b"}],
+        response_metadata={"model_provider": "google_genai", "finish_reason": "SAFETY"},
+    )
+    assert [b["type"] for b in message.content_blocks] == ["reasoning", "reasoning", "refusal"]
+    assert standard_content(message.content, message) == message.content_blocks

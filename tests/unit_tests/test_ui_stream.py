@@ -367,3 +367,18 @@ def test_the_endpoint_keeps_each_chats_turns_with_citations_taken_out() -> None:
     ask("chat-b", "Paris?")
     history = [[(m.type, m.text) for m in messages[1:-1]] for messages in seen]  # between the system and the question
     assert history == [[], [("human", "Paris?"), ("ai", "Paris is big.")], []]
+
+
+def test_reasoning_between_two_stretches_of_text_keeps_the_text_one_part_with_its_citations() -> None:
+    """Think, write, think, write: the text stays one part (parts are written by id), so its end has the citations."""
+
+    def thought(text: str) -> list[dict[str, Any]]:
+        return [{"type": "reasoning", "reasoning": text, "index": 1}]
+
+    chunks = collect(cited([thought("Hm."), "Paris is big[1](id=1).", thought("And?"), " Rome is old[1](id=2)."]))
+    types = [c["type"] for c in chunks]
+    assert types.count("text-start") == 1
+    assert types.count("reasoning-start") == 2
+    [end] = [c for c in chunks if c["type"] == "text-end"]
+    assert [c["source"]["id"] for c in end["citations"]] == ["source-1", "source-2"]
+    assert text_of(chunks) == "Paris is big[1]. Rome is old[2]."
