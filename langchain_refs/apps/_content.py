@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["content_text"]
+__all__ = ["content_text", "reasoning_text"]
 
 
 def content_text(content: Any) -> str:
@@ -28,4 +28,29 @@ def content_text(content: Any) -> str:
             pieces.append(block)
         elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
             pieces.append(block["text"])
+    return "".join(pieces)
+
+
+def reasoning_text(message: Any) -> str:
+    """The reasoning a message (chunk) carries, as LangChain's standard ``content_blocks`` read it.
+
+    Read only from a message with a block other than text or with
+    ``reasoning_content`` in its ``additional_kwargs`` (the usual chunk has
+    neither: reading its standard blocks would cost a translation per chunk).
+
+    Example:
+        >>> from langchain_core.messages import AIMessageChunk
+        >>> reasoning_text(AIMessageChunk([{"type": "reasoning", "reasoning": "Hm."}, {"type": "text", "text": "Hi"}]))
+        'Hm.'
+        >>> reasoning_text(AIMessageChunk("Hi", additional_kwargs={"reasoning_content": "So."}))
+        'So.'
+    """
+    content = message.content
+    other = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") != "text" for b in content)
+    if not other and not isinstance(message.additional_kwargs.get("reasoning_content"), str):
+        return ""
+    pieces: list[str] = []
+    for block in message.content_blocks:
+        if block["type"] == "reasoning" and isinstance(block.get("reasoning"), str):
+            pieces.append(block.get("reasoning", ""))
     return "".join(pieces)

@@ -86,7 +86,7 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 from typing_extensions import override
 
-from langchain_refs.apps._content import content_text
+from langchain_refs.apps._content import content_text, reasoning_text
 from langchain_refs.apps._errors import first_line
 from langchain_refs.apps._web import STATIC, BodyError, page_response, read_json_body
 from langchain_refs.apps.check.page import check_routes
@@ -162,9 +162,14 @@ class _MarkedCitations(ReferenceStyle):
 
 
 def _as_text(chunk: Any) -> Any:
-    # Before citations are rendered: every content shape becomes plain text, without marks.
+    # Before citations are rendered: every content shape becomes plain text, without marks; the
+    # model's reasoning, if any, goes along as reasoning_content (the UI message stream shows it).
     if isinstance(chunk, BaseMessage):
-        return chunk.model_copy(update={"content": content_text(chunk.content).translate(_STRAY)})
+        update: dict[str, Any] = {"content": content_text(chunk.content).translate(_STRAY)}
+        reasoning = reasoning_text(chunk)
+        if reasoning:
+            update["additional_kwargs"] = {**chunk.additional_kwargs, "reasoning_content": reasoning}
+        return chunk.model_copy(update=update)
     if isinstance(chunk, str):
         return chunk.translate(_STRAY)
     return chunk

@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
 
-from langchain_refs.apps._content import content_text
+from langchain_refs.apps._content import content_text, reasoning_text
 from langchain_refs.apps._errors import first_line
 from langchain_refs.streaming import AnswerReferences, TemplateReferenceStyle, safe_url
 
@@ -247,7 +247,7 @@ def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
         return
     # A message's reasoning comes before its words, its words before its tool calls; rewritten agent
     # chunks carry standard text and reasoning blocks.
-    reasoning = _reasoning_text(chunk)
+    reasoning = reasoning_text(chunk)
     if reasoning:
         yield AnswerReasoning(text=reasoning)
     text = content_text(chunk.content)
@@ -258,24 +258,6 @@ def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
     data = chunk.response_metadata.get("references")
     if isinstance(data, dict):
         yield ReferencesFound(references=AnswerReferences.from_dict(data))
-
-
-def _reasoning_text(message: BaseMessage) -> str:
-    """The reasoning a message (chunk) carries, as LangChain's standard ``content_blocks`` read it.
-
-    Read only from a message with a block other than text or with
-    ``reasoning_content`` (the usual chunk has neither: reading its standard
-    blocks would cost a translation per chunk).
-    """
-    content = message.content
-    other = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") != "text" for b in content)
-    if not other and not isinstance(message.additional_kwargs.get("reasoning_content"), str):
-        return ""
-    pieces: list[str] = []
-    for block in message.content_blocks:
-        if block["type"] == "reasoning" and isinstance(block.get("reasoning"), str):
-            pieces.append(block.get("reasoning", ""))
-    return "".join(pieces)
 
 
 def _call_deltas(chunk: AIMessageChunk, calls: _Calls) -> Iterator[ToolCallDelta]:

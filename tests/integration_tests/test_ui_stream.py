@@ -146,6 +146,21 @@ def test_chain_answer_reaches_the_ai_sdk_client_with_its_sources(package: str) -
         check_cited_answer(read(package, url, body("Paris?")), package)
 
 
+@pytest.mark.parametrize("package", PACKAGES)
+def test_reasoning_between_stretches_of_text_reaches_the_client_beside_one_cited_text_part(package: str) -> None:
+    """Think, write, think, write (a chain's model): the client keeps one text part, cited, and both reasonings."""
+    from langchain_refs.apps.chat_ui import create_app
+
+    def thought(text: str) -> list[dict[str, Any]]:
+        return [{"type": "reasoning", "reasoning": text, "index": 1}]
+
+    chunks = [thought("First."), *ANSWER_CHUNKS[:2], thought("Then."), *ANSWER_CHUNKS[2:]]
+    with serving(create_app(model=streaming_model(chunks), documents=DOCUMENTS, k=3)) as url:
+        result = read(package, url, body("Paris?"))
+    check_cited_answer(result, package)
+    assert [p["text"] for p in parts(result["message"], "reasoning")] == ["First.", "Then."]
+
+
 # A flag (two code points, four UTF-16 units) and an emoji (one code point, two units) before the citations.
 EMOJI_DOCUMENTS = [
     Document("Paris is the capital of France.", metadata={"source": "https://a.org/paris", "title": "Paris"}),
