@@ -210,7 +210,7 @@ class _Calls:
 
 
 async def stream_steps(stream: AsyncIterable[Any]) -> AsyncIterator[StreamStep]:
-    """The steps of a cited LangChain stream: answer text, tool calls and results, references.
+    """The steps of a cited LangChain stream: reasoning, answer text, tool calls and results, references.
 
     ``stream`` is what ``astream`` of a ``manage_references(...)`` chain
     yields (message chunks or ``str``), or what an agent with
