@@ -431,33 +431,46 @@ class _Segments:
     The session numbers its output as one text; a message may hold it in
     several text blocks. A segment is (offset in the whole text, block key,
     offset in the block, length); a block's key is its ``index``, or an
-    object of its own for a block without one.
+    object of its own for a block without one. The last segment is kept
+    open in fields of its own: text for the same block (every chunk of the
+    usual answer) only lengthens it.
     """
 
-    __slots__ = ("_length", "_lengths", "_segments")
+    __slots__ = ("_closed", "_length", "_lengths", "_run_block", "_run_local", "_run_offset", "_run_size")
 
     def __init__(self) -> None:
-        self._segments: list[tuple[int, Any, int, int]] = []
+        self._closed: list[tuple[int, Any, int, int]] = []
+        # Where each block's text written so far ends (the open segment's block: where it began).
         self._lengths: dict[Any, int] = {}
         self._length = 0
+        # The open segment: no block yet (a key no block has), offset, offset in its block, length.
+        self._run_block: Any = _NO_SEGMENT
+        self._run_offset = 0
+        self._run_local = 0
+        self._run_size = 0
 
     def add(self, block: Any, text: str) -> None:
         if not text:
             return
         size = len(text)
-        lengths = self._lengths
-        local = lengths.get(block, 0)
-        segments = self._segments
-        if segments:
-            offset, last_block, last_local, last_size = segments[-1]
-            if last_block == block and last_local + last_size == local:
-                segments[-1] = (offset, block, last_local, last_size + size)
-            else:
-                segments.append((self._length, block, local, size))
-        else:
-            segments.append((self._length, block, local, size))
-        lengths[block] = local + size
+        if block == self._run_block:
+            self._run_size += size
+            self._length += size
+            return
+        if self._run_block is not _NO_SEGMENT:
+            self._closed.append((self._run_offset, self._run_block, self._run_local, self._run_size))
+            self._lengths[self._run_block] = self._run_local + self._run_size
+        self._run_block = block
+        self._run_offset = self._length
+        self._run_local = self._lengths.get(block, 0)
+        self._run_size = size
         self._length += size
+
+    def segments(self) -> list[tuple[int, Any, int, int]]:
+        """Every segment so far, in order (a new list: text added later does not change it)."""
+        if self._run_block is _NO_SEGMENT:
+            return []
+        return [*self._closed, (self._run_offset, self._run_block, self._run_local, self._run_size)]
 
     def locate(self, start: int, end: int) -> tuple[Any, int, int] | None:
         """The block where ``[start, end)`` of the whole text ends, and the offsets in it.
@@ -466,11 +479,15 @@ class _Segments:
         placed in the block that holds their end; a start in an earlier
         segment is moved up to where that segment begins. None: no text there.
         """
-        for offset, block, local, length in self._segments:
+        for offset, block, local, length in self.segments():
             if offset < end <= offset + length or offset == start == end:
                 start = max(start, offset)
                 return block, local + start - offset, local + end - offset
         return None
+
+
+# The block key of no segment at all: equal to no block's key.
+_NO_SEGMENT: Final = object()
 
 
 class _OwnBlock:
@@ -666,21 +683,24 @@ class ChunkRewriter:
             (True, ' you', [{'type': 'text', 'text': ' you', 'index': 0}], 'a')
         """
         message = generation.message
+        # Read from the message's own fields: the same values as its attributes, without pydantic's look-ups.
+        fields = message.__dict__
+        content = fields.get("content")
         if (
-            not self._v1
+            type(content) is not str
+            or not self._v1
             or type(message) is not AIMessageChunk
-            or type(message.content) is not str
             or generation.generation_info
-            or message.tool_call_chunks
+            or fields["tool_call_chunks"]
             or message.__pydantic_private__ is not None
-            or GROUNDING_KEY in message.response_metadata
-            or REASONING_KEY in message.additional_kwargs
+            or GROUNDING_KEY in fields["response_metadata"]
+            or REASONING_KEY in fields["additional_kwargs"]
         ):
             return self.generation_v1(_with_generation_info(generation))
-        self._take_first_id(message.id)
-        text = self._str_text(message.content)
+        self._take_first_id(fields["id"])
+        text = self._str_text(content)
         # The fields `_rewritten_v1` sets on its copy, set on the message itself.
-        self._set_rewritten(message.__dict__, text)
+        self._set_rewritten(fields, text)
         message.__pydantic_fields_set__.update(_REWRITTEN_V1)
         generation.__dict__["text"] = text
         return generation
@@ -814,9 +834,11 @@ class ChunkRewriter:
     def _feed(self, text: str) -> str:
         if self._model_text_key is not None:
             self._raw.append(text)
-        # str(): a TextAccessor from `.text` must not reach the merged chunks
-        # (merging a str with a TextAccessor subclass fails).
-        out = str(self._session.feed(text))
+        out = self._session.feed(text)
+        if type(out) is not str:
+            # A TextAccessor from `.text` must not reach the merged chunks (merging a str with a
+            # TextAccessor subclass fails).
+            out = str(out)
         if self._track_output:
             self._output.append(out)
         return out
@@ -990,7 +1012,7 @@ class ChunkRewriter:
             self._segments.add(pending_block, pending)
         self._segments.add(tail_key, tail)
         per_block: dict[Any, list[dict[str, Any]]] = {}
-        segments = self._segments._segments
+        segments = self._segments.segments()
         if len(segments) == 1:
             # The whole text in one block (the usual case): `locate` for every citation, without a call each
             # (one per citation, on the last chunk).

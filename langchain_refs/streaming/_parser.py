@@ -384,6 +384,9 @@ def _checked_syntax(syntax: MarkerSyntax) -> MarkerSyntax:
         ...
         ValueError: MarkerSyntax 'c': the pattern must capture the id list in a group named ids, as (?P<ids>...)
     """
+    if _SYNTAXES.get(syntax.name) is syntax:
+        # A built-in syntax: checked when this module was written (every session's parser asks again).
+        return syntax
     what = f"MarkerSyntax {syntax.name!r}"
     if not isinstance(syntax.opener, str) or len(syntax.opener) != 1:
         msg = f"{what}: the opener must be the one character a marker starts with, got {syntax.opener!r}"
@@ -404,11 +407,22 @@ def _checked_syntax(syntax: MarkerSyntax) -> MarkerSyntax:
         raise ValueError(msg)
     try:
         # Whole markers are matched by the stdlib engine (the faster one here).
-        re.compile(syntax.pattern.pattern, _stdlib_flags(syntax.pattern))
+        _stdlib_pattern(syntax.pattern)
     except re.error as error:
         msg = f"{what}: the pattern must also compile with Python's re module ({error})"
         raise ValueError(msg) from None
     return syntax
+
+
+@functools.lru_cache(maxsize=64)
+def _stdlib_pattern(pattern: regex.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` compiled by Python's re module, with the same flags (kept: each session's parser asks for it).
+
+    Example:
+        >>> _stdlib_pattern(ID_SYNTAX.pattern).match("[1](id=2)") is not None
+        True
+    """
+    return re.compile(pattern.pattern, _stdlib_flags(pattern))
 
 
 def _stdlib_flags(pattern: regex.Pattern[str]) -> int:
@@ -648,7 +662,7 @@ class CitationParser:
             (
                 s,
                 s.opener,
-                re.compile(s.pattern.pattern, _stdlib_flags(s.pattern)).match,
+                _stdlib_pattern(s.pattern).match,
                 functools.partial(_partial_match, s.pattern),
                 # ``[n](id=k)``: a whole marker or a prefix of one, in one call.
                 _ID_MARKER_OR_PREFIX.match

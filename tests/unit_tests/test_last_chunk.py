@@ -17,7 +17,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessageChunk
 
 from langchain_refs import AnswerReferences, Citation, Passage, Reference, ReferenceSession, TextReferenceStyle
-from langchain_refs.streaming._chunks import ChunkRewriter
+from langchain_refs.streaming._chunks import ChunkRewriter, _Segments
 from langchain_refs.streaming._references import data_and_standard_citations
 
 
@@ -116,6 +116,38 @@ def test_standard_citations_are_the_plain_ones_in_the_same_order(refs: AnswerRef
     assert json.dumps(found) == json.dumps(expected)
     # Each annotation a dict of its own: none shares a head with another.
     assert len({id(annotation) for annotation in found}) == len(found)
+
+
+def segments_by_hand(pieces: list[tuple[int, str]]) -> list[tuple[int, int, int, int]]:
+    """Where each piece of text went, worked out piece by piece: (offset, block, offset in the block, length).
+
+    A piece for the block of the segment before it lengthens that segment; any
+    other starts a segment where its block's text so far ends.
+    """
+    found: list[tuple[int, int, int, int]] = []
+    ends: dict[int, int] = {}
+    offset = 0
+    for block, text in pieces:
+        if not text:
+            continue
+        if found and found[-1][1] == block:
+            start, _, local, length = found[-1]
+            found[-1] = (start, block, local, length + len(text))
+        else:
+            found.append((offset, block, ends.get(block, 0), len(text)))
+        ends[block] = ends.get(block, 0) + len(text)
+        offset += len(text)
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.tuples(st.integers(0, 2), st.text(alphabet="ab", max_size=3)), max_size=12))
+def test_segments_are_the_pieces_as_written(pieces: list[tuple[int, str]]) -> None:
+    """The segments of text added block by block (the open last one included), as worked out by hand."""
+    segments = _Segments()
+    for k, (block, text) in enumerate(pieces):
+        segments.add(block, text)
+        assert segments.segments() == segments_by_hand(pieces[: k + 1])
 
 
 @settings(max_examples=200, deadline=None)

@@ -633,6 +633,12 @@ WRONG_OPTIONS = [
         r"MarkerSyntax 'cite': the opener must be the one character a marker starts with, got '<<'",
     ),
     (
+        # Named as a built-in syntax, but one's own: checked all the same.
+        {"syntaxes": [MarkerSyntax(name="id", opener="<<", pattern=regex.compile(r"<<(?P<ids>\d+)>>"))]},
+        ValueError,
+        r"MarkerSyntax 'id': the opener must be the one character a marker starts with, got '<<'",
+    ),
+    (
         {"syntaxes": [MarkerSyntax(name="cite", opener="{", pattern=regex.compile(r"\{\p{L}+:(?P<ids>\d+)\}"))]},
         ValueError,
         r"MarkerSyntax 'cite': the pattern must also compile with Python's re module \(bad escape \\p",
