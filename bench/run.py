@@ -415,10 +415,11 @@ def agent_stream_cost(repeats: int, revisions: Sequence[tuple[str, Any]] = ()) -
     sources, the passages) for the same answer at 200,000 characters. Each
     of ``revisions`` (``--compare``) with an agents wing runs its middleware
     in the same interleaved run, at 20,000 characters. The ratio's run takes
-    three times ``repeats`` rounds: the agent's nodes hand each chunk from
-    thread to thread, and the process's CPU time for the same stream varies
-    by a tenth from one round to the next (the best of 7 rounds put the same
-    tree at 1.28x to 1.39x in four processes, the best of 25 at 1.22x to 1.28x).
+    three times ``repeats`` rounds (``rounds`` in its results): the agent's
+    nodes hand each chunk from thread to thread, and the process's CPU time
+    for the same stream varies by a tenth from one round to the next (four
+    processes put the same tree at 1.28x to 1.39x with the best of 9 to 15
+    rounds, at 1.22x to 1.28x with the best of 25).
     """
     try:
         from langchain.agents import create_agent
@@ -472,6 +473,7 @@ def agent_stream_cost(repeats: int, revisions: Sequence[tuple[str, Any]] = ()) -
         best = interleaved({name: (lambda g=g: run(g)) for name, g in graphs.items()}, rounds)
         bare = best[BARE].wall
         out[length] = {
+            "rounds": rounds,
             "markers": len(_MARKER.findall(text)),
             "rows": {n: {"ratio": t.wall / bare, "last_ms": t.cpu * 1e3} for n, t in best.items() if n != BARE},
         }
@@ -1218,7 +1220,7 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | str, str]]:
             (
                 f"an agent with `ReferencesMiddleware` ≤ {TARGET_AGENT_RATIO}x the same agent without it "
                 "(messages stream, 20,000 characters in 4-char chunks, one tool round; CPU of the whole process, "
-                f"the best of {3 * results['repeats']} rounds)",
+                f"the best of {short['rounds']} rounds)",
                 f"{_ratio(on['ratio'])} ({_ratio(off['ratio'])} with passages off){compiled}{compared}",
                 on["ratio"] <= TARGET_AGENT_RATIO,
                 "agent_stream",

@@ -39,6 +39,7 @@ as are all of a ``str`` answer's.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Literal, TypeVar
 
@@ -436,7 +437,7 @@ class _Segments:
     usual answer) only lengthens it.
     """
 
-    __slots__ = ("_closed", "_length", "_lengths", "_run_block", "_run_local", "_run_offset", "_run_size")
+    __slots__ = ("_closed", "_length", "_lengths", "_open_block", "_open_local", "_open_offset", "_open_size")
 
     def __init__(self) -> None:
         self._closed: list[tuple[int, Any, int, int]] = []
@@ -444,33 +445,37 @@ class _Segments:
         self._lengths: dict[Any, int] = {}
         self._length = 0
         # The open segment: no block yet (a key no block has), offset, offset in its block, length.
-        self._run_block: Any = _NO_SEGMENT
-        self._run_offset = 0
-        self._run_local = 0
-        self._run_size = 0
+        self._open_block: Any = _NO_SEGMENT
+        self._open_offset = 0
+        self._open_local = 0
+        self._open_size = 0
 
     def add(self, block: Any, text: str) -> None:
         if not text:
             return
         size = len(text)
-        if block == self._run_block:
-            self._run_size += size
+        if block == self._open_block:
+            self._open_size += size
             self._length += size
             return
-        if self._run_block is not _NO_SEGMENT:
-            self._closed.append((self._run_offset, self._run_block, self._run_local, self._run_size))
-            self._lengths[self._run_block] = self._run_local + self._run_size
-        self._run_block = block
-        self._run_offset = self._length
-        self._run_local = self._lengths.get(block, 0)
-        self._run_size = size
+        if self._open_block is not _NO_SEGMENT:
+            self._closed.append((self._open_offset, self._open_block, self._open_local, self._open_size))
+            self._lengths[self._open_block] = self._open_local + self._open_size
+        self._open_block = block
+        self._open_offset = self._length
+        self._open_local = self._lengths.get(block, 0)
+        self._open_size = size
         self._length += size
 
     def segments(self) -> list[tuple[int, Any, int, int]]:
         """Every segment so far, in order (a new list: text added later does not change it)."""
-        if self._run_block is _NO_SEGMENT:
-            return []
-        return [*self._closed, (self._run_offset, self._run_block, self._run_local, self._run_size)]
+        return [*self._closed, *self._open()]
+
+    def _open(self) -> tuple[tuple[int, Any, int, int], ...]:
+        """The open segment, alone (none before any text)."""
+        if self._open_block is _NO_SEGMENT:
+            return ()
+        return ((self._open_offset, self._open_block, self._open_local, self._open_size),)
 
     def locate(self, start: int, end: int) -> tuple[Any, int, int] | None:
         """The block where ``[start, end)`` of the whole text ends, and the offsets in it.
@@ -479,7 +484,7 @@ class _Segments:
         placed in the block that holds their end; a start in an earlier
         segment is moved up to where that segment begins. None: no text there.
         """
-        for offset, block, local, length in self.segments():
+        for offset, block, local, length in itertools.chain(self._closed, self._open()):
             if offset < end <= offset + length or offset == start == end:
                 start = max(start, offset)
                 return block, local + start - offset, local + end - offset
@@ -683,7 +688,7 @@ class ChunkRewriter:
             (True, ' you', [{'type': 'text', 'text': ' you', 'index': 0}], 'a')
         """
         message = generation.message
-        # Read from the message's own fields: the same values as its attributes, without pydantic's look-ups.
+        # Read from the message's own fields: the same values as its attributes, without an attribute look-up each.
         fields = message.__dict__
         content = fields.get("content")
         if (

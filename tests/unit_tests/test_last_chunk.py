@@ -17,7 +17,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessageChunk
 
 from langchain_refs import AnswerReferences, Citation, Passage, Reference, ReferenceSession, TextReferenceStyle
-from langchain_refs.streaming._chunks import ChunkRewriter, _Segments
+from langchain_refs.streaming._chunks import ChunkRewriter, _OwnBlock, _Segments
 from langchain_refs.streaming._references import data_and_standard_citations
 
 
@@ -118,36 +118,58 @@ def test_standard_citations_are_the_plain_ones_in_the_same_order(refs: AnswerRef
     assert len({id(annotation) for annotation in found}) == len(found)
 
 
-def segments_by_hand(pieces: list[tuple[int, str]]) -> list[tuple[int, int, int, int]]:
-    """Where each piece of text went, worked out piece by piece: (offset, block, offset in the block, length).
+def segments_as_they_were(pieces: Sequence[tuple[Any, str]]) -> list[tuple[int, Any, int, int]]:
+    """The segments as `_Segments.add` worked them out before its last segment was kept open (commit fb1e109).
 
-    A piece for the block of the segment before it lengthens that segment; any
-    other starts a segment where its block's text so far ends.
+    Each piece looks its block's text so far up, then lengthens the last
+    segment when that is its block's and ends where its text does, else
+    starts a segment: (offset, block, offset in the block, length).
     """
-    found: list[tuple[int, int, int, int]] = []
-    ends: dict[int, int] = {}
+    found: list[tuple[int, Any, int, int]] = []
+    ends: dict[Any, int] = {}
     offset = 0
     for block, text in pieces:
         if not text:
             continue
-        if found and found[-1][1] == block:
-            start, _, local, length = found[-1]
-            found[-1] = (start, block, local, length + len(text))
+        local = ends.get(block, 0)
+        if found and found[-1][1] == block and found[-1][2] + found[-1][3] == local:
+            start, _, last_local, length = found[-1]
+            found[-1] = (start, block, last_local, length + len(text))
         else:
-            found.append((offset, block, ends.get(block, 0), len(text)))
-        ends[block] = ends.get(block, 0) + len(text)
+            found.append((offset, block, local, len(text)))
+        ends[block] = local + len(text)
         offset += len(text)
     return found
 
 
+# Block keys: indices, and blocks without one (each its own key, as `_OwnBlock` is).
+OWN_BLOCKS = [_OwnBlock() for _ in range(3)]
+
+
 @settings(max_examples=300, deadline=None)
-@given(pieces=st.lists(st.tuples(st.integers(0, 2), st.text(alphabet="ab", max_size=3)), max_size=12))
-def test_segments_are_the_pieces_as_written(pieces: list[tuple[int, str]]) -> None:
-    """The segments of text added block by block (the open last one included), as worked out by hand."""
+@given(
+    pieces=st.lists(
+        st.tuples(st.sampled_from([0, 1, 2, *OWN_BLOCKS]), st.text(alphabet="ab", max_size=3)), max_size=12
+    ),
+    probes=st.lists(st.tuples(st.integers(-1, 30), st.integers(-1, 30)), max_size=4),
+)
+def test_segments_are_those_of_the_code_before(pieces: list[tuple[Any, str]], probes: list[tuple[int, int]]) -> None:
+    """After each piece: the segments (the open last one included) as before, and `locate` reads them alike."""
     segments = _Segments()
     for k, (block, text) in enumerate(pieces):
         segments.add(block, text)
-        assert segments.segments() == segments_by_hand(pieces[: k + 1])
+        expected = segments_as_they_were(pieces[: k + 1])
+        assert segments.segments() == expected
+        for start, end in probes:
+            where = next(
+                (
+                    (b, local + max(start, offset) - offset, local + end - offset)
+                    for offset, b, local, length in expected
+                    if offset < end <= offset + length or offset == start == end
+                ),
+                None,
+            )
+            assert segments.locate(start, end) == where
 
 
 @settings(max_examples=200, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 import threading
@@ -32,6 +33,7 @@ from langchain_refs import (
     TextReferenceStyle,
     manage_references,
 )
+from langchain_refs.streaming import BRACKET_SYNTAX, DAGGER_SYNTAX, ID_SYNTAX, marker_syntaxes
 from langchain_refs.text import LexicalSupport
 from tests.unit_tests.cases import CASE_IDS, CASES, Case
 from tests.unit_tests.fakes import (
@@ -662,6 +664,14 @@ CITE_EXPECTED = "Yes[1] and [2][1]; {cite:x} stays,  goes.\n\n- [1] b.pdf\n- [2]
 def cite_text(chunks: list[str]) -> str:
     chain = manage_references(str_chunks(chunks), style=TextReferenceStyle(), syntaxes=[CITE_SYNTAX])
     return "".join(chain.stream(inputs()))
+
+
+@pytest.mark.parametrize("syntax", [ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX], ids=lambda s: s.name)
+def test_each_built_in_syntax_passes_the_checks_a_syntax_of_ones_own_gets(syntax: MarkerSyntax) -> None:
+    """A copy of a built-in syntax is checked as one's own is (the built-in itself is taken as it is)."""
+    copy = dataclasses.replace(syntax)
+    assert copy is not syntax
+    assert marker_syntaxes([copy]) == (copy,)
 
 
 def test_a_syntax_flag_the_two_regex_modules_number_apart_holds_at_every_split() -> None:
