@@ -417,9 +417,9 @@ def agent_stream_cost(repeats: int, revisions: Sequence[tuple[str, Any]] = ()) -
     in the same interleaved run, at 20,000 characters. The ratio's run takes
     three times ``repeats`` rounds (``rounds`` in its results): the agent's
     nodes hand each chunk from thread to thread, and the process's CPU time
-    for the same stream varies by a tenth from one round to the next (four
-    processes put the same tree at 1.28x to 1.39x with the best of 9 to 15
-    rounds, at 1.22x to 1.28x with the best of 25).
+    for the same stream varies by a tenth from one round to the next (three
+    processes put the same tree at 1.28x to 1.36x with the best of 15
+    rounds, four at 1.22x to 1.28x with the best of 25).
     """
     try:
         from langchain.agents import create_agent
