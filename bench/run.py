@@ -463,11 +463,8 @@ def agent_stream_cost(repeats: int, revisions: Sequence[tuple[str, Any]] = ()) -
                 middleware = importlib.import_module(f"{module.__name__}.agents").ReferencesMiddleware
             except (ImportError, AttributeError):  # a revision before the agents wing
                 continue
-            try:
-                off = middleware(passages=False)
-            except TypeError:  # a revision before the passages: the same middleware twice
-                off = middleware()
-            graphs[f"{label}, cited text off"] = agent([off], text)
+            # A revision before the passages runs the same middleware twice.
+            graphs[f"{label}, cited text off"] = agent([middleware(**_no_passages(module))], text)
             graphs[f"{label}, cited text on (default)"] = agent([middleware()], text)
         rounds = 3 * repeats if length == 20_000 else repeats
         best = interleaved({name: (lambda g=g: run(g)) for name, g in graphs.items()}, rounds)

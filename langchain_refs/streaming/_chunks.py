@@ -48,6 +48,7 @@ from langchain_core.outputs import ChatGenerationChunk
 
 from langchain_refs.streaming._provider_content import (
     GROUNDING_KEY,
+    HAS_CHUNK_POSITION,
     REASONING_KEY,
     grounding_citations,
     has_native_citations,
@@ -78,8 +79,6 @@ OutputVersion = Literal["v0", "v1"]
 
 ItemT = TypeVar("ItemT")
 
-# langchain-core < 1.0 has no chunk_position.
-_HAS_CHUNK_POSITION: Final = "chunk_position" in AIMessageChunk.model_fields
 # The index of the text block when the inner model streams str content.
 _TEXT_INDEX: Final = 0
 
@@ -98,7 +97,7 @@ _new_chunk: Final = AIMessageChunk.__new__
 _new_generation: Final = ChatGenerationChunk.__new__
 _FIELDS: Final = frozenset(AIMessageChunk.model_fields)
 # The fields `ChunkRewriter.on_chunk_v1` sets on a str chunk it rewrites.
-_REWRITTEN_V1: Final = frozenset({"id", "content", "chunk_position"} if _HAS_CHUNK_POSITION else {"id", "content"})
+_REWRITTEN_V1: Final = frozenset({"id", "content", "chunk_position"} if HAS_CHUNK_POSITION else {"id", "content"})
 # What validation sets on a `ChatGenerationChunk` made with ``message=`` alone (its validator sets the text).
 _GENERATION_FIELDS_SET: Final = frozenset({"message", "text"})
 
@@ -420,7 +419,7 @@ def _keeps_itself(message: AIMessageChunk) -> bool:
     """Whether adding ``message``'s fields (but its content) to themselves leaves them as they are."""
     if message.__pydantic_extra__ or message.usage_metadata is not None or message.tool_call_chunks:
         return False
-    if message.tool_calls or message.invalid_tool_calls or (_HAS_CHUNK_POSITION and message.chunk_position is not None):
+    if message.tool_calls or message.invalid_tool_calls or (HAS_CHUNK_POSITION and message.chunk_position is not None):
         return False
     bare = message.model_copy(update={"content": []})
     return _rest(bare + bare) == _rest(bare)
@@ -639,7 +638,7 @@ class ChunkRewriter:
                 update = {"content": out}
         else:
             update = {"content": self._blocks(content)}
-        if _HAS_CHUNK_POSITION and chunk.chunk_position == "last":
+        if HAS_CHUNK_POSITION and chunk.chunk_position == "last":
             # The last chunk is the one `finish` adds.
             update = {**(update or {}), "chunk_position": None}
         return chunk if update is None else copy_chunk(chunk, update)
@@ -736,7 +735,7 @@ class ChunkRewriter:
         """Set in ``fields`` (a message chunk's) what ``"v1"`` rewrites of a text chunk: its content, id, position."""
         fields["id"] = self._first_id
         fields["content"] = [{"type": "text", "text": text, "index": self._text_index}] if text else []
-        if _HAS_CHUNK_POSITION:
+        if HAS_CHUNK_POSITION:
             fields["chunk_position"] = None
 
     def _rewritten_v1(self, chunk: Any) -> tuple[Any, str | None]:
@@ -765,7 +764,7 @@ class ChunkRewriter:
                 self._set_rewritten(fields, text)
                 return _chunk_copied(chunk, fields, chunk.__pydantic_fields_set__ | _REWRITTEN_V1), text
         update: dict[str, Any] = {"id": self._first_id}
-        if _HAS_CHUNK_POSITION:
+        if HAS_CHUNK_POSITION:
             update["chunk_position"] = None
         self._other_blocks = False
         if text is not None:
@@ -999,7 +998,7 @@ class ChunkRewriter:
                 # calls no block holds: v1 content_blocks would omit them.
                 metadata["output_version"] = "v1"
         last = AIMessageChunk(content=content, id=self._message_id, response_metadata=metadata)
-        if _HAS_CHUNK_POSITION:
+        if HAS_CHUNK_POSITION:
             last.chunk_position = "last"
         return last
 

@@ -50,6 +50,7 @@ except ImportError:  # pragma: no cover - a langchain-core without it
 
 __all__ = [
     "GROUNDING_KEY",
+    "HAS_CHUNK_POSITION",
     "NATIVE_KEYS",
     "REASONING_INDEX",
     "REASONING_KEY",
@@ -66,6 +67,9 @@ __all__ = [
 
 NATIVE_KEYS: Final = ("annotations", "citations")
 """The keys of a text block that may hold native citations."""
+
+HAS_CHUNK_POSITION: Final = "chunk_position" in AIMessageChunk.model_fields
+"""Whether message chunks have a ``chunk_position`` (langchain-core < 1.0 has none)."""
 
 REASONING_KEY: Final = "reasoning_content"
 """The ``additional_kwargs`` key where some clients put a model's reasoning (Ollama, DeepSeek, xAI, Groq)."""
@@ -296,8 +300,6 @@ def grounding_citations(grounding: Any, text: str | None = None) -> list[dict[st
     return found
 
 
-# langchain-core < 1.0 has no chunk_position.
-_HAS_CHUNK_POSITION: Final = "chunk_position" in AIMessageChunk.model_fields
 # The standard blocks that hold a tool call (langchain-core's v1 content).
 _CALL_TYPES: Final = frozenset(
     {"tool_call", "tool_call_chunk", "invalid_tool_call", "server_tool_call", "server_tool_call_chunk"}
@@ -374,7 +376,7 @@ def standard_content(
             else metadata,
             "additional_kwargs": {},
         }
-        if _HAS_CHUNK_POSITION and isinstance(message, AIMessageChunk):
+        if HAS_CHUNK_POSITION and isinstance(message, AIMessageChunk):
             probe_fields["chunk_position"] = None
     translations: list[list[Any] | None] = [
         list(message.model_copy(update={**probe_fields, "content": [block]}).content_blocks)
