@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableGenerator
 
@@ -252,7 +252,7 @@ class ToolRoundChatModel(BaseChatModel):
         merged = chunks[0].message
         for chunk in chunks[1:]:
             merged = merged + chunk.message
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(**merged.model_dump(exclude={"type"})))])
+        return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(merged))])
 
     def _stream(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any

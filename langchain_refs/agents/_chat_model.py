@@ -337,8 +337,13 @@ def _as_chunk(message: BaseMessage) -> AIMessageChunk:
     if isinstance(message, AIMessageChunk):
         return message
     if isinstance(message, AIMessage):
+        # A whole message may carry a chunk's streaming-only fields as extras
+        # (an ``AIMessage`` made from a dump of summed chunks): its tool calls
+        # are what the chunk's calls are made from, so those extras go.
         return AIMessageChunk(
-            **message.model_dump(exclude={"type", "tool_calls", "invalid_tool_calls"}),
+            **message.model_dump(
+                exclude={"type", "tool_calls", "invalid_tool_calls", "tool_call_chunks", "chunk_position"}
+            ),
             tool_call_chunks=[
                 {"name": c["name"], "args": _json(c["args"]), "id": c.get("id"), "index": i, "type": "tool_call_chunk"}
                 for i, c in enumerate(message.tool_calls)

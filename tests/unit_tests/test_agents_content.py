@@ -314,6 +314,28 @@ def test_whole_tool_call_turns_read_as_the_model_alone() -> None:
         assert out.tool_calls[0]["args"] == {"query": "paris"}
 
 
+@pytest.mark.parametrize("call", ["invoke", "ainvoke"])
+async def test_a_whole_message_dumped_from_summed_chunks_keeps_its_tool_call(call: str) -> None:
+    """A model whose whole answer is ``AIMessage(**summed_chunks.model_dump())`` carries the chunks' fields as extras.
+
+    Before, those extras (``tool_call_chunks``, ``chunk_position``) met the
+    tool call chunks the wrapper makes from the message's tool calls: a
+    ``TypeError`` at every call.
+    """
+    summed = AIMessageChunk(
+        content="Paris is big[1](id=1).",
+        tool_call_chunks=[
+            {"name": "search", "args": '{"query": "paris"}', "id": "c1", "index": 0, "type": "tool_call_chunk"}
+        ],
+        chunk_position="last",
+    )
+    model = wrapped(AIMessage(**summed.model_dump(exclude={"type"})))
+    out = model.invoke("q") if call == "invoke" else await model.ainvoke("q")
+    assert out.text == "Paris is big[1].\n\n- [1] P (https://p.org)\n"
+    assert out.tool_calls == [{"name": "search", "args": {"query": "paris"}, "id": "c1", "type": "tool_call"}]
+    assert spans(out) == [("text", "Paris is big", "https://p.org")]
+
+
 def test_a_messages_stream_client_sums_standard_blocks_in_the_agent() -> None:
     """create_agent, stream_mode="messages": the model node's chunks, summed as a client sums them, read standard."""
     model = BlockStreamer(script=[])
