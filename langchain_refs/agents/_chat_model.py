@@ -665,6 +665,60 @@ class ReferencesChatModel(BaseChatModel):
         return model._get_ls_params(stop=stop, **{**bound, **kwargs})
 
     @override
+    def get_token_ids(self, text: str) -> list[int]:
+        """The inner model's tokens of ``text`` (unless ``custom_get_token_ids`` is given).
+
+        LangChain's default for a model without a tokenizer of its own loads
+        GPT-2's from the Hugging Face hub: a wrapper must count as the model it
+        wraps does (``ContextEditingMiddleware(token_count_method="model")``
+        and any budget counted on the agent's model).
+
+        Example:
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> class Words(GenericFakeChatModel):
+            ...     def get_token_ids(self, text): return [len(w) for w in text.split()]
+            >>> ReferencesChatModel(inner=Words(messages=iter([]))).get_num_tokens("Paris is big")
+            3
+        """
+        model, _ = _inner_chat_model(self.inner)
+        if model is None or self.custom_get_token_ids is not None:
+            return super().get_token_ids(text)
+        return model.get_token_ids(text)
+
+    @override
+    def get_num_tokens(self, text: str) -> int:
+        """The inner model's count of ``text``'s tokens (see `get_token_ids`).
+
+        Example:
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> class Fixed(GenericFakeChatModel):
+            ...     def get_num_tokens(self, text): return 7
+            >>> ReferencesChatModel(inner=Fixed(messages=iter([]))).get_num_tokens("Paris")
+            7
+        """
+        model, _ = _inner_chat_model(self.inner)
+        if model is None or self.custom_get_token_ids is not None:
+            return super().get_num_tokens(text)
+        return model.get_num_tokens(text)
+
+    @override
+    def get_num_tokens_from_messages(self, messages: list[BaseMessage], tools: Sequence[Any] | None = None) -> int:
+        """The inner model's count of the messages as it reads them (the annotations it never sees left out).
+
+        Example:
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> from langchain_core.messages import HumanMessage
+            >>> class Counted(GenericFakeChatModel):
+            ...     def get_num_tokens_from_messages(self, messages, tools=None): return 10 * len(messages)
+            >>> ReferencesChatModel(inner=Counted(messages=iter([]))).get_num_tokens_from_messages([HumanMessage("hi")])
+            10
+        """
+        model, _ = _inner_chat_model(self.inner)
+        if model is None or self.custom_get_token_ids is not None:
+            return super().get_num_tokens_from_messages(messages, tools)
+        return model.get_num_tokens_from_messages(unannotated(list(messages)), tools)
+
+    @override
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, AIMessage]:
         """A binding of a copy whose inner model has ``tools`` bound (as ``create_agent`` asks).
 

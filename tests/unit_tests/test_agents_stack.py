@@ -1,8 +1,9 @@
 """ReferencesMiddleware in a production stack: LangChain's own middleware before and after it.
 
 Each test builds the agent with LangChain's real middleware (PII redaction,
-summarization, call limits, human in the loop, fallback) and a scripted model,
-and checks what the model read and what the reader got, by hand-written values.
+summarization, context editing, call limits, human in the loop, retry,
+fallback) and a scripted model, and checks what the model read and what the
+reader got, by hand-written values.
 """
 
 from __future__ import annotations
@@ -20,22 +21,25 @@ pytest.importorskip("langchain.agents", reason="the agent tests need the agents 
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
+    ClearToolUsesEdit,
+    ContextEditingMiddleware,
     HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
     ModelFallbackMiddleware,
+    ModelRetryMiddleware,
     PIIMiddleware,
     SummarizationMiddleware,
 )
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, get_buffer_string
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from langchain_refs import ReferencesMiddleware, TextReferenceStyle
+from langchain_refs import ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
 from langchain_refs.agents import CitationLeakWarning
 from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, retriever_tool, say, search
 
@@ -454,6 +458,95 @@ def test_human_in_the_loop_in_either_order(order: str) -> None:
     assert "__interrupt__" in paused
     state = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     assert state["messages"][-1].text == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+
+
+class Counted(ScriptedToolModel):
+    """A scripted model with a token counter of its own (a provider's), over any budget: every call is edited."""
+
+    def get_num_tokens_from_messages(self, messages: list[Any], tools: Any = None) -> int:
+        return 1_000_000
+
+
+@pytest.mark.parametrize("count", ["approximate", "model"])
+@pytest.mark.parametrize("order", ["editing first", "references first"])
+def test_context_editing_clears_old_tool_results_and_their_ids_still_resolve(order: str, count: str) -> None:
+    """ContextEditingMiddleware clears all but the last tool result; a citation of a cleared document's id resolves.
+
+    With ``token_count_method="model"`` listed after the middleware, it counts
+    with the wrapper: before, that fell to LangChain's GPT-2 tokenizer (an
+    ImportError without ``transformers``, a hub download with it).
+    """
+    script = [
+        search("rome"),
+        say("Rome is old[1](id=1)."),
+        search("lyon", first_id=2),
+        say("Lyon has silk[1](id=2)."),
+        search("paris", first_id=3),
+        say("Paris is the capital[1](id=3). Rome is old[2](id=1)."),
+    ]
+    model = Counted(script=script)
+    editing = ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=1, keep=1)], token_count_method=count)
+    stack = [editing, references()] if order == "editing first" else [references(), editing]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "edited"}}
+    for question in ("Rome?", "Lyon?", "Paris, and Rome again?"):
+        state = agent.invoke({"messages": [{"role": "user", "content": question}]}, config)
+    tool_texts = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert tool_texts == ["[cleared]", "[cleared]", f"<document id=3>\n{PARIS.page_content}\n</document>"]
+    answer = state["messages"][-1]
+    assert answer.text == (
+        "Paris is the capital[1]. Rome is old[2].\n\n"
+        "- [1] Paris (https://example.org/paris)\n"
+        "- [2] Rome (https://example.org/rome)\n"
+    )
+    annotations = [a for b in answer.content_blocks if b["type"] == "text" for a in b.get("annotations", [])]
+    # Rome's passage comes from the text kept in the state, not from the cleared tool result.
+    cited = [a["cited_text"] for a in annotations]
+    assert cited == ["Paris is the capital of France.", "Rome is the capital of Italy."]
+
+
+def test_tokens_are_counted_by_the_inner_model_through_its_bindings_unless_the_wrapper_has_a_counter() -> None:
+    bound = Counted(script=[]).bind(stop=["\n"])
+    assert ReferencesChatModel(inner=bound).get_num_tokens_from_messages([HumanMessage("hi")]) == 1_000_000
+    own = ReferencesChatModel(inner=bound, custom_get_token_ids=lambda text: list(range(len(text))))
+    assert own.get_num_tokens("Paris") == 5
+    assert own.get_num_tokens_from_messages([HumanMessage("Paris")]) == len(get_buffer_string([HumanMessage("Paris")]))
+
+
+class Flaky(ScriptedToolModel):
+    """A scripted model whose first call fails before it writes anything (a provider's outage)."""
+
+    failures: int = 1
+
+    def _next(self, messages: list[Any]) -> Any:
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("provider down")
+        return super()._next(messages)
+
+
+@pytest.mark.parametrize("mode", ["invoke", "messages"])
+@pytest.mark.parametrize("order", ["retry first", "references first"])
+def test_model_retry_in_either_order(order: str, mode: str) -> None:
+    """ModelRetryMiddleware calls the model again after a failure: the retried answer is rewritten, no raw marker."""
+    model = Flaky(script=[search("rome"), say("Rome is old[1](id=1).")])
+    retry = ModelRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
+    stack = [retry, references()] if order == "retry first" else [references(), retry]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack)
+    question = {"messages": [{"role": "user", "content": "Rome?"}]}
+    expected = "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+    if mode == "invoke":
+        assert agent.invoke(question)["messages"][-1].text == expected
+    else:
+        streamed = [
+            chunk.text
+            for chunk, meta in agent.stream(question, stream_mode="messages")
+            if meta.get("langgraph_node") == "model"
+        ]
+        assert "".join(streamed) == expected
+        assert not any(RAW_MARKER.search(t) for t in streamed)
+    assert model.failures == 0
+    assert len(model.seen) == 2
 
 
 class Broken(ScriptedToolModel):
