@@ -24,9 +24,9 @@ from pydantic import Field
 class Step:
     """One scripted answer: text chunks as streamed, then tool calls."""
 
-    def __init__(self, chunks: Sequence[str] = (), tool_calls: Sequence[tuple[str, str, str]] = ()) -> None:
+    def __init__(self, chunks: Sequence[str] = (), tool_calls: Sequence[tuple[str, str, dict[str, Any]]] = ()) -> None:
         self.chunks = list(chunks)
-        # (call id, tool name, query)
+        # (call id, tool name, arguments)
         self.tool_calls = list(tool_calls)
 
     def message(self, message_id: str) -> AIMessage:
@@ -34,8 +34,8 @@ class Step:
             content="".join(self.chunks),
             id=message_id,
             tool_calls=[
-                {"name": name, "args": {"query": query}, "id": call_id, "type": "tool_call"}
-                for call_id, name, query in self.tool_calls
+                {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+                for call_id, name, args in self.tool_calls
             ],
         )
 
@@ -47,7 +47,12 @@ def say(text: str, size: int = 4) -> Step:
 
 def search(*queries: str, tool: str = "search", first_id: int = 1) -> Step:
     """A step that calls the search tool once per query (parallel tool calls)."""
-    return Step(tool_calls=[(f"call_{first_id + i}", tool, q) for i, q in enumerate(queries)])
+    return Step(tool_calls=[(f"call_{first_id + i}", tool, {"query": q}) for i, q in enumerate(queries)])
+
+
+def call(tool: str, call_id: str = "call_1", **args: Any) -> Step:
+    """A step that calls ``tool`` once with ``args`` (a deep agent's ``task``...)."""
+    return Step(tool_calls=[(call_id, tool, args)])
 
 
 class ScriptedToolModel(BaseChatModel):
@@ -95,8 +100,8 @@ class ScriptedToolModel(BaseChatModel):
         step, message_id = self._next(messages)
         for text in step.chunks:
             yield ChatGenerationChunk(message=AIMessageChunk(content=text, id=message_id))
-        for index, (call_id, name, query) in enumerate(step.tool_calls):
-            chunk = {"name": name, "args": json.dumps({"query": query}), "id": call_id, "index": index}
+        for index, (call_id, name, args) in enumerate(step.tool_calls):
+            chunk = {"name": name, "args": json.dumps(args), "id": call_id, "index": index}
             yield ChatGenerationChunk(
                 message=AIMessageChunk(content="", id=message_id, tool_call_chunks=[chunk])  # type: ignore[list-item]
             )

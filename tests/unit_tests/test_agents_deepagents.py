@@ -21,7 +21,7 @@ from deepagents import create_deep_agent
 from langchain_core.messages import AIMessageChunk, SystemMessage, ToolMessage
 
 from langchain_refs import ReferencesMiddleware, TextReferenceStyle
-from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, retriever_tool, say, search
+from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, call, retriever_tool, say, search
 
 PARIS, LYON, ROME = CITY_DOCUMENTS
 RAW_MARKER = re.compile(r"\]\(\s*id\s*=")
@@ -92,3 +92,65 @@ async def test_a_deep_agent_streams_rewritten_text_async() -> None:
             final = payload
     assert streamed == REWRITTEN
     assert final["messages"][-1].text == REWRITTEN
+
+
+def researched(parent: ScriptedToolModel, researcher: ScriptedToolModel, *, parent_cites: bool) -> Any:
+    """A deep agent whose ``researcher`` subagent searches with its own ReferencesMiddleware."""
+    subagent = {
+        "name": "researcher",
+        "description": "Finds facts about cities.",
+        "system_prompt": "You research cities.",
+        "tools": [retriever_tool(CITY_DOCUMENTS)],
+        "model": researcher,
+        "middleware": [ReferencesMiddleware(style=TextReferenceStyle())],
+    }
+    return create_deep_agent(
+        model=parent,
+        tools=[],
+        subagents=[subagent],  # type: ignore[list-item]
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle())] if parent_cites else [],
+    )
+
+
+RESEARCHED = "Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n"
+
+
+@pytest.mark.parametrize("parent_cites", [True, False], ids=["parent cites too", "subagent only"])
+def test_a_subagent_with_its_own_middleware_hands_its_parent_a_rewritten_answer(parent_cites: bool) -> None:
+    """The subagent reads tagged documents and answers with numbers; the parent reads that answer as the task's result.
+
+    The subagent's record of its answer joins the parent's ``references``
+    (deepagents copies a subagent's state keys up), under the subagent's
+    message id; the parent's answer, which cites nothing, adds none.
+    """
+    parent = ScriptedToolModel(
+        script=[call("task", description="Which city is the capital?", subagent_type="researcher"), say("Paris.")]
+    )
+    researcher = ScriptedToolModel(script=[search("paris"), say("Paris is the capital[1](id=1).")])
+    state = researched(parent, researcher, parent_cites=parent_cites).invoke(question())
+    shown = [m.text for m in researcher.seen[-1] if isinstance(m, ToolMessage)]
+    assert shown == [f"<document id=1>\n{PARIS.page_content}\n</document>"]
+    # deepagents hands the parent the subagent's last message, stripped of its trailing newline.
+    assert [m.text for m in parent.seen[-1] if isinstance(m, ToolMessage)] == [RESEARCHED.rstrip()]
+    assert state["messages"][-1].text == "Paris."
+    if parent_cites:
+        (record,) = state["references"]
+        assert record["message_id"] == "answer-2"  # the researcher's answer, its second call
+        assert [r["source"] for r in record["references"]] == ["https://example.org/paris"]
+    else:
+        assert "references" not in state
+
+
+def test_a_subagent_streams_rewritten_text_in_its_namespace() -> None:
+    """stream_mode='messages', subgraphs=True: the researcher's tokens stream rewritten, no raw marker anywhere."""
+    parent = ScriptedToolModel(
+        script=[call("task", description="Which city is the capital?", subagent_type="researcher"), say("Paris.")]
+    )
+    researcher = ScriptedToolModel(script=[search("paris"), say("Paris is the capital[1](id=1).")])
+    by_namespace: dict[tuple[str, ...], str] = {}
+    agent = researched(parent, researcher, parent_cites=True)
+    for namespace, (message, _metadata) in agent.stream(question(), stream_mode="messages", subgraphs=True):
+        if isinstance(message, AIMessageChunk):
+            key = tuple(n.split(":")[0] for n in namespace)
+            by_namespace[key] = by_namespace.get(key, "") + message.text
+    assert by_namespace == {(): "Paris.", ("tools",): RESEARCHED}
