@@ -408,9 +408,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     @override
     def after_model(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
         messages = state.get("messages") or []
-        if not messages or not isinstance(messages[-1], AIMessage):
+        answer = self._answer_of_the_call(messages)
+        if answer is None:
             return None
-        answer = messages[-1]
         update: dict[str, Any] = {}
         if was_edited(answer):  # a middleware listed after this one edited the answer (its after_model ran first)
             answer = self._realigned(answer, state)
@@ -434,11 +434,32 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             # A streamed answer's non-text blocks, in the standard form its v1 content promises.
             answer = standard
             update["messages"] = [answer]
-        references = answer.response_metadata.get("references")
-        # An answer whose every citation was dropped is recorded too: its invalid citations say why.
-        if isinstance(references, dict) and (references.get("references") or references.get("invalid_citations")):
-            update["references"] = [*(state.get("references") or []), {"message_id": answer.id, **references}]
+        recorded = state.get("references") or []
+        entry = _entry_of(answer)
+        if entry is not None and not any(e.get("message_id") == answer.id for e in recorded):
+            update["references"] = [*recorded, entry]
         return update or None
+
+    def _answer_of_the_call(self, messages: Sequence[BaseMessage]) -> AIMessage | None:
+        """The model call's answer: the last AI message, or the one before what later middleware appended to it.
+
+        The ``after_model`` of a middleware listed after this one runs first,
+        and may append messages after the answer: the tool messages of a call
+        it blocked or refused (``ToolCallLimitMiddleware``,
+        ``TodoListMiddleware``, ``HumanInTheLoopMiddleware``), an AI message
+        of its own that ends the run. Those are never rewritten answers, so
+        the answer is the last rewritten one of the turn, or the last AI
+        message with markers left raw (an answer this middleware did not
+        rewrite), else the last AI message. An answer already handled (an
+        earlier call of the turn) is handled again to no effect.
+        """
+        last = None
+        for message in reversed(_turn(messages)):
+            if isinstance(message, AIMessage):
+                if MODEL_TEXT_KEY in message.response_metadata or self._has_markers(message.text):
+                    return message
+                last = last or message
+        return last
 
     @override
     async def aafter_model(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
@@ -449,19 +470,35 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
 
     @override
     def after_agent(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
-        """Answers edited after this middleware's ``after_model`` ran (by a middleware listed before it)."""
-        fixed = [
-            self._realigned(m, state) for m in state.get("messages") or [] if isinstance(m, AIMessage) and was_edited(m)
-        ]
-        if not fixed:
-            return None
-        by_id = {m.id: m for m in fixed}
+        """Answers edited after this middleware's ``after_model`` ran, and rewritten answers it never handled.
+
+        An edit there is by a middleware listed before this one. An answer
+        is never handled when a middleware listed after this one ends the run
+        from its own ``after_model`` (``ToolCallLimitMiddleware`` with
+        ``exit_behavior="end"``), which skips this one's.
+        """
+        messages = state.get("messages") or []
+        fixed = {m.id: self._realigned(m, state) for m in messages if isinstance(m, AIMessage) and was_edited(m)}
         entries = []
         for entry in state.get("references") or []:
-            message = by_id.get(entry.get("message_id"))
-            references = message.response_metadata.get("references") if message is not None else None
+            edited = fixed.get(entry.get("message_id"))
+            references = edited.response_metadata.get("references") if edited is not None else None
             entries.append({"message_id": entry["message_id"], **references} if isinstance(references, dict) else entry)
-        return {"messages": fixed, "references": entries}
+        recorded = {entry.get("message_id") for entry in entries}
+        missed = 0
+        for message in _turn(messages):
+            if isinstance(message, AIMessage) and MODEL_TEXT_KEY in message.response_metadata:
+                answer = fixed.get(message.id, message)
+                standard = standard_blocks(answer)
+                if standard is not answer:
+                    fixed[message.id] = standard
+                unrecorded = _entry_of(standard) if message.id not in recorded else None
+                if unrecorded is not None:
+                    entries.append(unrecorded)
+                    missed += 1
+        if not fixed and not missed:
+            return None
+        return {"messages": list(fixed.values()), "references": entries}
 
     @override
     async def aafter_agent(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
@@ -482,6 +519,25 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     def _has_markers(self, text: str) -> bool:
         parser = CitationParser(self.syntaxes, max_holdback=self.max_holdback)
         return any(isinstance(event, Marker) for event in [*parser.feed(text), *parser.close()])
+
+
+def _entry_of(answer: AIMessage) -> dict[str, Any] | None:
+    """The state's record of a rewritten answer (its `AnswerReferences` and its message id), None for nothing cited.
+
+    An answer whose every citation was dropped is recorded too: its invalid citations say why.
+    """
+    references = answer.response_metadata.get("references")
+    if isinstance(references, dict) and (references.get("references") or references.get("invalid_citations")):
+        return {"message_id": answer.id, **references}
+    return None
+
+
+def _turn(messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
+    """The messages since the user's last one (the model's answers and the tool results of this turn)."""
+    for position in range(len(messages) - 1, -1, -1):
+        if not isinstance(messages[position], (AIMessage, ToolMessage)):
+            return messages[position + 1 :]
+    return messages
 
 
 def _kept_documents(state: Any) -> list[dict[str, Any]] | None:

@@ -29,6 +29,8 @@ from langchain.agents.middleware import (
     ModelRetryMiddleware,
     PIIMiddleware,
     SummarizationMiddleware,
+    TodoListMiddleware,
+    ToolCallLimitMiddleware,
 )
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
@@ -41,7 +43,7 @@ from pydantic import BaseModel
 
 from langchain_refs import ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
 from langchain_refs.agents import CitationLeakWarning
-from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, retriever_tool, say, search
+from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, Step, retriever_tool, say, search
 
 PARIS, LYON, ROME = CITY_DOCUMENTS
 EMAIL = "mayor@paris.fr"
@@ -547,6 +549,72 @@ def test_model_retry_in_either_order(order: str, mode: str) -> None:
         assert not any(RAW_MARKER.search(t) for t in streamed)
     assert model.failures == 0
     assert len(model.seen) == 2
+
+
+def cited_beside(*calls: tuple[str, str, dict[str, Any]]) -> Step:
+    """A cited sentence streamed beside tool calls, in one answer."""
+    return Step(say("Rome is old[1](id=1).").chunks, tool_calls=calls)
+
+
+ROME_ANSWER = "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+
+
+@pytest.mark.parametrize(("behavior", "answers"), [("continue", 2), ("end", 1)])
+@pytest.mark.parametrize("order", ["limit first", "references first"])
+def test_a_cited_answer_whose_tool_call_is_blocked_is_recorded(order: str, behavior: str, answers: int) -> None:
+    """ToolCallLimitMiddleware blocks the second search and appends its own messages after the cited answer.
+
+    Listed after this middleware, its ``after_model`` runs first: the answer
+    was then no longer the last message, and its record was lost.
+    """
+    model = ScriptedToolModel(
+        script=[search("rome"), cited_beside(("call_2", "search", {"query": "lyon"})), say("Rome is old[1](id=1).")]
+    )
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior=behavior)  # type: ignore[arg-type]
+    stack = [limit, references()] if order == "limit first" else [references(), limit]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack)
+    state = agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]})
+    cited = [m for m in state["messages"] if isinstance(m, AIMessage) and m.text.startswith("Rome is old")]
+    assert [m.text for m in cited] == [ROME_ANSWER] * answers
+    assert [entry["message_id"] for entry in state["references"]] == [m.id for m in cited]
+    assert all(entry["references"][0]["source"] == "https://example.org/rome" for entry in state["references"])
+
+
+@pytest.mark.parametrize("order", ["todo first", "references first"])
+def test_a_cited_answer_beside_two_write_todos_is_recorded(order: str) -> None:
+    """TodoListMiddleware refuses two write_todos at once, appending an error for each after the cited answer."""
+    todos = {"todos": [{"content": "answer", "status": "in_progress"}]}
+    model = ScriptedToolModel(
+        script=[
+            search("rome"),
+            cited_beside(("t1", "write_todos", todos), ("t2", "write_todos", todos)),
+            say("Done."),
+        ]
+    )
+    stack = [TodoListMiddleware(), references()] if order == "todo first" else [references(), TodoListMiddleware()]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack)
+    state = agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]})
+    (cited,) = [m for m in state["messages"] if isinstance(m, AIMessage) and m.text.startswith("Rome is old")]
+    assert cited.text == ROME_ANSWER
+    assert [entry["message_id"] for entry in state["references"]] == [cited.id]
+
+
+@pytest.mark.parametrize("order", ["hitl first", "references first"])
+def test_a_cited_answer_whose_tool_call_is_rejected_is_recorded(order: str) -> None:
+    """HumanInTheLoopMiddleware: the reviewer rejects the search beside a cited sentence; its record is kept."""
+    model = ScriptedToolModel(
+        script=[search("rome"), cited_beside(("call_2", "search", {"query": "lyon"})), say("Done.")]
+    )
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"search": True})
+    stack = [hitl, references()] if order == "hitl first" else [references(), hitl]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "reject"}}
+    agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, config)
+    agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    state = agent.invoke(Command(resume={"decisions": [{"type": "reject", "message": "No more searches."}]}), config)
+    (cited,) = [m for m in state["messages"] if isinstance(m, AIMessage) and m.text.startswith("Rome is old")]
+    assert cited.text == ROME_ANSWER
+    assert [entry["message_id"] for entry in state["references"]] == [cited.id]
 
 
 class Broken(ScriptedToolModel):
