@@ -93,6 +93,7 @@ from langchain_refs.streaming import (
     passage_scorer,
     standard_content,
     whole_answer,
+    with_refusal,
     without_added_indices,
 )
 from langchain_refs.text import PairScorer
@@ -397,7 +398,12 @@ class _AnswerStart(ChatGenerationChunk):
             joined = join_text_runs(generations, messages, _generation_of)
             if joined is not None:
                 head, *rest = joined
-                return ChatGenerationChunk.__add__(head, rest)
+                total = ChatGenerationChunk.__add__(head, rest)
+            else:
+                total = ChatGenerationChunk.__add__(self, other)
+            # The answer summed: a refusal given outside its content joins its standard content.
+            total.message = with_refusal(total.message)
+            return total
         return ChatGenerationChunk.__add__(self, other)
 
 

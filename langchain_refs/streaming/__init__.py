@@ -42,7 +42,7 @@ from langchain_refs.streaming._parser import (
 from langchain_refs.streaming._passages import attach_passages, passage_scorer, scored_at_close
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
 from langchain_refs.streaming._protocols import CitationVerifier, checked_support_threshold, support_threshold_of
-from langchain_refs.streaming._provider_content import standard_content
+from langchain_refs.streaming._provider_content import standard_content, with_refusal
 from langchain_refs.streaming._references import (
     AnswerContext,
     AnswerReferences,
@@ -130,6 +130,7 @@ __all__ = [
     "styles_directory",
     "support_threshold_of",
     "whole_answer",
+    "with_refusal",
     "without_added_indices",
 ]
 

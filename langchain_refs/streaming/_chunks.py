@@ -58,6 +58,7 @@ from langchain_refs.streaming._provider_content import (
     provider_end_index,
     provider_native,
     standard_content,
+    with_refusal,
     without_grounding_annotations,
     without_native,
 )
@@ -184,7 +185,9 @@ def merge_chunks(chunks: Iterable[Any]) -> Any:
     once (``first + [the others]``: one pass, where adding them one by one
     copies the message so far at every chunk), the runs of text-only chunks
     joined first (`join_text_runs`); the streaming-only fields
-    (``tool_call_chunks``, ``chunk_position``) do not reach the message.
+    (``tool_call_chunks``, ``chunk_position``) do not reach the message, and
+    a refusal given outside the content of an answer marked standard joins
+    its content (`with_refusal`).
 
     Example:
         >>> merge_chunks(["Par", "is"])
@@ -208,7 +211,7 @@ def merge_chunks(chunks: Iterable[Any]) -> Any:
     else:
         for chunk in messages[1:]:
             message = message + chunk
-    return AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+    return with_refusal(AIMessage(**message.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"})))
 
 
 def whole_answer(message: Any, *, standard: bool) -> tuple[Any, frozenset[int]]:

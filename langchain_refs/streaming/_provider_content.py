@@ -33,10 +33,10 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.content import KNOWN_BLOCK_TYPES
 
 from langchain_refs.streaming._registry import OwnSource
@@ -62,8 +62,11 @@ __all__ = [
     "provider_end_index",
     "provider_native",
     "standard_content",
+    "with_refusal",
     "without_native",
 ]
+
+MessageT = TypeVar("MessageT", bound=BaseMessage)
 
 NATIVE_KEYS: Final = ("annotations", "citations")
 """The keys of a text block that may hold native citations."""
@@ -417,6 +420,43 @@ def standard_content(
     if not _holds_calls(out):
         out.extend(_call_block(chunk) for chunk in tool_call_chunks)
     return out
+
+
+def with_refusal(message: MessageT) -> MessageT:
+    """``message``, marked standard (``output_version="v1"``), with the refusal its provider gave outside its content.
+
+    Some providers say they refused outside the content: OpenAI's chat
+    completions in ``additional_kwargs["refusal"]``, Google with the finish
+    reason ``SAFETY``, Anthropic with the stop reason ``refusal``.
+    ``content_blocks`` reads those through the provider's translator, and
+    skips the translator for standard content. A rewritten answer is marked
+    standard to keep its annotations, so the refusal block the translator
+    reads from the message without its content is added at its end: a
+    client, and LangChain's ``ModelRefusalMiddleware``, see the refusal.
+    Anything else is returned as it is.
+
+    Example:
+        >>> answer = AIMessage(content=[{"type": "text", "text": "Partly[1]"}], additional_kwargs={"refusal": "No."},
+        ...     response_metadata={"model_provider": "openai", "output_version": "v1"})
+        >>> [block["type"] for block in with_refusal(answer).content_blocks]
+        ['text', 'refusal']
+    """
+    metadata = message.response_metadata
+    content = message.content
+    if not isinstance(message, AIMessage) or metadata.get("output_version") != "v1" or not isinstance(content, list):
+        return message
+    if any(isinstance(block, dict) and block.get("type") == "refusal" for block in content):
+        return message
+    probe = message.model_copy(
+        update={
+            "content": [],
+            "response_metadata": {k: v for k, v in metadata.items() if k != "output_version"},
+            "tool_calls": [],
+            "invalid_tool_calls": [],
+        }
+    )
+    refusals = [block for block in probe.content_blocks if block["type"] == "refusal"]
+    return message.model_copy(update={"content": [*content, *refusals]}) if refusals else message
 
 
 def _is_call(block: Any) -> bool:

@@ -5,6 +5,7 @@ Expected texts and offsets are written by hand from the answers below.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRefusalMiddleware
+from langchain.agents.middleware.model_refusal import ModelRefusalError
 from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -470,3 +473,69 @@ def test_a_whole_gemini_answer_of_thoughts_and_a_string_keeps_its_grounding_in_v
     # The model's own shape: its thinking as it was, so the answer is not marked standard.
     assert out.content[0] == {"type": "thinking", "thinking": "Hm."}
     assert "output_version" not in out.response_metadata
+
+
+# A refusal given outside the content, after cited text, as each provider gives one (hand-written):
+# (the answer's last chunk's fields, the refusal block LangChain's translator reads from them).
+REFUSALS = {
+    "openai": (
+        {"additional_kwargs": {"refusal": "I can't go on."}, "response_metadata": {"model_provider": "openai"}},
+        {"type": "refusal", "refusal": "I can't go on."},
+    ),
+    "google": (
+        {"response_metadata": {"model_provider": "google_genai", "finish_reason": "SAFETY"}},
+        {"type": "refusal", "refusal": "", "extras": {"finish_reason": "SAFETY"}},
+    ),
+    "anthropic": (
+        {"response_metadata": {"model_provider": "anthropic", "stop_reason": "refusal"}},
+        {"type": "refusal", "refusal": ""},
+    ),
+}
+
+
+def refused(provider: str) -> list[AIMessageChunk]:
+    fields, _ = REFUSALS[provider]
+    provider_only = {"model_provider": fields["response_metadata"]["model_provider"]}
+    return [
+        AIMessageChunk(content="Paris is big[1](id=1). ", id="r", response_metadata=provider_only),
+        AIMessageChunk(content="", id="r", chunk_position="last", **fields),
+    ]
+
+
+@pytest.mark.parametrize("call", ["invoke", "generate from stream"])
+@pytest.mark.parametrize("provider", sorted(REFUSALS))
+def test_a_refusal_after_cited_text_is_in_the_standard_content(provider: str, call: str) -> None:
+    """The answer is marked standard to keep its annotations: the refusal the provider gave outside it joins it.
+
+    Before, ``content_blocks`` skipped the provider's translator for the
+    rewritten answer, and the refusal was gone.
+    """
+    model = ReferencesChatModel(
+        inner=BlockStreamer(script=[refused(provider)]), documents=[PARIS], style=TextReferenceStyle()
+    )
+    # Streamed: added up as LangChain (and an agent's model node) adds a stream up.
+    out = model.invoke("q") if call == "invoke" else model.invoke("q", stream=True)
+    assert [b["type"] for b in out.content_blocks] == ["text", "refusal"]
+    assert out.content_blocks[-1] == REFUSALS[provider][1]
+    assert spans(out) == [("text", "Paris is big", "https://p.org")]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "messages"])
+@pytest.mark.parametrize("order", ["refusal first", "references first"])
+@pytest.mark.parametrize("provider", sorted(REFUSALS))
+def test_model_refusal_middleware_sees_a_refusal_after_cited_text(provider: str, order: str, mode: str) -> None:
+    """LangChain's ModelRefusalMiddleware raises on the refusal, in either order, as with the model alone."""
+    call = AIMessageChunk(
+        content="",
+        id="c",
+        tool_call_chunks=[{"name": "search", "args": '{"query": "paris"}', "id": "c1", "index": 0}],
+    )
+    model = BlockStreamer(script=[[call], refused(provider)])
+    references = ReferencesMiddleware(style=TextReferenceStyle())
+    refusal = ModelRefusalMiddleware()
+    stack = [refusal, references] if order == "refusal first" else [references, refusal]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack)
+    question = {"messages": [{"role": "user", "content": "Paris?"}]}
+    run = agent.invoke if mode == "invoke" else functools.partial(agent.stream, stream_mode="messages")
+    with pytest.raises(ModelRefusalError):
+        list(run(question))
