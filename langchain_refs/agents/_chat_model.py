@@ -183,13 +183,32 @@ def _detached() -> Iterator[None]:
             variable.reset(token)
 
 
-def _inner_chat_model(inner: Any) -> tuple[BaseChatModel | None, dict[str, Any]]:
-    """The chat model under ``inner``'s bindings (tools, options), and the options bound."""
+def _unbound(inner: Any) -> tuple[Any, dict[str, Any]]:
+    """What is under ``inner``'s bindings (tools, options), and the options bound."""
     bound: dict[str, Any] = {}
     while isinstance(inner, RunnableBinding):
         bound = {**inner.kwargs, **bound}
         inner = inner.bound
-    return (inner if isinstance(inner, BaseChatModel) else None), bound
+    return inner, bound
+
+
+def _inner_chat_model(inner: Any) -> tuple[BaseChatModel | None, dict[str, Any]]:
+    """The chat model under ``inner``'s bindings (tools, options), and the options bound."""
+    model, bound = _unbound(inner)
+    return (model if isinstance(model, BaseChatModel) else None), bound
+
+
+def _inner_method(inner: Any, name: str) -> tuple[Callable[..., Any] | None, dict[str, Any]]:
+    """The method ``name`` of the chat model under ``inner``'s bindings, and the options bound (None: no such model).
+
+    A configurable model (``init_chat_model`` with ``configurable_fields``)
+    is no chat model, but hands on its default model's methods: those count.
+    """
+    model, bound = _unbound(inner)
+    if isinstance(model, BaseChatModel):
+        return getattr(model, name), bound
+    method = getattr(model, name, None) if isinstance(model, Runnable) else None
+    return (method if callable(method) else None), bound
 
 
 class _TextTokens:
@@ -665,10 +684,11 @@ class ReferencesChatModel(BaseChatModel):
     @override
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         """The inner model's provider and model name: the one run of a model call is traced as that model's."""
-        model, bound = _inner_chat_model(self.inner)
-        if model is None:
+        method, bound = _inner_method(self.inner, "_get_ls_params")
+        if method is None:
             return super()._get_ls_params(stop=stop, **kwargs)
-        return model._get_ls_params(stop=stop, **{**bound, **kwargs})
+        params: LangSmithParams = method(stop=stop, **{**bound, **kwargs})
+        return params
 
     @override
     def get_token_ids(self, text: str) -> list[int]:
@@ -686,10 +706,11 @@ class ReferencesChatModel(BaseChatModel):
             >>> ReferencesChatModel(inner=Words(messages=iter([]))).get_num_tokens("Paris is big")
             3
         """
-        model, _ = _inner_chat_model(self.inner)
-        if model is None or self.custom_get_token_ids is not None:
+        method, _ = _inner_method(self.inner, "get_token_ids")
+        if method is None or self.custom_get_token_ids is not None:
             return super().get_token_ids(text)
-        return model.get_token_ids(text)
+        count: list[int] = method(text)
+        return count
 
     @override
     def get_num_tokens(self, text: str) -> int:
@@ -702,10 +723,11 @@ class ReferencesChatModel(BaseChatModel):
             >>> ReferencesChatModel(inner=Fixed(messages=iter([]))).get_num_tokens("Paris")
             7
         """
-        model, _ = _inner_chat_model(self.inner)
-        if model is None or self.custom_get_token_ids is not None:
+        method, _ = _inner_method(self.inner, "get_num_tokens")
+        if method is None or self.custom_get_token_ids is not None:
             return super().get_num_tokens(text)
-        return model.get_num_tokens(text)
+        count: int = method(text)
+        return count
 
     @override
     def get_num_tokens_from_messages(self, messages: list[BaseMessage], tools: Sequence[Any] | None = None) -> int:
@@ -719,10 +741,11 @@ class ReferencesChatModel(BaseChatModel):
             >>> ReferencesChatModel(inner=Counted(messages=iter([]))).get_num_tokens_from_messages([HumanMessage("hi")])
             10
         """
-        model, _ = _inner_chat_model(self.inner)
-        if model is None or self.custom_get_token_ids is not None:
+        method, _ = _inner_method(self.inner, "get_num_tokens_from_messages")
+        if method is None or self.custom_get_token_ids is not None:
             return super().get_num_tokens_from_messages(messages, tools)
-        return model.get_num_tokens_from_messages(unannotated(list(messages)), tools)
+        count: int = method(unannotated(list(messages)), tools)
+        return count
 
     @override
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, AIMessage]:

@@ -515,6 +515,28 @@ def test_tokens_are_counted_by_the_inner_model_through_its_bindings_unless_the_w
     assert own.get_num_tokens_from_messages([HumanMessage("Paris")]) == len(get_buffer_string([HumanMessage("Paris")]))
 
 
+def test_a_configurable_models_provider_is_its_default_models() -> None:
+    """``init_chat_model(..., configurable_fields=...)`` is no chat model but hands on its default model's methods.
+
+    Before, the wrapper of one reported ``ls_provider="referenceschatmodel"``:
+    a trace's provider, and ``ProviderToolSearchMiddleware`` listed after the
+    middleware refused the model. (Its tokens are counted the same way, by
+    the default model's ``get_num_tokens_from_messages``, which for Anthropic
+    asks the API: not run here.)
+    """
+    pytest.importorskip("langchain_anthropic", reason="the provider clients are in the test extra")
+    from langchain.chat_models import init_chat_model
+
+    configurable = init_chat_model("anthropic:claude-sonnet-4-5", configurable_fields=("temperature",), api_key="x")
+    wrapper = ReferencesChatModel(inner=configurable.bind(max_tokens=5))
+    params = wrapper._get_ls_params()
+    assert (params["ls_provider"], params["ls_model_name"], params.get("ls_max_tokens")) == (
+        "anthropic",
+        "claude-sonnet-4-5",
+        5,
+    )
+
+
 class Flaky(ScriptedToolModel):
     """A scripted model whose first call fails before it writes anything (a provider's outage)."""
 
