@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Final, Literal
@@ -113,6 +114,15 @@ class CitationLeakWarning(UserWarning):
     """
 
 
+# What LangChain writes of a tool's documents it was not told to hand over: the repr of each in a list or
+# tuple (``Document(id=..., metadata={...}, page_content=...)``), or one document's str form (its whole text).
+# Not any mention of ``page_content=`` (a search through source code finds plenty).
+_DOCUMENTS_AS_TEXT: Final = re.compile(
+    r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{|\Apage_content=(?:'|").*(?:'|") metadata=\{.*\}\Z""",
+    re.DOTALL,
+)
+
+
 def _warn_documents_in_text(message: ToolMessage) -> None:
     """A warning when a tool result without documents shows them in its text (a tool not declared to hand them over).
 
@@ -122,7 +132,7 @@ def _warn_documents_in_text(message: ToolMessage) -> None:
     have no id, so none of its citations can stand.
     """
     content = message.content
-    if isinstance(content, str) and "page_content=" in content:
+    if isinstance(content, str) and _DOCUMENTS_AS_TEXT.search(content):
         warnings.warn(
             f"tool {message.name or ''!r} put its documents in the text the model reads, not in its artifact: they "
             'get no ids and cannot be cited; declare it with @tool(response_format="content_and_artifact") and '

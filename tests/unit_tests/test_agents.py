@@ -788,6 +788,32 @@ async def test_chat_model_astream_left_early_closes_the_inner_stream(version: st
     assert inner.events == ["inner closed", "client gone"]
 
 
+@pytest.mark.parametrize(
+    ("output", "warned"),
+    [
+        ([PARIS], True),  # a list of documents: their reprs
+        (PARIS, True),  # one document: its str form
+        ("src/a.py:3: Document(page_content='Paris is big.')", False),  # a search through source code
+        ("The field page_content= holds the text.", False),
+    ],
+    ids=["documents", "one document", "code search", "prose"],
+)
+def test_only_documents_written_as_text_get_the_warning(output: Any, warned: bool) -> None:
+    """The warning is for a tool's documents LangChain wrote as text, not for any text that says page_content=."""
+
+    @tool
+    def lookup(query: str) -> Any:
+        """Look it up."""
+        return output
+
+    model = ScriptedToolModel(script=[search("paris", tool="lookup"), say("Done.")])
+    agent = create_agent(model, tools=[lookup], middleware=[ReferencesMiddleware(style=TextReferenceStyle())])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent.invoke(QUESTION)
+    assert any("put its documents in the text" in str(w.message) for w in caught) is warned
+
+
 @pytest.mark.parametrize("passages", ["yes", 1, 0.5])
 def test_a_passages_value_that_is_no_scorer_fails_at_construction(passages: Any) -> None:
     """Neither True, False nor a scorer: a TypeError naming the option when built, as manage_references gives."""
