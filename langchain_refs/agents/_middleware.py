@@ -325,7 +325,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         thread = ThreadDocuments.from_entries(known).with_documents(d for documents in found for d in documents)
         read: dict[int, Document] = {}
         # This turn's documents: those of the tool results since the user's last message.
-        turn = max((k for k, m in enumerate(request.messages) if isinstance(m, HumanMessage)), default=-1)
+        turn = _turn_start(request.messages)
         this_turn: set[int] = set()
         messages: list[Any] = []
         for position, (message, documents) in enumerate(zip(request.messages, found, strict=True)):
@@ -542,12 +542,17 @@ def _entry_of(answer: AIMessage) -> dict[str, Any] | None:
     return None
 
 
+def _turn_start(messages: Sequence[BaseMessage]) -> int:
+    """The position of the user's last message (-1: none): this turn's messages follow it."""
+    for position in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[position], HumanMessage):
+            return position
+    return -1
+
+
 def _turn(messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
     """The messages since the user's last one (the model's answers and the tool results of this turn)."""
-    for position in range(len(messages) - 1, -1, -1):
-        if not isinstance(messages[position], (AIMessage, ToolMessage)):
-            return messages[position + 1 :]
-    return messages
+    return messages[_turn_start(messages) + 1 :]
 
 
 def _kept_documents(state: Any) -> list[dict[str, Any]] | None:
