@@ -502,9 +502,9 @@ def refused(provider: str) -> list[AIMessageChunk]:
     ]
 
 
-@pytest.mark.parametrize("call", ["invoke", "generate from stream"])
+@pytest.mark.parametrize("call", ["invoke", "ainvoke", "invoke streamed", "ainvoke streamed"])
 @pytest.mark.parametrize("provider", sorted(REFUSALS))
-def test_a_refusal_after_cited_text_is_in_the_standard_content(provider: str, call: str) -> None:
+async def test_a_refusal_after_cited_text_is_in_the_standard_content(provider: str, call: str) -> None:
     """The answer is marked standard to keep its annotations: the refusal the provider gave outside it joins it.
 
     Before, ``content_blocks`` skipped the provider's translator for the
@@ -514,7 +514,8 @@ def test_a_refusal_after_cited_text_is_in_the_standard_content(provider: str, ca
         inner=BlockStreamer(script=[refused(provider)]), documents=[PARIS], style=TextReferenceStyle()
     )
     # Streamed: added up as LangChain (and an agent's model node) adds a stream up.
-    out = model.invoke("q") if call == "invoke" else model.invoke("q", stream=True)
+    streamed = {"stream": True} if call.endswith("streamed") else {}
+    out = await model.ainvoke("q", **streamed) if call.startswith("ainvoke") else model.invoke("q", **streamed)
     assert [b["type"] for b in out.content_blocks] == ["text", "refusal"]
     assert out.content_blocks[-1] == REFUSALS[provider][1]
     assert spans(out) == [("text", "Paris is big", "https://p.org")]
