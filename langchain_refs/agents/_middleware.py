@@ -88,6 +88,8 @@ from langchain_refs.text import PairScorer
 
 # The agent state key of the thread's documents (`ThreadDocuments.entries`).
 DOCUMENTS_KEY = "reference_documents"
+# The agent state key of the id of the last model call's answer, as it left the model.
+ANSWER_KEY = "reference_answer_id"
 
 __all__ = ["CITED_TEXT_RENAMED", "CitationLeakWarning", "ReferencesMiddleware", "ReferencesState"]
 
@@ -115,11 +117,12 @@ class CitationLeakWarning(UserWarning):
 
 
 # What LangChain writes of a tool's documents it was not told to hand over: the repr of each in a list or
-# tuple (``Document(id=..., metadata={...}, page_content=...)``), or one document's str form (its whole text).
-# Not any mention of ``page_content=`` (a search through source code finds plenty).
+# tuple (``Document(id=..., metadata={...}, page_content=...)``), or a document's str form, a line that begins
+# ``page_content='`` (maybe numbered or bulleted). Not any mention of ``page_content=`` (a search through source
+# code finds plenty). Both linear: the check runs on every tool result without documents.
 _DOCUMENTS_AS_TEXT: Final = re.compile(
-    r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{|\Apage_content=(?:'|").*(?:'|") metadata=\{.*\}\Z""",
-    re.DOTALL,
+    r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{|^[^\w\n]*(?:\d+[.)]\s*)?page_content=['"]""",
+    re.MULTILINE,
 )
 
 
@@ -142,23 +145,45 @@ def _warn_documents_in_text(message: ToolMessage) -> None:
         )
 
 
+def merged_references(recorded: list[dict[str, Any]] | None, update: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The state's ``references`` with ``update`` merged in: the recorded entries of other messages, then ``update``.
+
+    Every update the middleware makes is the whole list (in the order of the
+    answers), so merging it gives that list. A deep agent's subagent hands
+    its own list up to its parent's state, and two subagents may do so in
+    one step: their entries are added after the parent's, which stay.
+
+    Example:
+        >>> merged_references([{"message_id": "a"}], [{"message_id": "b"}])
+        [{'message_id': 'a'}, {'message_id': 'b'}]
+        >>> merged_references([{"message_id": "a", "n": 1}], [{"message_id": "b"}, {"message_id": "a", "n": 2}])
+        [{'message_id': 'b'}, {'message_id': 'a', 'n': 2}]
+    """
+    updated = {entry.get("message_id") for entry in update}
+    return [entry for entry in recorded or [] if entry.get("message_id") not in updated] + list(update)
+
+
 class ReferencesState(AgentState[Any]):
     """The agent state with the references of every cited answer of the thread.
 
     Each entry of ``references`` is one answer's `AnswerReferences.to_dict()`
     plus its ``message_id``. It is part of the agent's output, not of its input.
-    ``reference_documents`` keeps the thread's document ids (one entry per id,
-    `ThreadDocuments.entries`); it is checkpointed, and private to the graph:
-    neither an input nor in ``invoke``'s output (``stream_mode="values"``
-    and ``"updates"`` show every key of the state, this one too).
+    An update of ``references`` is merged into it by message id
+    (`merged_references`): a subagent's entries join its parent's. ``reference_documents`` keeps the thread's
+    document ids (one entry per id, `ThreadDocuments.entries`), and
+    ``reference_answer_id`` the id of the last model call's answer; both are
+    checkpointed, and private to the graph: neither an input nor in
+    ``invoke``'s output (``stream_mode="values"`` and ``"updates"`` show
+    every key of the state, these too).
 
     Example:
         >>> {"messages", "references", "reference_documents"} <= set(ReferencesState.__annotations__)
         True
     """
 
-    references: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    references: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput, merged_references]]
     reference_documents: NotRequired[Annotated[list[dict[str, Any]], PrivateStateAttr]]
+    reference_answer_id: NotRequired[Annotated[str | None, PrivateStateAttr]]
 
 
 class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
@@ -402,7 +427,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         prepared, documents = self._prepared(request)
-        return _with_documents(_stamped(handler(prepared)), documents)
+        return _with_call(_stamped(handler(prepared)), documents)
 
     @override
     async def awrap_model_call(
@@ -411,14 +436,14 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         prepared, documents = self._prepared(request)
-        return _with_documents(_stamped(await handler(prepared)), documents)
+        return _with_call(_stamped(await handler(prepared)), documents)
 
     # -- after the model -----------------------------------------------------
 
     @override
     def after_model(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
         messages = state.get("messages") or []
-        answer = self._answer_of_the_call(messages)
+        answer = _answer_of_the_call(messages, state.get("reference_answer_id"))
         if answer is None:
             return None
         update: dict[str, Any] = {}
@@ -444,32 +469,14 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             # A streamed answer's non-text blocks, in the standard form its v1 content promises.
             answer = standard
             update["messages"] = [answer]
-        recorded = state.get("references") or []
         entry = _entry_of(answer)
-        if entry is not None and not any(e.get("message_id") == answer.id for e in recorded):
-            update["references"] = [*recorded, entry]
+        if entry is not None:
+            recorded = state.get("references") or []
+            if any(e.get("message_id") == answer.id for e in recorded):  # recorded already: replaced in its place
+                update["references"] = [entry if e.get("message_id") == answer.id else e for e in recorded]
+            else:
+                update["references"] = [*recorded, entry]
         return update or None
-
-    def _answer_of_the_call(self, messages: Sequence[BaseMessage]) -> AIMessage | None:
-        """The model call's answer: the last AI message, or the one before what later middleware appended to it.
-
-        The ``after_model`` of a middleware listed after this one runs first,
-        and may append messages after the answer: the tool messages of a call
-        it blocked or refused (``ToolCallLimitMiddleware``,
-        ``TodoListMiddleware``, ``HumanInTheLoopMiddleware``), an AI message
-        of its own that ends the run. Those are never rewritten answers, so
-        the answer is the last rewritten one of the turn, or the last AI
-        message with markers left raw (an answer this middleware did not
-        rewrite), else the last AI message. An answer already handled (an
-        earlier call of the turn) is handled again to no effect.
-        """
-        last = None
-        for message in reversed(_turn(messages)):
-            if isinstance(message, AIMessage):
-                if MODEL_TEXT_KEY in message.response_metadata or self._has_markers(message.text):
-                    return message
-                last = last or message
-        return last
 
     @override
     async def aafter_model(self, state: ReferencesState, runtime: Any) -> dict[str, Any] | None:
@@ -495,6 +502,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             references = edited.response_metadata.get("references") if edited is not None else None
             entries.append({"message_id": entry["message_id"], **references} if isinstance(references, dict) else entry)
         recorded = {entry.get("message_id") for entry in entries}
+        position = {message.id: k for k, message in enumerate(messages)}
         missed = 0
         for message in _turn(messages):
             if isinstance(message, AIMessage) and MODEL_TEXT_KEY in message.response_metadata:
@@ -504,7 +512,11 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
                     fixed[message.id] = standard
                 unrecorded = _entry_of(standard) if message.id not in recorded else None
                 if unrecorded is not None:
-                    entries.append(unrecorded)
+                    # In the order of the messages, before the entry of any later answer.
+                    later = (
+                        k for k, e in enumerate(entries) if position.get(e.get("message_id"), -1) > position[message.id]
+                    )
+                    entries.insert(next(later, len(entries)), unrecorded)
                     missed += 1
         if not fixed and not missed:
             return None
@@ -576,15 +588,38 @@ def _stamped(response: Any) -> Any:
     return response
 
 
-def _with_documents(
+def _with_call(
     response: ModelResponse[Any] | AIMessage, documents: list[dict[str, Any]] | None
-) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-    """The model's response, with the thread's documents saved in the state when they changed."""
-    if documents is None:
-        return response
+) -> ExtendedModelResponse[Any]:
+    """The model's response, with what the state keeps of the call.
+
+    That is the id of its answer (`ANSWER_KEY`: ``after_model`` tells it
+    from what a middleware listed after this one appended), and the thread's
+    documents when they changed.
+    """
     if isinstance(response, AIMessage):
         response = ModelResponse(result=[response])
-    return ExtendedModelResponse(model_response=response, command=Command(update={DOCUMENTS_KEY: documents}))
+    answer = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
+    update: dict[str, Any] = {ANSWER_KEY: answer.id if answer is not None else None}
+    if documents is not None:
+        update[DOCUMENTS_KEY] = documents
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
+
+def _answer_of_the_call(messages: Sequence[BaseMessage], answer_id: str | None) -> AIMessage | None:
+    """The model call's answer: the AI message of the id it left the model with, else the last message if an AI one.
+
+    The ``after_model`` of a middleware listed after this one runs first and
+    may append messages after the answer: the tool messages of a call it
+    blocked or refused (``ToolCallLimitMiddleware``, ``TodoListMiddleware``,
+    ``HumanInTheLoopMiddleware``), an AI message of its own that ends the run.
+    """
+    if answer_id is not None:
+        for message in reversed(_turn(messages)):
+            if isinstance(message, AIMessage) and message.id == answer_id:
+                return message
+    last = messages[-1] if messages else None
+    return last if isinstance(last, AIMessage) else None
 
 
 def _model_name(model: Any) -> str | None:

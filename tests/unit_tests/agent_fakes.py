@@ -50,11 +50,6 @@ def search(*queries: str, tool: str = "search", first_id: int = 1) -> Step:
     return Step(tool_calls=[(f"call_{first_id + i}", tool, {"query": q}) for i, q in enumerate(queries)])
 
 
-def call(tool: str, call_id: str = "call_1", **args: Any) -> Step:
-    """A step that calls ``tool`` once with ``args`` (a deep agent's ``task``...)."""
-    return Step(tool_calls=[(call_id, tool, args)])
-
-
 class ScriptedToolModel(BaseChatModel):
     """Replays its script, one step per call; streams text chunks as given, tool calls as chunks.
 

@@ -793,10 +793,13 @@ async def test_chat_model_astream_left_early_closes_the_inner_stream(version: st
     [
         ([PARIS], True),  # a list of documents: their reprs
         (PARIS, True),  # one document: its str form
+        (Document("Paris is big."), True),  # one document without metadata
+        ("\n\n".join(map(str, [PARIS, PARIS])) + "\n", True),  # str forms joined, a newline after
+        (f"Results:\n1. {PARIS}\n2. {PARIS}", True),  # numbered, after a heading
         ("src/a.py:3: Document(page_content='Paris is big.')", False),  # a search through source code
         ("The field page_content= holds the text.", False),
     ],
-    ids=["documents", "one document", "code search", "prose"],
+    ids=["documents", "one document", "no metadata", "joined", "numbered", "code search", "prose"],
 )
 def test_only_documents_written_as_text_get_the_warning(output: Any, warned: bool) -> None:
     """The warning is for a tool's documents LangChain wrote as text, not for any text that says page_content=."""

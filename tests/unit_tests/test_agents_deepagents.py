@@ -18,10 +18,11 @@ if sys.version_info < (3, 11):  # deepagents itself needs Python 3.11
 pytest.importorskip("deepagents", reason="the deep agent tests need deepagents: pip install -e '.[test]'")
 
 from deepagents import create_deep_agent
-from langchain_core.messages import AIMessageChunk, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessageChunk, HumanMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_refs import ReferencesMiddleware, TextReferenceStyle
-from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, call, retriever_tool, say, search
+from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, Step, retriever_tool, say, search
 
 PARIS, LYON, ROME = CITY_DOCUMENTS
 RAW_MARKER = re.compile(r"\]\(\s*id\s*=")
@@ -94,7 +95,28 @@ async def test_a_deep_agent_streams_rewritten_text_async() -> None:
     assert final["messages"][-1].text == REWRITTEN
 
 
-def researched(parent: ScriptedToolModel, researcher: ScriptedToolModel, *, parent_cites: bool) -> Any:
+class Researcher(ScriptedToolModel):
+    """The subagent's model: searches for what its task asks, then cites what it read; its answers' ids are its own.
+
+    It chooses by what it reads, not by a script's turn: two tasks may run it at once.
+    """
+
+    def _next(self, messages: list[Any]) -> tuple[Step, str]:
+        self.seen.append(list(messages))
+        self.step += 1
+        task = next(m.text for m in messages if isinstance(m, HumanMessage))
+        city = "rome" if "Rome" in task else "paris"
+        if not any(isinstance(m, ToolMessage) for m in messages):
+            return search(city), f"research-{self.step}"
+        sentence = "Rome is old" if city == "rome" else "Paris is the capital"
+        return say(f"{sentence}[1](id=1)."), f"research-{self.step}"
+
+
+def task(question: str, call_id: str = "call_task") -> tuple[str, str, dict[str, Any]]:
+    return (call_id, "task", {"description": question, "subagent_type": "researcher"})
+
+
+def researched(parent: ScriptedToolModel, researcher: ScriptedToolModel, *, parent_cites: bool, **options: Any) -> Any:
     """A deep agent whose ``researcher`` subagent searches with its own ReferencesMiddleware."""
     subagent = {
         "name": "researcher",
@@ -106,9 +128,10 @@ def researched(parent: ScriptedToolModel, researcher: ScriptedToolModel, *, pare
     }
     return create_deep_agent(
         model=parent,
-        tools=[],
+        tools=[retriever_tool(CITY_DOCUMENTS)],
         subagents=[subagent],  # type: ignore[list-item]
         middleware=[ReferencesMiddleware(style=TextReferenceStyle())] if parent_cites else [],
+        **options,
     )
 
 
@@ -123,10 +146,8 @@ def test_a_subagent_with_its_own_middleware_hands_its_parent_a_rewritten_answer(
     (deepagents copies a subagent's state keys up), under the subagent's
     message id; the parent's answer, which cites nothing, adds none.
     """
-    parent = ScriptedToolModel(
-        script=[call("task", description="Which city is the capital?", subagent_type="researcher"), say("Paris.")]
-    )
-    researcher = ScriptedToolModel(script=[search("paris"), say("Paris is the capital[1](id=1).")])
+    parent = ScriptedToolModel(script=[Step(tool_calls=[task("Which city is the capital?")]), say("Paris.")])
+    researcher = Researcher(script=[])
     state = researched(parent, researcher, parent_cites=parent_cites).invoke(question())
     shown = [m.text for m in researcher.seen[-1] if isinstance(m, ToolMessage)]
     assert shown == [f"<document id=1>\n{PARIS.page_content}\n</document>"]
@@ -135,18 +156,42 @@ def test_a_subagent_with_its_own_middleware_hands_its_parent_a_rewritten_answer(
     assert state["messages"][-1].text == "Paris."
     if parent_cites:
         (record,) = state["references"]
-        assert record["message_id"] == "answer-2"  # the researcher's answer, its second call
+        assert record["message_id"] == "research-2"
         assert [r["source"] for r in record["references"]] == ["https://example.org/paris"]
     else:
         assert "references" not in state
 
 
+def test_a_subagents_record_joins_the_parents_earlier_ones() -> None:
+    """Second turn: the researcher's record is added to the parent's own of the first turn, which stays."""
+    parent = ScriptedToolModel(
+        script=[search("rome"), say("Rome is old[1](id=1)."), Step(tool_calls=[task("Capital?")]), say("Paris.")]
+    )
+    agent = researched(parent, Researcher(script=[]), parent_cites=True, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "two turns"}}
+    agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, config)
+    state = agent.invoke({"messages": [{"role": "user", "content": "Capital?"}]}, config)
+    assert [(r["message_id"], r["references"][0]["source"]) for r in state["references"]] == [
+        ("answer-2", "https://example.org/rome"),
+        ("research-2", "https://example.org/paris"),
+    ]
+
+
+def test_two_subagents_at_once_each_add_their_record() -> None:
+    """Two tasks in one step: both records reach the parent (before, two updates of one key in a step failed)."""
+    parent = ScriptedToolModel(
+        script=[Step(tool_calls=[task("Paris?", "call_1"), task("Rome?", "call_2")]), say("Both.")]
+    )
+    state = researched(parent, Researcher(script=[]), parent_cites=True).invoke(question())
+    sources = sorted(r["references"][0]["source"] for r in state["references"])
+    assert sources == ["https://example.org/paris", "https://example.org/rome"]
+    assert all(r["message_id"].startswith("research-") for r in state["references"])
+
+
 def test_a_subagent_streams_rewritten_text_in_its_namespace() -> None:
     """stream_mode='messages', subgraphs=True: the researcher's tokens stream rewritten, no raw marker anywhere."""
-    parent = ScriptedToolModel(
-        script=[call("task", description="Which city is the capital?", subagent_type="researcher"), say("Paris.")]
-    )
-    researcher = ScriptedToolModel(script=[search("paris"), say("Paris is the capital[1](id=1).")])
+    parent = ScriptedToolModel(script=[Step(tool_calls=[task("Which city is the capital?")]), say("Paris.")])
+    researcher = Researcher(script=[])
     by_namespace: dict[tuple[str, ...], str] = {}
     agent = researched(parent, researcher, parent_cites=True)
     for namespace, (message, _metadata) in agent.stream(question(), stream_mode="messages", subgraphs=True):

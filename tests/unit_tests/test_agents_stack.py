@@ -21,6 +21,7 @@ pytest.importorskip("langchain.agents", reason="the agent tests need the agents 
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
+    AgentMiddleware,
     ClearToolUsesEdit,
     ContextEditingMiddleware,
     HumanInTheLoopMiddleware,
@@ -32,6 +33,7 @@ from langchain.agents.middleware import (
     TodoListMiddleware,
     ToolCallLimitMiddleware,
 )
+from langchain.agents.middleware.types import hook_config
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
@@ -637,6 +639,65 @@ def test_a_cited_answer_whose_tool_call_is_rejected_is_recorded(order: str) -> N
     (cited,) = [m for m in state["messages"] if isinstance(m, AIMessage) and m.text.startswith("Rome is old")]
     assert cited.text == ROME_ANSWER
     assert [entry["message_id"] for entry in state["references"]] == [cited.id]
+
+
+class Cache(AgentMiddleware[Any, Any]):
+    """Answers the model's third call itself, as a response cache does (an answer that never met the model)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        self.calls += 1
+        return AIMessage("Done.") if self.calls == 3 else handler(request)
+
+
+def test_an_answer_from_a_middleware_listed_after_leaves_the_earlier_answers_record_as_edited() -> None:
+    """PII redacts the earlier cited answer of the turn; a cache answers the next call: the record stays redacted.
+
+    Before, ``after_model`` took the last rewritten answer of the turn for
+    the cache's (which it never rewrote), realigned it again and kept its old,
+    unredacted record.
+    """
+    cited = cited_beside(("call_2", "search", {"query": "lyon"}))
+    cited.chunks = say(f"Mail {EMAIL}: Rome is old[1](id=1).").chunks
+    model = ScriptedToolModel(script=[search("rome"), cited, say("unused")])
+    pii = PIIMiddleware("email", strategy="redact", apply_to_output=True)
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[pii, references(), Cache()])
+    state = agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]})
+    assert state["messages"][-1].text == "Done."
+    (entry,) = state["references"]
+    (citation,) = entry["citations"]
+    assert citation["text"] == "Mail [REDACTED_EMAIL]: Rome is old"
+    assert EMAIL not in json.dumps(state["references"])
+
+
+class JumpBackOnce(AgentMiddleware[Any, Any]):
+    """Sends the first text answer back to the model from its ``after_model`` (a check that asks again)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jumped = False
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self.jumped or not state["messages"][-1].text:
+            return None
+        self.jumped = True
+        return {"jump_to": "model"}
+
+
+def test_an_answer_whose_after_model_was_skipped_is_recorded_in_the_order_of_the_answers() -> None:
+    """The first answer's after_model is skipped by a jump: it is recorded at the end of the run, before the second."""
+    model = ScriptedToolModel(
+        script=[search("rome", "lyon"), say("Rome is old[1](id=1)."), say("Lyon has silk[1](id=2).")]
+    )
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references(), JumpBackOnce()])
+    state = agent.invoke({"messages": [{"role": "user", "content": "Rome and Lyon?"}]})
+    answers = [m for m in state["messages"] if isinstance(m, AIMessage) and m.text]
+    assert [m.text.split("[")[0] for m in answers] == ["Rome is old", "Lyon has silk"]
+    assert [entry["message_id"] for entry in state["references"]] == [m.id for m in answers]
 
 
 class Broken(ScriptedToolModel):
