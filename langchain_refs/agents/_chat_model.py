@@ -703,8 +703,8 @@ class ReferencesChatModel(BaseChatModel):
             >>> from langchain_core.language_models import GenericFakeChatModel
             >>> class Words(GenericFakeChatModel):
             ...     def get_token_ids(self, text): return [len(w) for w in text.split()]
-            >>> ReferencesChatModel(inner=Words(messages=iter([]))).get_num_tokens("Paris is big")
-            3
+            >>> ReferencesChatModel(inner=Words(messages=iter([]))).get_token_ids("Paris is big")
+            [5, 2, 3]
         """
         method, _ = _inner_method(self.inner, "get_token_ids")
         if method is None or self.custom_get_token_ids is not None:

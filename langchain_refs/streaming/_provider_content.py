@@ -381,15 +381,21 @@ def standard_content(
         }
         if HAS_CHUNK_POSITION and isinstance(message, AIMessageChunk):
             probe_fields["chunk_position"] = None
+    # A refusal the provider gave outside the content is the message's, not a block's: `with_refusal` adds it
+    # once, at the end of the answer.
     translations: list[list[Any] | None] = [
-        list(message.model_copy(update={**probe_fields, "content": [block]}).content_blocks)
+        [
+            found
+            for found in message.model_copy(update={**probe_fields, "content": [block]}).content_blocks
+            if found["type"] != "refusal"
+        ]
         if isinstance(block, dict) and provider_native(block)
         else None
         for block in blocks
     ]
     probed = [t for t in translations if t is not None]
-    # What every probe's translation holds is the message's, not a block's (Google's finish reason as a
-    # refusal, its tool calls): it goes once, at the end.
+    # What every probe's translation holds is the message's, not a block's (its tool calls): it goes once,
+    # at the end.
     shared = [b for b in probed[0] if all(b in t for t in probed[1:])] if len(probed) > 1 else []
     for block, translation in zip(blocks, translations, strict=True):
         if translation is None:

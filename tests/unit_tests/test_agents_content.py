@@ -540,3 +540,18 @@ def test_model_refusal_middleware_sees_a_refusal_after_cited_text(provider: str,
     run = agent.invoke if mode == "invoke" else functools.partial(agent.stream, stream_mode="messages")
     with pytest.raises(ModelRefusalError):
         list(run(question))
+
+
+@pytest.mark.parametrize("call", ["invoke", "invoke streamed"])
+def test_a_refusal_after_thinking_and_cited_text_comes_last(call: str) -> None:
+    """With a native block translated too, the refusal is the answer's last block, whole or streamed (one home)."""
+    thinking = {"type": "thinking", "thinking": "Hm.", "signature": "s", "index": 0}
+    text = {"type": "text", "text": "Paris is big[1](id=1).", "index": 1}
+    chunks = [
+        AIMessageChunk(content=[thinking], id="r", response_metadata={"model_provider": "anthropic"}),
+        AIMessageChunk(content=[text], id="r"),
+        AIMessageChunk(content=[], id="r", response_metadata={"stop_reason": "refusal"}, chunk_position="last"),
+    ]
+    model = ReferencesChatModel(inner=BlockStreamer(script=[chunks]), documents=[PARIS], style=TextReferenceStyle())
+    out = model.invoke("q", stream=True) if call.endswith("streamed") else model.invoke("q")
+    assert [b["type"] for b in out.content_blocks] == ["reasoning", "text", "refusal"]

@@ -510,6 +510,7 @@ def test_context_editing_clears_old_tool_results_and_their_ids_still_resolve(ord
 
 
 def test_tokens_are_counted_by_the_inner_model_through_its_bindings_unless_the_wrapper_has_a_counter() -> None:
+    """The wrapper counts as the model under its bindings does; a ``custom_get_token_ids`` of its own wins."""
     bound = Counted(script=[]).bind(stop=["\n"])
     assert ReferencesChatModel(inner=bound).get_num_tokens_from_messages([HumanMessage("hi")]) == 1_000_000
     own = ReferencesChatModel(inner=bound, custom_get_token_ids=lambda text: list(range(len(text))))

@@ -11,6 +11,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 
 from langchain_refs import AnswerReferences, Citation, Reference, TextReferenceStyle, manage_references
+from langchain_refs.streaming import with_refusal
 from tests.unit_tests.fakes import BlockChunksChatModel, ChunkExactChatModel, str_chunks
 
 PROMPT = ChatPromptTemplate.from_messages([("human", "question")])
@@ -300,3 +301,66 @@ def test_what_a_translator_adds_to_every_block_comes_once() -> None:
     )
     assert [b["type"] for b in message.content_blocks] == ["reasoning", "reasoning", "refusal"]
     assert standard_content(message.content, message) == message.content_blocks
+
+
+TEXT_BLOCK = {"type": "text", "text": "Partly[1]"}
+# (the message, the blocks with_refusal gives it: None for the same message), written by hand.
+WITH_REFUSAL = {
+    "openai refusal": (
+        AIMessage(
+            content=[TEXT_BLOCK],
+            additional_kwargs={"refusal": "No."},
+            response_metadata={"model_provider": "openai", "output_version": "v1"},
+        ),
+        [TEXT_BLOCK, {"type": "refusal", "refusal": "No."}],
+    ),
+    "google safety": (
+        AIMessage(
+            content=[TEXT_BLOCK],
+            response_metadata={"model_provider": "google_genai", "output_version": "v1", "finish_reason": "SAFETY"},
+        ),
+        [TEXT_BLOCK, {"type": "refusal", "refusal": "", "extras": {"finish_reason": "SAFETY"}}],
+    ),
+    "anthropic refusal": (
+        AIMessage(
+            content=[TEXT_BLOCK],
+            response_metadata={"model_provider": "anthropic", "output_version": "v1", "stop_reason": "refusal"},
+        ),
+        [TEXT_BLOCK, {"type": "refusal", "refusal": ""}],
+    ),
+    "an answer that ends as usual": (
+        AIMessage(
+            content=[TEXT_BLOCK],
+            response_metadata={"model_provider": "anthropic", "output_version": "v1", "stop_reason": "end_turn"},
+        ),
+        None,
+    ),
+    "a refusal block already there": (
+        AIMessage(
+            content=[TEXT_BLOCK, {"type": "refusal", "refusal": "No."}],
+            additional_kwargs={"refusal": "No."},
+            response_metadata={"model_provider": "openai", "output_version": "v1"},
+        ),
+        None,
+    ),
+    "the model's own shape (translated when read)": (
+        AIMessage(
+            content=[TEXT_BLOCK], additional_kwargs={"refusal": "No."}, response_metadata={"model_provider": "openai"}
+        ),
+        None,
+    ),
+    "str content": (
+        AIMessage(content="Partly", additional_kwargs={"refusal": "No."}, response_metadata={"output_version": "v1"}),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize(("message", "blocks"), WITH_REFUSAL.values(), ids=WITH_REFUSAL.keys())
+def test_with_refusal_adds_the_refusal_given_outside_standard_content(message: AIMessage, blocks: Any) -> None:
+    out = with_refusal(message)
+    if blocks is None:
+        assert out is message
+    else:
+        assert out.content == blocks
+        assert [b["type"] for b in out.content_blocks] == [b["type"] for b in blocks]
