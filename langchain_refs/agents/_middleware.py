@@ -169,12 +169,12 @@ class ReferencesState(AgentState[Any]):
     Each entry of ``references`` is one answer's `AnswerReferences.to_dict()`
     plus its ``message_id``. It is part of the agent's output, not of its input.
     An update of ``references`` is merged into it by message id
-    (`merged_references`): a subagent's entries join its parent's. ``reference_documents`` keeps the thread's
-    document ids (one entry per id, `ThreadDocuments.entries`), and
-    ``reference_answer_id`` the id of the last model call's answer; both are
-    checkpointed, and private to the graph: neither an input nor in
-    ``invoke``'s output (``stream_mode="values"`` and ``"updates"`` show
-    every key of the state, these too).
+    (`merged_references`): a subagent's entries join its parent's.
+    ``reference_documents`` keeps the thread's document ids (one entry per id,
+    `ThreadDocuments.entries`), and ``reference_answer_id`` the id of the last
+    model call's answer; both are checkpointed, and private to the graph:
+    neither an input nor in ``invoke``'s output (``stream_mode="values"`` and
+    ``"updates"`` show every key of the state, these too).
 
     Example:
         >>> {"messages", "references", "reference_documents"} <= set(ReferencesState.__annotations__)
