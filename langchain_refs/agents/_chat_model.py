@@ -387,7 +387,8 @@ class _AnswerStart(ChatGenerationChunk):
     first chunk joins each run of text-only chunks into one chunk first (the
     texts joined once: `join_text_runs`), then lets LangChain add what is left:
     the same result, checked against LangChain's own sum in
-    ``tests/unit_tests/test_agents_merge.py``.
+    ``tests/unit_tests/test_agents_merge.py``. The answer summed gets the
+    refusal its provider gave outside its content (`with_refusal`).
 
     Example:
         >>> def block(text):

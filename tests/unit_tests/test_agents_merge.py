@@ -1,4 +1,8 @@
-"""The wrapper's first chunk adds up an answer's chunks exactly as LangChain's own sum does, only in linear time."""
+"""The wrapper's first chunk adds up an answer's chunks exactly as LangChain's own sum does, only in linear time.
+
+Both sums then add, to an answer marked standard, the refusal its provider gave
+outside its content (`with_refusal`, tested by its own table).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
 
 from langchain_refs.agents._chat_model import _AnswerStart
-from langchain_refs.streaming import merge_chunks
+from langchain_refs.streaming import merge_chunks, with_refusal
 
 
 def _block(text: str, index: Any = 0, kind: str = "text") -> dict[str, Any]:
@@ -33,7 +37,9 @@ _contents = st.one_of(
     st.builds(lambda t: [{"type": "text", "text": t, "index": 0, "annotations": []}], st.text(max_size=3)),
     st.builds(lambda t: [t], st.text(max_size=3)),
 )
-_metadata = st.sampled_from([{}, {"model_provider": "openai"}, {"model_name": "m"}, {"count": 1}])
+_metadata = st.sampled_from(
+    [{}, {"model_provider": "openai"}, {"model_name": "m"}, {"count": 1}, {"output_version": "v1"}]
+)
 _ids = st.sampled_from(["run-1", "run-1", "lc_run--2", "msg_1", None])
 
 
@@ -57,12 +63,14 @@ def _plain_text_run(n: int) -> list[ChatGenerationChunk]:
     ]
 
 
-def _sum(first: ChatGenerationChunk, rest: list[ChatGenerationChunk]) -> Any:
+def _sum(first: ChatGenerationChunk, rest: list[ChatGenerationChunk], *, refusal: bool = False) -> Any:
+    """The sum's fields; with ``refusal``, its message as `with_refusal` gives it (LangChain's own sum, then that)."""
     try:
         total = first + rest
     except Exception as error:  # both sums must fail alike
         return type(error)
-    return type(total), total.message.model_dump(), total.generation_info, total.text
+    message = with_refusal(total.message) if refusal else total.message
+    return type(total), message.model_dump(), total.generation_info, total.text
 
 
 @st.composite
@@ -77,7 +85,7 @@ def _answers(draw: st.DrawFn) -> list[ChatGenerationChunk]:
 @given(_answers())
 def test_the_first_chunk_adds_up_as_langchain_does(chunks: list[ChatGenerationChunk]) -> None:
     first, rest = chunks[0], chunks[1:]
-    assert _sum(_AnswerStart.of(first), rest) == _sum(first, rest)
+    assert _sum(_AnswerStart.of(first), rest) == _sum(first, rest, refusal=True)
 
 
 def test_an_answer_of_text_chunks_is_added_up_once() -> None:
@@ -94,18 +102,19 @@ def test_an_answer_of_text_chunks_is_added_up_once() -> None:
         )
     )
     ours = _AnswerStart.of(chunks[0]) + chunks[1:]
-    assert _sum(_AnswerStart.of(chunks[0]), chunks[1:]) == _sum(chunks[0], chunks[1:])
+    assert _sum(_AnswerStart.of(chunks[0]), chunks[1:]) == _sum(chunks[0], chunks[1:], refusal=True)
     assert ours.message.content[0]["text"].startswith("t0 t1 t2 ")
     assert ours.message.content[0]["text"].endswith("t2999 [1] a.pdf")
 
 
 def _added_one_by_one(messages: list[AIMessageChunk]) -> Any:
-    """What `merge_chunks` must give: LangChain's `+`, one chunk at a time, then the streaming-only fields dropped."""
+    """What `merge_chunks` must give: LangChain's `+`, one chunk at a time, the streaming-only fields dropped, then
+    the refusal given outside an answer marked standard added (`with_refusal`)."""
     try:
         total = messages[0]
         for message in messages[1:]:
             total = total + message
-        return AIMessage(**total.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"}))
+        return with_refusal(AIMessage(**total.model_dump(exclude={"type", "tool_call_chunks", "chunk_position"})))
     except Exception as error:  # both sums must fail alike
         return type(error)
 

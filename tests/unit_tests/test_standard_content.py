@@ -291,7 +291,9 @@ def test_a_whole_answer_of_bare_strings_keeps_them_in_v0() -> None:
 def test_what_a_translator_adds_to_every_block_comes_once() -> None:
     """Google's translator adds a refusal for the finish reason to each block's translation: one, at the end.
 
-    Expected from the bare message's own content_blocks (langchain-core translating it whole).
+    ``standard_content`` leaves the message's refusal to ``with_refusal``,
+    which adds it once to the answer marked standard. Expected from the bare
+    message's own content_blocks (langchain-core translating it whole).
     """
     from langchain_refs.streaming import standard_content
 
@@ -300,7 +302,11 @@ def test_what_a_translator_adds_to_every_block_comes_once() -> None:
         response_metadata={"model_provider": "google_genai", "finish_reason": "SAFETY"},
     )
     assert [b["type"] for b in message.content_blocks] == ["reasoning", "reasoning", "refusal"]
-    assert standard_content(message.content, message) == message.content_blocks
+    standard = standard_content(message.content, message)
+    assert standard == [b for b in message.content_blocks if b["type"] != "refusal"]
+    metadata = {**message.response_metadata, "output_version": "v1"}
+    marked = message.model_copy(update={"content": standard, "response_metadata": metadata})
+    assert with_refusal(marked).content_blocks == message.content_blocks
 
 
 TEXT_BLOCK = {"type": "text", "text": "Partly[1]"}
