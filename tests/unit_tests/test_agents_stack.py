@@ -214,9 +214,9 @@ def test_a_structured_answer_is_never_rewritten_into_broken_json() -> None:
     assert state["structured_response"] == Summary(summary="Paris is the capital[1](id=1).")
 
 
-def test_ids_survive_summarization_and_an_early_id_still_resolves() -> None:
-    """Three turns; summarization drops the early tool results; Paris gets a new id; Rome's id still cites Rome."""
-    script = [
+def three_turns() -> list[Step]:
+    """Rome, then Lyon, then Paris with Rome cited again by its first id: each turn a search, then an answer."""
+    return [
         search("rome"),
         say("Rome is old[1](id=1)."),
         search("lyon", first_id=2),
@@ -224,6 +224,18 @@ def test_ids_survive_summarization_and_an_early_id_still_resolves() -> None:
         search("paris", first_id=3),
         say("Paris is the capital[1](id=3). Rome is old[2](id=1)."),
     ]
+
+
+THREE_TURNS_ANSWER = (
+    "Paris is the capital[1]. Rome is old[2].\n\n"
+    "- [1] Paris (https://example.org/paris)\n"
+    "- [2] Rome (https://example.org/rome)\n"
+)
+
+
+def test_ids_survive_summarization_and_an_early_id_still_resolves() -> None:
+    """Three turns; summarization drops the early tool results; Paris gets a new id; Rome's id still cites Rome."""
+    script = three_turns()
     model = ScriptedToolModel(script=script)
     summarizer = GenericFakeChatModel(messages=iter([AIMessage("Earlier: Rome and Lyon were discussed.")] * 5))
     summarization = SummarizationMiddleware(summarizer, trigger=("messages", 10), keep=("messages", 3))
@@ -242,11 +254,7 @@ def test_ids_survive_summarization_and_an_early_id_still_resolves() -> None:
     assert tool_texts == [f"<document id=3>\n{PARIS.page_content}\n</document>"]
     assert not any(ROME.page_content in str(m.content) for m in last_call if isinstance(m, ToolMessage))
     answer = state["messages"][-1]
-    assert answer.text == (
-        "Paris is the capital[1]. Rome is old[2].\n\n"
-        "- [1] Paris (https://example.org/paris)\n"
-        "- [2] Rome (https://example.org/rome)\n"
-    )
+    assert answer.text == THREE_TURNS_ANSWER
     annotations = [a for b in answer.content_blocks if b["type"] == "text" for a in b.get("annotations", [])]
     assert [a["url"] for a in annotations] == ["https://example.org/paris", "https://example.org/rome"]
     # Rome's passage comes from the text kept in the state.
@@ -480,14 +488,7 @@ def test_context_editing_clears_old_tool_results_and_their_ids_still_resolve(ord
     with the wrapper: before, that fell to LangChain's GPT-2 tokenizer (an
     ImportError without ``transformers``, a hub download with it).
     """
-    script = [
-        search("rome"),
-        say("Rome is old[1](id=1)."),
-        search("lyon", first_id=2),
-        say("Lyon has silk[1](id=2)."),
-        search("paris", first_id=3),
-        say("Paris is the capital[1](id=3). Rome is old[2](id=1)."),
-    ]
+    script = three_turns()
     model = Counted(script=script)
     editing = ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=1, keep=1)], token_count_method=count)
     stack = [editing, references()] if order == "editing first" else [references(), editing]
@@ -498,11 +499,7 @@ def test_context_editing_clears_old_tool_results_and_their_ids_still_resolve(ord
     tool_texts = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
     assert tool_texts == ["[cleared]", "[cleared]", f"<document id=3>\n{PARIS.page_content}\n</document>"]
     answer = state["messages"][-1]
-    assert answer.text == (
-        "Paris is the capital[1]. Rome is old[2].\n\n"
-        "- [1] Paris (https://example.org/paris)\n"
-        "- [2] Rome (https://example.org/rome)\n"
-    )
+    assert answer.text == THREE_TURNS_ANSWER
     annotations = [a for b in answer.content_blocks if b["type"] == "text" for a in b.get("annotations", [])]
     # Rome's passage comes from the text kept in the state, not from the cleared tool result.
     cited = [a["cited_text"] for a in annotations]
