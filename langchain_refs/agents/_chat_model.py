@@ -45,6 +45,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import uuid
@@ -65,6 +66,7 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LangSmithParams
+from langchain_core.load import dumps
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
@@ -502,7 +504,9 @@ class ReferencesChatModel(BaseChatModel):
     names it), not ignored: a misspelt ``passages`` would leave them on.
     LangChain's standard model parameters (``temperature``, ``max_tokens``,
     ``stop``...) are the inner model's: they are taken, as LangChain asks
-    of every chat model, and ignored with a warning.
+    of every chat model, and ignored with a warning. Its ``cache`` is the
+    inner model's unless given: answers are cached rewritten, under a key
+    that holds the style, the options and the documents.
 
     Example:
         >>> from langchain_core.language_models import GenericFakeChatModel
@@ -624,6 +628,15 @@ class ReferencesChatModel(BaseChatModel):
         choose_style(self.style, self.source_key)
         return self
 
+    @model_validator(mode="after")
+    def _inner_cache(self) -> ReferencesChatModel:
+        # Cached as the inner model is (its own cache, none, or LangChain's global one), unless told.
+        if "cache" not in self.model_fields_set:
+            model, _ = _inner_chat_model(self.inner)
+            if model is not None:
+                self.cache = model.cache
+        return self
+
     @property
     @override
     def _llm_type(self) -> str:
@@ -641,6 +654,35 @@ class ReferencesChatModel(BaseChatModel):
         # The inner model's own parameters; its repr only when it has none (made only then: a repr can be long).
         inner = getattr(self.inner, "_identifying_params", _MISSING)
         return {"inner": repr(self.inner) if inner is _MISSING else inner, "documents": len(self.documents)}
+
+    @override
+    def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
+        """LangChain's cache key of a call's model: the inner model's parameters, and all that shapes the rewriting.
+
+        The cache keeps answers rewritten: an answer written in another style,
+        with other options, or for other documents (their sources, titles, ids)
+        is not this call's. The cache takes the messages into the key itself.
+
+        Example:
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> from langchain_refs.streaming import TextReferenceStyle
+            >>> inner = GenericFakeChatModel(messages=iter([]))
+            >>> text = ReferencesChatModel(inner=inner, style=TextReferenceStyle())
+            >>> ReferencesChatModel(inner=inner)._get_llm_string() == text._get_llm_string()
+            False
+        """
+        documents = hashlib.sha256(dumps(self.documents).encode()).hexdigest()
+        rewriting = (
+            self.style,
+            self.source_key,
+            self.syntaxes,
+            self.max_holdback,
+            self.passages,
+            self.consulted_ids,
+            self.stamp_text,
+            documents,
+        )
+        return f"{super()._get_llm_string(stop=stop, **kwargs)}---{rewriting!r}"
 
     # Token callbacks get text: LangChain passes them ``chunk.content``, here standard blocks.
 
@@ -903,26 +945,33 @@ class ReferencesChatModel(BaseChatModel):
             inner = await self.inner.ainvoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
         answer, rewritten, added = self._whole_start(inner, run_manager)
         # A passage scorer of the caller's may call a model: off the event loop.
-        message = self._whole_end(rewritten, await answer.afinish(), added)
+        message = self._whole_end(rewritten, await answer.afinish(), added, inner)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _rewrite_whole(
         self, message: BaseMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
     ) -> AIMessage:
         answer, rewritten, added = self._whole_start(message, run_manager)
-        return self._whole_end(rewritten, answer.finish(), added)
+        return self._whole_end(rewritten, answer.finish(), added, message)
 
     def _whole_start(
         self, message: BaseMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
     ) -> tuple[ChunkRewriter, Any, frozenset[int]]:
         """A whole answer's rewriting begun: its rewriter, its text rewritten, the indices given (`whole_answer`)."""
         answer = self._start(run_manager)
+        if getattr(message, "usage_metadata", None) is not None:
+            # Its usage is put back as it is (`_whole_end`): LangChain marks an answer its cache
+            # served with usage ``{"total_cost": 0}``, set unchecked, which a new chunk's checks refuse.
+            message = message.model_copy(update={"usage_metadata": None})
         ready, added = whole_answer(message, standard=True)
         return answer, answer.on_chunk_v1(_as_chunk(ready)), added
 
-    def _whole_end(self, rewritten: Any, last: Any, added: frozenset[int]) -> AIMessage:
-        """The whole answer: its rewritten text and its last chunk (the list of sources) as one message."""
+    def _whole_end(self, rewritten: Any, last: Any, added: frozenset[int], message: BaseMessage) -> AIMessage:
+        """The whole answer: its rewritten text and its last chunk (the list of sources), with ``message``'s usage."""
         merged: AIMessage = without_added_indices(merge_chunks([rewritten, last]), added)
+        usage = getattr(message, "usage_metadata", None)
+        if usage is not None:
+            merged = merged.model_copy(update={"usage_metadata": usage})
         answer: AIMessage = stamped(merged) if self.stamp_text else merged
         return answer
 

@@ -14,11 +14,11 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage, message_chunk_to_message
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool, create_retriever_tool
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 
 class Step:
@@ -188,3 +188,60 @@ class BlockStreamer(BaseChatModel):
         self.step += 1
         for chunk in chunks:
             yield ChatGenerationChunk(message=chunk)
+
+
+class StatelessToolModel(BaseChatModel):
+    """Answers from the messages alone: a search call, then ``answer`` once a tool result came.
+
+    Its fields never change, so LangChain's cache can key its calls (the
+    scripted models count their steps in a field, which is in the key).
+    ``calls`` counts the calls that reached the model (a private attribute:
+    not in the key).
+    """
+
+    answer: str
+    query: str = "Paris"
+    _calls: int = PrivateAttr(default=0)
+
+    @property
+    def calls(self) -> int:
+        return self._calls
+
+    @property
+    def _llm_type(self) -> str:
+        return "stateless-tool-model"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> StatelessToolModel:  # type: ignore[override]
+        return self
+
+    def _reply(self, messages: list[BaseMessage]) -> Step:
+        self._calls += 1
+        if messages and isinstance(messages[-1], ToolMessage):
+            return say(self.answer)
+        return search(self.query)
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
+        step = self._reply(messages)
+        return ChatResult(generations=[ChatGeneration(message=step.message(_stateless_id(step)))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: Any = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        step = self._reply(messages)
+        message_id = _stateless_id(step)
+        for text in step.chunks:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=text, id=message_id))
+        for index, (call_id, name, args) in enumerate(step.tool_calls):
+            chunk = {"name": name, "args": json.dumps(args), "id": call_id, "index": index}
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(content="", id=message_id, tool_call_chunks=[chunk])  # type: ignore[list-item]
+            )
+
+
+def _stateless_id(step: Step) -> str:
+    # One id per kind of reply: the search call and the answer are two messages of the state.
+    return "stateless-search" if step.tool_calls else "stateless-answer"

@@ -1,0 +1,166 @@
+"""LangChain's model cache beside the references: answers served again are rewritten, and rewritten as asked.
+
+A chat model's cache (``cache=`` on the model, or ``set_llm_cache``) keys a
+call by the model's parameters and the messages. Around `ReferencesChatModel`
+(and so in an agent with `ReferencesMiddleware`), a cached answer must still
+be rewritten, never served as another call's rewriting (another style,
+other sources), and a model that must not be cached stays uncached.
+Expected texts are written by hand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
+
+from langchain.agents import create_agent
+from langchain_core.caches import InMemoryCache
+from langchain_core.documents import Document
+from langchain_core.globals import get_llm_cache, set_llm_cache
+from langchain_core.messages import AIMessage
+
+from langchain_refs import MarkdownReferenceStyle, ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
+from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, StatelessToolModel, retriever_tool
+
+RAW_MARKER = re.compile(r"\]\(\s*id\s*=")
+QUESTION = {"messages": [{"role": "user", "content": "What is the capital of France?"}]}
+# The answer as TextReferenceStyle writes it (by hand): Paris is document 1 of the search for "Paris".
+ANSWER = "Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n"
+
+
+@pytest.fixture
+def global_cache() -> Iterator[InMemoryCache]:
+    """LangChain's process-wide cache, set for one test and put back after it."""
+    before = get_llm_cache()
+    cache = InMemoryCache()
+    set_llm_cache(cache)
+    yield cache
+    set_llm_cache(before)
+
+
+def agent_with(model: StatelessToolModel) -> Any:
+    return create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle())],
+    )
+
+
+# The model calls made by the end of each of three runs of the same question, as LangChain's cache
+# serves an agent (by hand): the first run calls twice (search, answer); the second finds the search
+# call cached, but LangChain marks a cached answer (usage ``{"total_cost": 0}``), so the answer call
+# sees another history and is made once more; the third finds both.
+CALLS_BY_RUN = [2, 3, 3]
+
+
+def run_agent(agent: Any, mode: str) -> dict[str, Any]:
+    """One run of the question: invoked, or streamed (the text checked for raw markers) and its state read."""
+    if mode == "invoke":
+        return agent.invoke(QUESTION)  # type: ignore[no-any-return]
+    text = ""
+    for chunk, metadata in agent.stream(QUESTION, stream_mode=["messages", "values"]):
+        if chunk == "messages" and metadata[1].get("langgraph_node") == "model":
+            text += metadata[0].text
+        elif chunk == "values":
+            state = metadata
+    assert not RAW_MARKER.search(text)
+    return state  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "messages"])
+def test_an_agent_asked_again_is_answered_from_the_models_cache(mode: str) -> None:
+    """The model's own cache serves the agent as it serves it without the middleware, each answer rewritten."""
+    bare = StatelessToolModel(answer="Paris is the capital.", cache=InMemoryCache())
+    bare_agent = create_agent(bare, tools=[retriever_tool(CITY_DOCUMENTS)])
+    model = StatelessToolModel(answer="Paris is the capital[1](id=1).", cache=InMemoryCache())
+    agent = agent_with(model)
+    for calls in CALLS_BY_RUN:
+        run_agent(bare_agent, mode)
+        state = run_agent(agent, mode)
+        assert (bare.calls, model.calls) == (calls, calls)
+        answer = state["messages"][-1]
+        assert answer.text == ANSWER
+        (block,) = [b for b in answer.content_blocks if b["type"] == "text"]
+        assert [a["url"] for a in block["annotations"]] == ["https://example.org/paris"]
+        assert [r["source"] for r in state["references"][-1]["references"]] == ["https://example.org/paris"]
+
+
+@pytest.mark.parametrize("call", ["invoke", "ainvoke"])
+async def test_an_answer_from_the_inner_models_cache_is_rewritten(call: str) -> None:
+    """A cache hit of the inner model (its answer's usage set to ``{"total_cost": 0}`` by LangChain) is rewritten."""
+    inner = StatelessToolModel(answer="unused", cache=InMemoryCache())
+    documents = [Document("Paris is the capital of France.", metadata={"source": "https://example.org/paris"})]
+    cached = AIMessage("Paris is the capital[1](id=1).")
+    # The inner model's cache holds an answer for this question already (LangChain's own key for it).
+    inner.cache.update(*_key(inner, "capital?"), [_generation(cached)])  # type: ignore[union-attr]
+    wrapper = ReferencesChatModel(inner=inner, documents=documents, style=TextReferenceStyle(), cache=False)
+    answer = wrapper.invoke("capital?") if call == "invoke" else await wrapper.ainvoke("capital?")
+    assert inner.calls == 0
+    assert answer.text == "Paris is the capital[1].\n\n- [1] https://example.org/paris\n"
+    assert answer.usage_metadata == {"total_cost": 0}  # LangChain's mark of a cache hit, kept
+
+
+def test_a_model_that_must_not_be_cached_is_not(global_cache: InMemoryCache) -> None:
+    """``cache=False`` on the model holds around it too, with a process-wide cache set."""
+    model = StatelessToolModel(answer="Paris is the capital[1](id=1).", cache=False)
+    agent = agent_with(model)
+    agent.invoke(QUESTION)
+    agent.invoke(QUESTION)
+    assert model.calls == 4
+    assert not global_cache._cache
+
+
+def test_a_cached_answer_is_never_another_calls_rewriting(global_cache: InMemoryCache) -> None:
+    """The same model and question, rewritten in another style or with other sources: each gets its own."""
+    inner = StatelessToolModel(answer="Paris is the capital[1](id=1).")
+    text = "Paris is the capital of France."
+    official = [Document(text, metadata={"source": "https://example.org/paris", "title": "Paris"})]
+    mirror = [Document(text, metadata={"source": "https://mirror.example.net/paris", "title": "Paris"})]
+    # After a tool result the model answers; the messages are the same for every wrapper below.
+    asked = [("user", "capital?"), AIMessage("", tool_calls=[_call()]), _tool_result()]
+    answers = [
+        ReferencesChatModel(inner=inner, documents=documents, style=style).invoke(asked).text
+        for documents, style in [
+            (official, TextReferenceStyle()),
+            (official, MarkdownReferenceStyle()),
+            (mirror, TextReferenceStyle()),
+            (official, TextReferenceStyle()),
+        ]
+    ]
+    assert answers == [
+        "Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n",
+        "Paris is the capital<sup>[[1](https://example.org/paris)]</sup>.\n\n- **1** [Paris](https://example.org/paris)\n",
+        "Paris is the capital[1].\n\n- [1] Paris (https://mirror.example.net/paris)\n",
+        "Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n",
+    ]
+    # The model answered once: its own cache served the other three calls, each rewritten its own way.
+    assert inner.calls == 1
+
+
+def _key(model: StatelessToolModel, question: str) -> tuple[str, str]:
+    """The cache key LangChain makes for ``model`` asked ``question`` alone (prompt, llm string)."""
+    from langchain_core.load import dumps
+    from langchain_core.messages import HumanMessage
+
+    return dumps([HumanMessage(question)]), model._get_llm_string()
+
+
+def _generation(message: AIMessage) -> Any:
+    from langchain_core.outputs import ChatGeneration
+
+    return ChatGeneration(message=message)
+
+
+def _call() -> dict[str, Any]:
+    return {"name": "search", "args": {"query": "Paris"}, "id": "call_1", "type": "tool_call"}
+
+
+def _tool_result() -> Any:
+    from langchain_core.messages import ToolMessage
+
+    return ToolMessage("<document id=1>\nParis is the capital of France.\n</document>", tool_call_id="call_1")
