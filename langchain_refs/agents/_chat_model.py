@@ -45,7 +45,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import uuid
@@ -55,6 +54,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from langchain_core.caches import BaseCache
 from langchain_core.callbacks import (
     AsyncCallbackHandler,
     AsyncCallbackManagerForLLMRun,
@@ -64,8 +64,10 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.documents import Document
+from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LangSmithParams
+from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.load import dumps
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -101,7 +103,6 @@ from langchain_refs.streaming import (
 from langchain_refs.text import PairScorer
 
 if TYPE_CHECKING:
-    from langchain_core.caches import BaseCache
     from langchain_core.callbacks import Callbacks
     from langchain_core.language_models.model_profile import ModelProfile
     from langchain_core.rate_limiters import BaseRateLimiter
@@ -119,7 +120,19 @@ __all__ = [
 _MISSING: Final = object()
 # LangChain's standard chat model parameters: a model's, so the inner one's here.
 _INNER_MODEL_PARAMETERS: Final = frozenset(
-    {"model", "temperature", "max_tokens", "timeout", "max_retries", "stop", "streaming", "api_key", "base_url"}
+    {
+        "model",
+        "temperature",
+        "max_tokens",
+        "timeout",
+        "max_retries",
+        "stop",
+        "streaming",
+        "api_key",
+        "base_url",
+        # Not a standard parameter, but the inner model's too: its cache serves the wrapper (`_InnerCache`).
+        "cache",
+    }
 )
 
 
@@ -306,13 +319,101 @@ def _direct_call(
         or getattr(model, "output_version", None) == "v1"
     ):
         return None
+    return model, _call_options(bound, stop, kwargs)
+
+
+def _call_options(bound: dict[str, Any], stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options a call of the inner model gets: bound ones, then the call's, as LangChain passes them on."""
     call = {**bound, **kwargs}
-    # What LangChain's stream takes out before calling _stream.
+    # What LangChain's stream and generate take out before calling _stream and _generate_with_cache.
     call.pop("ls_structured_output_format", None)
     call.pop("structured_output_format", None)
     if stop is not None:
         call["stop"] = stop
-    return model, call
+    return call
+
+
+class _InnerCache:
+    """The inner model's cache entry for one call: where LangChain keeps that model's answer to these messages.
+
+    The key is the one the model's own ``invoke`` makes (its parameters and
+    the call's options, the messages without their ids), so the wrapper
+    reads and writes the very entries the model would alone. The wrapper
+    calls ``_stream`` directly when it streams, which no cache reads: this
+    does it. What is kept is the model's answer, never a rewritten one.
+    """
+
+    __slots__ = ("_cache", "_llm_string", "_prompt")
+
+    def __init__(self, cache: BaseCache, prompt: str, llm_string: str) -> None:
+        self._cache = cache
+        self._prompt = prompt
+        self._llm_string = llm_string
+
+    @classmethod
+    def of(
+        cls, inner: Any, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> _InnerCache | None:
+        """The entry for a call of ``inner`` (None: it is not cached, or not a chat model whose cache is known)."""
+        model, bound = _inner_chat_model(inner)
+        if model is None or model.cache is False:
+            return None
+        cache = model.cache if isinstance(model.cache, BaseCache) else get_llm_cache()
+        if cache is None:
+            if model.cache is not None:
+                # As LangChain says it for the model alone.
+                msg = "Asked to cache, but no cache found at `langchain.cache`."
+                raise ValueError(msg)
+            return None
+        call = _call_options(bound, stop, kwargs)
+        call_stop = call.pop("stop", None)
+        ids_left_out = [m.model_copy(update={"id": None}) if m.id is not None else m for m in messages]
+        return cls(cache, dumps(ids_left_out), model._get_llm_string(stop=call_stop, **call))
+
+    def lookup(self) -> AIMessage | None:
+        """The answer kept for the call, marked as served from the cache as LangChain marks it; None if none."""
+        return _served(self._cache.lookup(self._prompt, self._llm_string))
+
+    async def alookup(self) -> AIMessage | None:
+        """`lookup`, asynchronously."""
+        return _served(await self._cache.alookup(self._prompt, self._llm_string))
+
+    def update(self, chunks: list[ChatGenerationChunk]) -> None:
+        """Keep the answer ``chunks`` add up to (as LangChain adds up a stream)."""
+        self._cache.update(self._prompt, self._llm_string, _answer_of(chunks))
+
+    async def aupdate(self, chunks: list[ChatGenerationChunk]) -> None:
+        """`update`, asynchronously."""
+        await self._cache.aupdate(self._prompt, self._llm_string, _answer_of(chunks))
+
+
+def _served(kept: Any) -> AIMessage | None:
+    """The answer a cache kept, as LangChain serves it: its usage marked ``total_cost`` 0."""
+    if not isinstance(kept, list) or not kept:
+        return None
+    message = getattr(kept[0], "message", None)
+    if not isinstance(message, AIMessage):
+        # A text generation kept by an older LangChain: the text is the answer.
+        return AIMessage(content=kept[0].text)
+    return message.model_copy(update={"usage_metadata": {**(message.usage_metadata or {}), "total_cost": 0}})
+
+
+def _answer_of(chunks: list[ChatGenerationChunk]) -> list[ChatGeneration]:
+    """The generations LangChain keeps for a streamed answer: the chunks added up, their info in the metadata."""
+    generations = generate_from_stream(iter(chunks)).generations
+    for generation in generations:
+        generation.message.response_metadata = {
+            **(generation.generation_info or {}),
+            **generation.message.response_metadata,
+        }
+    return generations
+
+
+def _raw_copy(read: ChatGenerationChunk | AIMessageChunk) -> ChatGenerationChunk:
+    """What the inner model streamed, kept before the wrapper rewrites it (in place, for its own generations)."""
+    if isinstance(read, ChatGenerationChunk):
+        return ChatGenerationChunk(message=read.message.model_copy(), generation_info=read.generation_info)
+    return ChatGenerationChunk(message=read.model_copy())
 
 
 def unannotated(messages: list[BaseMessage]) -> list[BaseMessage]:
@@ -504,9 +605,10 @@ class ReferencesChatModel(BaseChatModel):
     names it), not ignored: a misspelt ``passages`` would leave them on.
     LangChain's standard model parameters (``temperature``, ``max_tokens``,
     ``stop``...) are the inner model's: they are taken, as LangChain asks
-    of every chat model, and ignored with a warning. Its ``cache`` is the
-    inner model's unless given: answers are cached rewritten, under a key
-    that holds the style, the options and the documents.
+    of every chat model, and ignored with a warning; so is ``cache``. The
+    inner model's cache serves the wrapper: the inner model's answers are
+    kept in it under its own key, as it keeps them alone, and each answer it
+    serves is rewritten anew (for this call's style, options and documents).
 
     Example:
         >>> from langchain_core.language_models import GenericFakeChatModel
@@ -581,6 +683,9 @@ class ReferencesChatModel(BaseChatModel):
             )
             for name in ignored:
                 del options[name]
+        # LangChain's cache of the wrapper's own answers would keep them rewritten (for one style and
+        # one set of documents): the inner model's answers are cached instead (`_InnerCache`).
+        options["cache"] = False
         super().__init__(**options)
 
     @field_validator("inner", mode="before")
@@ -628,15 +733,6 @@ class ReferencesChatModel(BaseChatModel):
         choose_style(self.style, self.source_key)
         return self
 
-    @model_validator(mode="after")
-    def _inner_cache(self) -> ReferencesChatModel:
-        # Cached as the inner model is (its own cache, none, or LangChain's global one), unless told.
-        if "cache" not in self.model_fields_set:
-            model, _ = _inner_chat_model(self.inner)
-            if model is not None:
-                self.cache = model.cache
-        return self
-
     @property
     @override
     def _llm_type(self) -> str:
@@ -654,35 +750,6 @@ class ReferencesChatModel(BaseChatModel):
         # The inner model's own parameters; its repr only when it has none (made only then: a repr can be long).
         inner = getattr(self.inner, "_identifying_params", _MISSING)
         return {"inner": repr(self.inner) if inner is _MISSING else inner, "documents": len(self.documents)}
-
-    @override
-    def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
-        """LangChain's cache key of a call's model: the inner model's parameters, and all that shapes the rewriting.
-
-        The cache keeps answers rewritten: an answer written in another style,
-        with other options, or for other documents (their sources, titles, ids)
-        is not this call's. The cache takes the messages into the key itself.
-
-        Example:
-            >>> from langchain_core.language_models import GenericFakeChatModel
-            >>> from langchain_refs.streaming import TextReferenceStyle
-            >>> inner = GenericFakeChatModel(messages=iter([]))
-            >>> text = ReferencesChatModel(inner=inner, style=TextReferenceStyle())
-            >>> ReferencesChatModel(inner=inner)._get_llm_string() == text._get_llm_string()
-            False
-        """
-        documents = hashlib.sha256(dumps(self.documents).encode()).hexdigest()
-        rewriting = (
-            self.style,
-            self.source_key,
-            self.syntaxes,
-            self.max_holdback,
-            self.passages,
-            self.consulted_ids,
-            self.stamp_text,
-            documents,
-        )
-        return f"{super()._get_llm_string(stop=stop, **kwargs)}---{rewriting!r}"
 
     # Token callbacks get text: LangChain passes them ``chunk.content``, here standard blocks.
 
@@ -829,14 +896,25 @@ class ReferencesChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        messages = unannotated(messages)
+        cached = _InnerCache.of(self.inner, messages, stop, kwargs)
+        served = cached.lookup() if cached is not None else None
+        if served is not None:
+            yield from self._served_stream(served, run_manager)
+            return
+        raw: list[ChatGenerationChunk] = []
         answer = self._start(run_manager)
         first = True
-        for read in self._inner_stream(unannotated(messages), stop, kwargs):
+        for read in self._inner_stream(messages, stop, kwargs):
+            if cached is not None:
+                raw.append(_raw_copy(read))
             generation = (
                 answer.generation_owned(read) if isinstance(read, ChatGenerationChunk) else answer.generation_v1(read)
             )
             yield self._first(generation) if first else generation
             first = False
+        if cached is not None and raw:
+            cached.update(raw)
         last = answer.finish()
         # None: the inner model streamed nothing, and LangChain says so as for the model alone.
         if last is not None:
@@ -851,11 +929,21 @@ class ReferencesChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
+        messages = unannotated(messages)
+        cached = _InnerCache.of(self.inner, messages, stop, kwargs)
+        served = await cached.alookup() if cached is not None else None
+        if served is not None:
+            for generation in self._served_stream(served, run_manager):
+                yield generation
+            return
+        raw: list[ChatGenerationChunk] = []
         answer = self._start(run_manager)
         first = True
         # Closed with this stream (a client that leaves early), not when the garbage collector gets to it.
-        async with aclosing(self._ainner_stream(unannotated(messages), stop, kwargs)) as reads:
+        async with aclosing(self._ainner_stream(messages, stop, kwargs)) as reads:
             async for read in reads:
+                if cached is not None:
+                    raw.append(_raw_copy(read))
                 generation = (
                     answer.generation_owned(read)
                     if isinstance(read, ChatGenerationChunk)
@@ -863,12 +951,24 @@ class ReferencesChatModel(BaseChatModel):
                 )
                 yield self._first(generation) if first else generation
                 first = False
+        if cached is not None and raw:
+            await cached.aupdate(raw)
         # A passage scorer of the caller's may call a model: off the event loop.
         last = await answer.afinish()
         # None: the inner model streamed nothing, and LangChain says so as for the model alone.
         if last is not None:
             generation = ChatGenerationChunk(message=last)
             yield self._first(generation) if first else generation
+
+    def _served_stream(
+        self, served: AIMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
+    ) -> Iterator[ChatGenerationChunk]:
+        """An answer the inner model's cache served, rewritten whole and streamed as two chunks: its text, the list."""
+        answer, rewritten, _ = self._whole_start(served, run_manager)
+        yield self._first(ChatGenerationChunk(message=rewritten))
+        last = answer.finish()
+        if last is not None:
+            yield ChatGenerationChunk(message=last)
 
     def _first(self, generation: ChatGenerationChunk) -> _AnswerStart:
         """The answer's first chunk, which adds the answer's chunks up (and stamps their sum, with ``stamp_text``)."""

@@ -51,11 +51,14 @@ def agent_with(model: StatelessToolModel) -> Any:
     )
 
 
-# The model calls made by the end of each of three runs of the same question, as LangChain's cache
-# serves an agent (by hand): the first run calls twice (search, answer); the second finds the search
-# call cached, but LangChain marks a cached answer (usage ``{"total_cost": 0}``), so the answer call
-# sees another history and is made once more; the third finds both.
-CALLS_BY_RUN = [2, 3, 3]
+# The model calls made by the end of each of three runs of the same question (by hand). Invoked: the
+# first run calls twice (search, answer); the second finds the search call cached, but LangChain
+# marks an answer its cache served (usage ``{"total_cost": 0}``), so the answer call sees another
+# history and is made once more; the third finds both. Streamed: a served answer streams as chunks,
+# which cannot carry that mark, so the second run's history is the first's and both calls are served.
+CALLS_BY_RUN = {"invoke": [2, 3, 3], "messages": [2, 2, 2]}
+# Without the middleware, the same cache serves the same agent (by hand): the mark, streamed or not.
+BARE_CALLS_BY_RUN = [2, 3, 3]
 
 
 def run_agent(agent: Any, mode: str) -> dict[str, Any]:
@@ -74,15 +77,15 @@ def run_agent(agent: Any, mode: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("mode", ["invoke", "messages"])
 def test_an_agent_asked_again_is_answered_from_the_models_cache(mode: str) -> None:
-    """The model's own cache serves the agent as it serves it without the middleware, each answer rewritten."""
+    """The model's own cache serves the agent as it serves it alone (or better), each answer it serves rewritten."""
     bare = StatelessToolModel(answer="Paris is the capital.", cache=InMemoryCache())
     bare_agent = create_agent(bare, tools=[retriever_tool(CITY_DOCUMENTS)])
     model = StatelessToolModel(answer="Paris is the capital[1](id=1).", cache=InMemoryCache())
     agent = agent_with(model)
-    for calls in CALLS_BY_RUN:
+    for calls, bare_calls in zip(CALLS_BY_RUN[mode], BARE_CALLS_BY_RUN, strict=True):
         run_agent(bare_agent, mode)
         state = run_agent(agent, mode)
-        assert (bare.calls, model.calls) == (calls, calls)
+        assert (bare.calls, model.calls) == (bare_calls, calls)
         answer = state["messages"][-1]
         assert answer.text == ANSWER
         (block,) = [b for b in answer.content_blocks if b["type"] == "text"]
@@ -90,19 +93,58 @@ def test_an_agent_asked_again_is_answered_from_the_models_cache(mode: str) -> No
         assert [r["source"] for r in state["references"][-1]["references"]] == ["https://example.org/paris"]
 
 
-@pytest.mark.parametrize("call", ["invoke", "ainvoke"])
-async def test_an_answer_from_the_inner_models_cache_is_rewritten(call: str) -> None:
-    """A cache hit of the inner model (its answer's usage set to ``{"total_cost": 0}`` by LangChain) is rewritten."""
+async def answered(model: ReferencesChatModel, asked: Any, call: str) -> AIMessage:
+    """``model``'s answer to ``asked``: invoked, or streamed and its chunks added up, sync or async."""
+    if call == "invoke":
+        return model.invoke(asked)
+    if call == "ainvoke":
+        return await model.ainvoke(asked)
+    chunks = list(model.stream(asked)) if call == "stream" else [chunk async for chunk in model.astream(asked)]
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return total  # type: ignore[return-value]
+
+
+CALLS = ["invoke", "ainvoke", "stream", "astream"]
+
+
+@pytest.mark.parametrize("call", CALLS)
+async def test_an_answer_the_inner_models_cache_keeps_is_served_rewritten(call: str) -> None:
+    """The inner model's cache holds an answer to the question: it is served, rewritten, with no call to the model."""
     inner = StatelessToolModel(answer="unused", cache=InMemoryCache())
     documents = [Document("Paris is the capital of France.", metadata={"source": "https://example.org/paris"})]
-    cached = AIMessage("Paris is the capital[1](id=1).")
-    # The inner model's cache holds an answer for this question already (LangChain's own key for it).
-    inner.cache.update(*_key(inner, "capital?"), [_generation(cached)])  # type: ignore[union-attr]
-    wrapper = ReferencesChatModel(inner=inner, documents=documents, style=TextReferenceStyle(), cache=False)
-    answer = wrapper.invoke("capital?") if call == "invoke" else await wrapper.ainvoke("capital?")
+    # The inner model's cache holds an answer for this question already (under LangChain's own key for it).
+    inner.cache.update(*_key(inner, "capital?"), [_generation(AIMessage("Paris is the capital[1](id=1)."))])  # type: ignore[union-attr]
+    wrapper = ReferencesChatModel(inner=inner, documents=documents, style=TextReferenceStyle())
+    answer = await answered(wrapper, "capital?", call)
     assert inner.calls == 0
     assert answer.text == "Paris is the capital[1].\n\n- [1] https://example.org/paris\n"
-    assert answer.usage_metadata == {"total_cost": 0}  # LangChain's mark of a cache hit, kept
+    if call.endswith("invoke"):
+        # LangChain's mark of an answer its cache served (set unchecked: a stream's chunks cannot carry it).
+        assert answer.usage_metadata == {"total_cost": 0}
+
+
+@pytest.mark.parametrize("call", CALLS)
+async def test_the_inner_model_keeps_its_own_answer_not_the_rewritten_one(call: str) -> None:
+    """A call the cache had not seen is made, and its answer kept as the model wrote it, under its own key."""
+    cache = InMemoryCache()
+    inner = StatelessToolModel(answer="unused", cache=cache)
+    documents = [Document("Paris is the capital of France.", metadata={"source": "https://example.org/paris"})]
+    wrapper = ReferencesChatModel(inner=inner, documents=documents, style=TextReferenceStyle())
+    await answered(wrapper, "capital?", call)
+    assert inner.calls == 1
+    (kept,) = cache.lookup(*_key(inner, "capital?"))  # type: ignore[misc]
+    # The model's answer to a question with no tool result: its search call, as it made it.
+    assert (kept.message.text, [c["name"] for c in kept.message.tool_calls]) == ("", ["search"])
+    assert [key for key in kept.message.response_metadata if key.startswith("langchain_refs")] == []
+
+
+def test_the_wrappers_own_cache_option_is_the_inner_models() -> None:
+    """``cache=`` given to the wrapper is taken as the other model parameters are: ignored, with a warning."""
+    with pytest.warns(UserWarning, match="ignores cache: the inner model's parameters"):
+        wrapper = ReferencesChatModel(inner=StatelessToolModel(answer="x"), cache=InMemoryCache())
+    assert wrapper.cache is False
 
 
 def test_a_model_that_must_not_be_cached_is_not(global_cache: InMemoryCache) -> None:
@@ -115,7 +157,8 @@ def test_a_model_that_must_not_be_cached_is_not(global_cache: InMemoryCache) -> 
     assert not global_cache._cache
 
 
-def test_a_cached_answer_is_never_another_calls_rewriting(global_cache: InMemoryCache) -> None:
+@pytest.mark.parametrize("call", CALLS)
+async def test_a_cached_answer_is_never_another_calls_rewriting(global_cache: InMemoryCache, call: str) -> None:
     """The same model and question, rewritten in another style or with other sources: each gets its own."""
     inner = StatelessToolModel(answer="Paris is the capital[1](id=1).")
     text = "Paris is the capital of France."
@@ -124,7 +167,7 @@ def test_a_cached_answer_is_never_another_calls_rewriting(global_cache: InMemory
     # After a tool result the model answers; the messages are the same for every wrapper below.
     asked = [("user", "capital?"), AIMessage("", tool_calls=[_call()]), _tool_result()]
     answers = [
-        ReferencesChatModel(inner=inner, documents=documents, style=style).invoke(asked).text
+        (await answered(ReferencesChatModel(inner=inner, documents=documents, style=style), asked, call)).text
         for documents, style in [
             (official, TextReferenceStyle()),
             (official, MarkdownReferenceStyle()),
