@@ -653,7 +653,6 @@ class ReferencesChatModel(BaseChatModel):
             cited_text: bool | PairScorer | None = None,
             # Every chat model's own (`BaseChatModel`'s fields).
             name: str | None = None,
-            cache: BaseCache | bool | None = None,
             verbose: bool = ...,
             callbacks: Callbacks = None,
             tags: list[str] | None = None,
