@@ -360,10 +360,7 @@ class _InnerCache:
             return None
         cache = model.cache if isinstance(model.cache, BaseCache) else get_llm_cache()
         if cache is None:
-            if model.cache is not None:
-                # As LangChain says it for the model alone.
-                msg = "Asked to cache, but no cache found at `langchain.cache`."
-                raise ValueError(msg)
+            # None set (``cache=True`` with none set: the model's own ``invoke`` says so, its ``stream`` does not).
             return None
         call = _call_options(bound, stop, kwargs)
         call_stop = call.pop("stop", None)
@@ -796,7 +793,11 @@ class ReferencesChatModel(BaseChatModel):
         method, bound = _inner_method(self.inner, "_get_ls_params")
         if method is None:
             return super()._get_ls_params(stop=stop, **kwargs)
-        params: LangSmithParams = method(stop=stop, **{**bound, **kwargs})
+        # The call's stop, else the one bound (``model.bind(stop=[...])``), as the model's own call gets it.
+        call = {**bound, **kwargs}
+        if stop is not None or "stop" not in call:
+            call["stop"] = stop
+        params: LangSmithParams = method(**call)
         return params
 
     @override
@@ -899,7 +900,11 @@ class ReferencesChatModel(BaseChatModel):
         cached = _InnerCache.of(self.inner, messages, stop, kwargs)
         served = cached.lookup() if cached is not None else None
         if served is not None:
-            yield from self._served_stream(served, run_manager)
+            answer, first_chunk = self._served_start(served, run_manager)
+            yield first_chunk
+            last = answer.finish()
+            if last is not None:
+                yield ChatGenerationChunk(message=last)
             return
         raw: list[ChatGenerationChunk] = []
         answer = self._start(run_manager)
@@ -932,8 +937,12 @@ class ReferencesChatModel(BaseChatModel):
         cached = _InnerCache.of(self.inner, messages, stop, kwargs)
         served = await cached.alookup() if cached is not None else None
         if served is not None:
-            for generation in self._served_stream(served, run_manager):
-                yield generation
+            answer, first_chunk = self._served_start(served, run_manager)
+            yield first_chunk
+            # A passage scorer of the caller's may call a model: off the event loop.
+            last = await answer.afinish()
+            if last is not None:
+                yield ChatGenerationChunk(message=last)
             return
         raw: list[ChatGenerationChunk] = []
         answer = self._start(run_manager)
@@ -959,15 +968,15 @@ class ReferencesChatModel(BaseChatModel):
             generation = ChatGenerationChunk(message=last)
             yield self._first(generation) if first else generation
 
-    def _served_stream(
+    def _served_start(
         self, served: AIMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
-    ) -> Iterator[ChatGenerationChunk]:
-        """An answer the inner model's cache served, rewritten whole and streamed as two chunks: its text, the list."""
+    ) -> tuple[ChunkRewriter, _AnswerStart]:
+        """An answer the inner model's cache served, streamed as two chunks: its rewriter, and its text rewritten.
+
+        The rewriter's ``finish`` (or ``afinish``) gives the second: the list of sources.
+        """
         answer, rewritten, _ = self._whole_start(served, run_manager)
-        yield self._first(ChatGenerationChunk(message=rewritten))
-        last = answer.finish()
-        if last is not None:
-            yield ChatGenerationChunk(message=last)
+        return answer, self._first(ChatGenerationChunk(message=rewritten))
 
     def _first(self, generation: ChatGenerationChunk) -> _AnswerStart:
         """The answer's first chunk, which adds the answer's chunks up (and stamps their sum, with ``stamp_text``)."""

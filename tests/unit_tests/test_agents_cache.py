@@ -10,6 +10,7 @@ Expected texts are written by hand.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -20,9 +21,11 @@ pytest.importorskip("langchain.agents", reason="the agent tests need the agents 
 
 from langchain.agents import create_agent
 from langchain_core.caches import InMemoryCache
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.globals import get_llm_cache, set_llm_cache
 from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, Generation
 
 from langchain_refs import MarkdownReferenceStyle, ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
 from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, StatelessToolModel, retriever_tool
@@ -109,35 +112,88 @@ async def answered(model: ReferencesChatModel, asked: Any, call: str) -> AIMessa
 CALLS = ["invoke", "ainvoke", "stream", "astream"]
 
 
+PARIS_ONLY = [Document("Paris is the capital of France.", metadata={"source": "https://example.org/paris"})]
+
+
+@pytest.mark.parametrize("kept", ["chat", "text"])
 @pytest.mark.parametrize("call", CALLS)
-async def test_an_answer_the_inner_models_cache_keeps_is_served_rewritten(call: str) -> None:
-    """The inner model's cache holds an answer to the question: it is served, rewritten, with no call to the model."""
+async def test_an_answer_the_inner_models_cache_keeps_is_served_rewritten(call: str, kept: str) -> None:
+    """The inner model's cache holds an answer to the question: it is served, rewritten, with no call to the model.
+
+    ``kept``: a chat generation, or a text one (what an older LangChain kept, which its chat models serve as text).
+    """
     inner = StatelessToolModel(answer="unused", cache=InMemoryCache())
-    documents = [Document("Paris is the capital of France.", metadata={"source": "https://example.org/paris"})]
+    text = "Paris is the capital[1](id=1)."
+    generation = ChatGeneration(message=AIMessage(text)) if kept == "chat" else Generation(text=text)
     # The inner model's cache holds an answer for this question already (under LangChain's own key for it).
-    inner.cache.update(*_key(inner, "capital?"), [_generation(AIMessage("Paris is the capital[1](id=1)."))])  # type: ignore[union-attr]
-    wrapper = ReferencesChatModel(inner=inner, documents=documents, style=TextReferenceStyle())
+    inner.cache.update(*_key(inner, "capital?"), [generation])  # type: ignore[union-attr]
+    wrapper = ReferencesChatModel(inner=inner, documents=PARIS_ONLY, style=TextReferenceStyle())
     answer = await answered(wrapper, "capital?", call)
     assert inner.calls == 0
     assert answer.text == "Paris is the capital[1].\n\n- [1] https://example.org/paris\n"
-    if call.endswith("invoke"):
+    if call.endswith("invoke") and kept == "chat":
         # LangChain's mark of an answer its cache served (set unchecked: a stream's chunks cannot carry it).
         assert answer.usage_metadata == {"total_cost": 0}
 
 
+class ThreadNoting:
+    """A passage scorer (`PairScorer`) that notes whether each call ran on the event loop's thread."""
+
+    def __init__(self) -> None:
+        self.on_loop: list[bool] = []
+
+    def score(self, pairs: list[tuple[str, str]]) -> list[float]:
+        try:
+            asyncio.get_running_loop()
+            self.on_loop.append(True)
+        except RuntimeError:
+            self.on_loop.append(False)
+        return [0.5 for _ in pairs]
+
+
+@pytest.mark.parametrize("call", ["ainvoke", "astream"])
+async def test_a_served_answers_passages_are_found_off_the_event_loop(call: str) -> None:
+    """A caller's passage scorer may call a model: for a served answer too, it runs off the event loop."""
+    scorer = ThreadNoting()
+    inner = StatelessToolModel(answer="unused", cache=InMemoryCache())
+    inner.cache.update(*_key(inner, "capital?"), [ChatGeneration(message=AIMessage("Paris[1](id=1)."))])  # type: ignore[union-attr]
+    wrapper = ReferencesChatModel(inner=inner, documents=PARIS_ONLY, style=TextReferenceStyle(), passages=scorer)
+    await answered(wrapper, "capital?", call)
+    assert (inner.calls, scorer.on_loop) == (0, [False])
+
+
+class Noting(BaseCallbackHandler):
+    """A callback handler of the model's own: the wrapper then reads the model's ``stream``, not its ``_stream``."""
+
+
+@pytest.mark.parametrize("route", ["_stream", "stream"])
 @pytest.mark.parametrize("call", CALLS)
-async def test_the_inner_model_keeps_its_own_answer_not_the_rewritten_one(call: str) -> None:
+async def test_the_inner_model_keeps_its_own_answer_not_the_rewritten_one(call: str, route: str) -> None:
     """A call the cache had not seen is made, and its answer kept as the model wrote it, under its own key."""
     cache = InMemoryCache()
-    inner = StatelessToolModel(answer="unused", cache=cache)
-    documents = [Document("Paris is the capital of France.", metadata={"source": "https://example.org/paris"})]
-    wrapper = ReferencesChatModel(inner=inner, documents=documents, style=TextReferenceStyle())
+    callbacks = [Noting()] if route == "stream" else None
+    inner = StatelessToolModel(answer="unused", cache=cache, callbacks=callbacks)
+    wrapper = ReferencesChatModel(inner=inner, documents=PARIS_ONLY, style=TextReferenceStyle())
     await answered(wrapper, "capital?", call)
     assert inner.calls == 1
     (kept,) = cache.lookup(*_key(inner, "capital?"))  # type: ignore[misc]
     # The model's answer to a question with no tool result: its search call, as it made it.
     assert (kept.message.text, [c["name"] for c in kept.message.tool_calls]) == ("", ["search"])
     assert [key for key in kept.message.response_metadata if key.startswith("langchain_refs")] == []
+
+
+@pytest.mark.parametrize("call", CALLS)
+async def test_the_tools_bound_are_in_the_key_as_the_model_alone_keys_them(call: str) -> None:
+    """Tools bound through the wrapper reach the inner model's key: the entry its own call with them makes."""
+    cache = InMemoryCache()
+    inner = ToolBinding(answer="Paris is the capital[1](id=1).", cache=cache)
+    wrapper = ReferencesChatModel(inner=inner, documents=PARIS_ONLY, style=TextReferenceStyle())
+    await answered(wrapper.bind_tools([retriever_tool(CITY_DOCUMENTS)]), "capital?", call)  # type: ignore[arg-type]
+    alone = inner.bind_tools([retriever_tool(CITY_DOCUMENTS)])
+    assert alone.invoke("capital?").tool_calls[0]["name"] == "search"  # served: the call above kept it
+    assert inner.calls == 1
+    (key,) = cache._cache
+    assert "'name': 'search'" in key[1]  # the bound tool is part of the model's key
 
 
 def test_the_wrappers_own_cache_option_is_the_inner_models() -> None:
@@ -193,10 +249,13 @@ def _key(model: StatelessToolModel, question: str) -> tuple[str, str]:
     return dumps([HumanMessage(question)]), model._get_llm_string()
 
 
-def _generation(message: AIMessage) -> Any:
-    from langchain_core.outputs import ChatGeneration
+class ToolBinding(StatelessToolModel):
+    """`StatelessToolModel` whose ``bind_tools`` binds them, as a provider's model does (into its calls' options)."""
 
-    return ChatGeneration(message=message)
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
 
 
 def _call() -> dict[str, Any]:

@@ -537,6 +537,20 @@ def test_a_configurable_models_provider_is_its_default_models() -> None:
     )
 
 
+@pytest.mark.parametrize("call", ["invoke", "stream"])
+def test_a_stop_bound_on_the_inner_model_reaches_its_trace_and_the_call_works(call: str) -> None:
+    """``model.bind(stop=[...])`` wrapped: its trace holds that stop (before: a ``TypeError`` on every call)."""
+    model = ScriptedToolModel(script=[say("Paris is the capital[1](id=1).")])
+    wrapper = ReferencesChatModel(inner=model.bind(stop=["\n"]), documents=[PARIS], style=TextReferenceStyle())
+    assert wrapper._get_ls_params()["ls_stop"] == ["\n"]
+    assert wrapper._get_ls_params(stop=["."])["ls_stop"] == ["."]  # the call's own stop first, as LangChain's
+    if call == "invoke":
+        text = wrapper.invoke("capital?").text
+    else:
+        text = "".join(chunk.text for chunk in wrapper.stream("capital?"))
+    assert text == "Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n"
+
+
 class Flaky(ScriptedToolModel):
     """A scripted model whose first call fails before it writes anything (a provider's outage)."""
 
