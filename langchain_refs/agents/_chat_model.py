@@ -207,6 +207,28 @@ def _unbound(inner: Any) -> tuple[Any, dict[str, Any]]:
     return inner, bound
 
 
+def _run_labels(inner: Any) -> tuple[list[str], dict[str, Any]]:
+    """The tags and metadata a run of ``inner`` would carry: its bindings' (``with_config``), then its own.
+
+    Example:
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> model = GenericFakeChatModel(messages=iter([]), tags=["prod"], metadata={"team": "search"})
+        >>> tags, metadata = _run_labels(model.with_config(tags=["eu"]))
+        >>> tags, metadata["team"]
+        (['eu', 'prod'], 'search')
+    """
+    tags: list[str] = []
+    metadata: dict[str, Any] = {}
+    while isinstance(inner, RunnableBinding):
+        tags.extend(inner.config.get("tags") or ())
+        metadata = {**(inner.config.get("metadata") or {}), **metadata}
+        inner = inner.bound
+    if isinstance(inner, BaseChatModel):
+        tags.extend(inner.tags or ())
+        metadata = {**(inner.metadata or {}), **metadata}
+    return list(dict.fromkeys(tags)), metadata
+
+
 def _inner_chat_model(inner: Any) -> tuple[BaseChatModel | None, dict[str, Any]]:
     """The chat model under ``inner``'s bindings (tools, options), and the options bound."""
     model, bound = _unbound(inner)
@@ -727,6 +749,17 @@ class ReferencesChatModel(BaseChatModel):
     def _checked_options(self) -> ReferencesChatModel:
         # The check manage_references and the middleware make when given a style: here, not mid-answer.
         choose_style(self.style, self.source_key)
+        return self
+
+    @model_validator(mode="after")
+    def _inner_run_labels(self) -> ReferencesChatModel:
+        # A model call's one run is the wrapper's: it carries the tags and metadata the inner model's
+        # run would (its own, and those of the bindings around it: ``with_config``), then its own.
+        tags, metadata = _run_labels(self.inner)
+        if tags:
+            self.tags = list(dict.fromkeys([*tags, *(self.tags or ())]))
+        if metadata:
+            self.metadata = {**metadata, **(self.metadata or {})}
         return self
 
     @property

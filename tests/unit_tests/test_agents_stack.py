@@ -801,6 +801,44 @@ def test_one_llm_run_per_model_call_with_its_usage_once(mode: str) -> None:
         assert state["messages"][-1].usage_metadata["total_tokens"] == 110
 
 
+class Labels(BaseCallbackHandler):
+    """Keeps the tags and the metadata (LangChain's and LangGraph's own keys left out) of each chat model run."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[list[str], dict[str, Any]]] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        ours = {k: v for k, v in (kwargs.get("metadata") or {}).items() if not k.startswith(_FRAMEWORK_KEYS)}
+        self.runs.append((kwargs.get("tags") or [], ours))
+
+
+_FRAMEWORK_KEYS = ("langgraph_", "checkpoint_", "ls_", "lc_", "__")
+
+
+@pytest.mark.parametrize("middleware", ["none", "references"])
+def test_the_models_own_tags_and_metadata_label_its_traced_runs(middleware: str) -> None:
+    """A model's ``tags`` and ``metadata`` (how traces are filtered) are on each model call's run, as without us."""
+    model = ScriptedToolModel(
+        script=[search("rome"), say("Rome is old[1](id=1).")], tags=["prod"], metadata={"team": "search"}
+    )
+    agent = create_agent(
+        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references()] if middleware == "references" else []
+    )
+    labels = Labels()
+    agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, {"callbacks": [labels]})
+    # By hand: LangGraph's step tag, then the model's own; its metadata.
+    assert labels.runs == [(["seq:step:1", "prod"], {"team": "search"})] * 2
+
+
+def test_tags_and_metadata_of_the_bindings_around_the_model_label_its_run() -> None:
+    """``model.with_config(tags=..., metadata=...)`` wrapped: the wrapper's run carries them and the model's own."""
+    model = ScriptedToolModel(script=[say("Hi.")], tags=["prod"], metadata={"team": "search"})
+    bound = model.with_config(tags=["eu"], metadata={"region": "eu-west"})
+    labels = Labels()
+    ReferencesChatModel(inner=bound).invoke("hello", {"callbacks": [labels]})
+    assert labels.runs == [(["eu", "prod"], {"region": "eu-west", "team": "search"})]
+
+
 def test_token_callbacks_get_the_rewritten_text_as_str() -> None:
     """on_llm_new_token handlers receive str tokens that add up to the rewritten answer, never raw markers."""
     model = Metered(script=[search("rome"), say("Rome is old[1](id=1).")])
