@@ -207,26 +207,54 @@ def _unbound(inner: Any) -> tuple[Any, dict[str, Any]]:
     return inner, bound
 
 
-def _run_labels(inner: Any) -> tuple[list[str], dict[str, Any]]:
-    """The tags and metadata a run of ``inner`` would carry: its bindings' (``with_config``), then its own.
+def _run_options(inner: Any) -> tuple[list[str], dict[str, Any], list[Any], str | None]:
+    """What a run of ``inner`` carries beside the call's own: tags, metadata, callback handlers and run name.
+
+    The bindings' (``with_config``), outermost first, then the model's own
+    tags and metadata (its own callbacks stay its own: see `_direct_call`).
 
     Example:
         >>> from langchain_core.language_models import GenericFakeChatModel
         >>> model = GenericFakeChatModel(messages=iter([]), tags=["prod"], metadata={"team": "search"})
-        >>> tags, metadata = _run_labels(model.with_config(tags=["eu"]))
-        >>> tags, metadata["team"]
-        (['eu', 'prod'], 'search')
+        >>> tags, metadata, handlers, name = _run_options(model.with_config(tags=["eu"], run_name="planner"))
+        >>> tags, metadata["team"], handlers, name
+        (['eu', 'prod'], 'search', [], 'planner')
     """
     tags: list[str] = []
     metadata: dict[str, Any] = {}
+    handlers: list[Any] = []
+    run_name: str | None = None
     while isinstance(inner, RunnableBinding):
-        tags.extend(inner.config.get("tags") or ())
-        metadata = {**(inner.config.get("metadata") or {}), **metadata}
+        config = inner.config
+        tags.extend(config.get("tags") or ())
+        metadata = {**(config.get("metadata") or {}), **metadata}
+        callbacks = config.get("callbacks")
+        handlers.extend(callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks or ())
+        run_name = run_name or config.get("run_name")
         inner = inner.bound
     if isinstance(inner, BaseChatModel):
         tags.extend(inner.tags or ())
         metadata = {**(inner.metadata or {}), **metadata}
-    return list(dict.fromkeys(tags)), metadata
+    return list(dict.fromkeys(tags)), metadata, handlers, run_name
+
+
+def _without_handlers(inner: Any) -> Any:
+    """``inner`` with no callback handler in the bindings around it: they are the wrapper's run's (`_run_options`).
+
+    Example:
+        >>> from langchain_core.callbacks import BaseCallbackHandler
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> bound = GenericFakeChatModel(messages=iter([])).with_config(callbacks=[BaseCallbackHandler()], tags=["eu"])
+        >>> _without_handlers(bound).config
+        {'tags': ['eu']}
+    """
+    if not isinstance(inner, RunnableBinding):
+        return inner
+    bound = _without_handlers(inner.bound)
+    if bound is inner.bound and "callbacks" not in inner.config:
+        return inner
+    config = {key: value for key, value in inner.config.items() if key != "callbacks"}
+    return inner.model_copy(update={"bound": bound, "config": config})
 
 
 def _inner_chat_model(inner: Any) -> tuple[BaseChatModel | None, dict[str, Any]]:
@@ -752,14 +780,26 @@ class ReferencesChatModel(BaseChatModel):
         return self
 
     @model_validator(mode="after")
-    def _inner_run_labels(self) -> ReferencesChatModel:
-        # A model call's one run is the wrapper's: it carries the tags and metadata the inner model's
-        # run would (its own, and those of the bindings around it: ``with_config``), then its own.
-        tags, metadata = _run_labels(self.inner)
+    def _inner_run_options(self) -> ReferencesChatModel:
+        # A model call's one run is the wrapper's: it carries what the inner model's run would (the
+        # tags, metadata, handlers and name of the bindings around it, ``with_config``, and the model's
+        # own tags and metadata), then the wrapper's own. Its handlers read text tokens (`_TextTokens`).
+        tags, metadata, handlers, run_name = _run_options(self.inner)
         if tags:
             self.tags = list(dict.fromkeys([*tags, *(self.tags or ())]))
         if metadata:
             self.metadata = {**metadata, **(self.metadata or {})}
+        if handlers:
+            handlers = [_text_token(handler) for handler in handlers]
+            if isinstance(self.callbacks, BaseCallbackManager):
+                manager = self.callbacks.copy()
+                for handler in handlers:
+                    manager.add_handler(handler)
+                self.callbacks = manager
+            else:
+                self.callbacks = [*handlers, *(self.callbacks or ())]
+        if run_name and self.name is None:
+            self.name = run_name
         return self
 
     @property
@@ -1031,7 +1071,7 @@ class ReferencesChatModel(BaseChatModel):
                 model.rate_limiter.acquire(blocking=True)
             yield from model._stream(messages, **call)
             return
-        chunks = self.inner.stream(messages, _untraced(), **_with_stop(stop, kwargs))
+        chunks = _without_handlers(self.inner).stream(messages, _untraced(), **_with_stop(stop, kwargs))
         # The inner run is set up on its first step: detached, so that no handler (LangGraph's
         # messages stream, a usage counter, a tracer) sees the call a second time.
         with _detached():
@@ -1054,7 +1094,8 @@ class ReferencesChatModel(BaseChatModel):
                 async for generation in generations:
                     yield generation
             return
-        async with aclosing(self.inner.astream(messages, _untraced(), **_with_stop(stop, kwargs))) as chunks:
+        called = _without_handlers(self.inner)
+        async with aclosing(called.astream(messages, _untraced(), **_with_stop(stop, kwargs))) as chunks:
             with _detached():
                 first = await anext(chunks, None)
             if first is not None:
@@ -1071,7 +1112,7 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         with _detached():
-            inner = self.inner.invoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
+            inner = _without_handlers(self.inner).invoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
         return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
 
     @override
@@ -1083,7 +1124,8 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         with _detached():
-            inner = await self.inner.ainvoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
+            called = _without_handlers(self.inner)
+            inner = await called.ainvoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
         answer, rewritten, added = self._whole_start(inner, run_manager)
         # A passage scorer of the caller's may call a model: off the event loop.
         message = self._whole_end(rewritten, await answer.afinish(), added, inner)

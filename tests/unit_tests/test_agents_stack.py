@@ -839,6 +839,50 @@ def test_tags_and_metadata_of_the_bindings_around_the_model_label_its_run() -> N
     assert labels.runs == [(["eu", "prod"], {"region": "eu-west", "team": "search"})]
 
 
+class Seen(BaseCallbackHandler):
+    """Keeps each chat model run's name and output, and the tokens, as a handler given to one model would."""
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+        self.outputs: list[str] = []
+        self.tokens: list[Any] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        self.runs.append(kwargs.get("name") or serialized.get("name"))
+
+    def on_llm_new_token(self, token: Any, **kwargs: Any) -> None:
+        self.tokens.append(token)
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        self.outputs.append(response.generations[0][0].text)
+
+
+@pytest.mark.parametrize("call", ["invoke", "ainvoke", "stream", "astream"])
+async def test_a_handler_given_to_the_model_with_config_sees_its_call_once_rewritten(call: str) -> None:
+    """``model.with_config(callbacks=[handler], run_name=...)`` wrapped: one run, under that name, rewritten.
+
+    Before, the handler saw nothing of a streamed call (the wrapper read the
+    model's ``_stream``), and a raw run of an invoked one.
+    """
+    seen = Seen()
+    model = ScriptedToolModel(script=[say("Paris is the capital[1](id=1).")])
+    bound = model.with_config(callbacks=[seen], run_name="planner")
+    wrapper = ReferencesChatModel(inner=bound, documents=[PARIS], style=TextReferenceStyle())
+    if call == "invoke":
+        wrapper.invoke("capital?")
+    elif call == "ainvoke":
+        await wrapper.ainvoke("capital?")
+    elif call == "stream":
+        list(wrapper.stream("capital?"))
+    else:
+        [chunk async for chunk in wrapper.astream("capital?")]
+    answer = "Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n"
+    assert (seen.runs, seen.outputs) == (["planner"], [answer])
+    assert all(isinstance(token, str) for token in seen.tokens)
+    if call.endswith("stream"):
+        assert "".join(seen.tokens) == answer
+
+
 def test_token_callbacks_get_the_rewritten_text_as_str() -> None:
     """on_llm_new_token handlers receive str tokens that add up to the rewritten answer, never raw markers."""
     model = Metered(script=[search("rome"), say("Rome is old[1](id=1).")])
