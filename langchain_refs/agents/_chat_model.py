@@ -207,39 +207,44 @@ def _unbound(inner: Any) -> tuple[Any, dict[str, Any]]:
     return inner, bound
 
 
-def _run_options(inner: Any) -> tuple[list[str], dict[str, Any], list[Any], str | None]:
-    """What a run of ``inner`` carries beside the call's own: tags, metadata, callback handlers and run name.
-
-    The bindings' (``with_config``), outermost first, then the model's own
-    tags and metadata (its own callbacks stay its own: see `_direct_call`).
+def _model_labels(inner: Any) -> tuple[list[str], dict[str, Any]]:
+    """The tags and metadata of the chat model under ``inner``'s bindings: its runs' own (local) ones.
 
     Example:
         >>> from langchain_core.language_models import GenericFakeChatModel
         >>> model = GenericFakeChatModel(messages=iter([]), tags=["prod"], metadata={"team": "search"})
-        >>> tags, metadata, handlers, name = _run_options(model.with_config(tags=["eu"], run_name="planner"))
-        >>> tags, metadata["team"], handlers, name
-        (['eu', 'prod'], 'search', [], 'planner')
+        >>> tags, metadata = _model_labels(model.bind(stop=["."]))
+        >>> tags, metadata["team"]
+        (['prod'], 'search')
     """
-    tags: list[str] = []
-    metadata: dict[str, Any] = {}
-    handlers: list[Any] = []
-    run_name: str | None = None
+    model, _ = _inner_chat_model(inner)
+    if model is None:
+        return [], {}
+    return list(model.tags or ()), dict(model.metadata or {})
+
+
+def _passed_on(inner: Any, config: RunnableConfig | None) -> RunnableConfig | None:
+    """``config`` as the bindings around ``inner`` pass it on to the model (``with_config``, ``with_listeners``).
+
+    What the model's run would get from them (handlers, tags, metadata, a run
+    name, listeners), the model call's one run, the wrapper's, gets instead:
+    the outermost binding first, each merging its own config as it does.
+
+    Example:
+        >>> from langchain_core.language_models import GenericFakeChatModel
+        >>> bound = GenericFakeChatModel(messages=iter([])).with_config(tags=["eu"], run_name="planner")
+        >>> config = _passed_on(bound, {"tags": ["call"]})
+        >>> config["tags"], config["run_name"]
+        (['call', 'eu'], 'planner')
+    """
     while isinstance(inner, RunnableBinding):
-        config = inner.config
-        tags.extend(config.get("tags") or ())
-        metadata = {**(config.get("metadata") or {}), **metadata}
-        callbacks = config.get("callbacks")
-        handlers.extend(callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks or ())
-        run_name = run_name or config.get("run_name")
+        config = inner._merge_configs(config)
         inner = inner.bound
-    if isinstance(inner, BaseChatModel):
-        tags.extend(inner.tags or ())
-        metadata = {**(inner.metadata or {}), **metadata}
-    return list(dict.fromkeys(tags)), metadata, handlers, run_name
+    return config
 
 
 def _without_handlers(inner: Any) -> Any:
-    """``inner`` with no callback handler in the bindings around it: they are the wrapper's run's (`_run_options`).
+    """``inner`` with no handler nor config factory in its bindings: the wrapper's run has them (`_passed_on`).
 
     Example:
         >>> from langchain_core.callbacks import BaseCallbackHandler
@@ -251,10 +256,10 @@ def _without_handlers(inner: Any) -> Any:
     if not isinstance(inner, RunnableBinding):
         return inner
     bound = _without_handlers(inner.bound)
-    if bound is inner.bound and "callbacks" not in inner.config:
+    if bound is inner.bound and "callbacks" not in inner.config and not inner.config_factories:
         return inner
     config = {key: value for key, value in inner.config.items() if key != "callbacks"}
-    return inner.model_copy(update={"bound": bound, "config": config})
+    return inner.model_copy(update={"bound": bound, "config": config, "config_factories": []})
 
 
 def _inner_chat_model(inner: Any) -> tuple[BaseChatModel | None, dict[str, Any]]:
@@ -719,6 +724,8 @@ class ReferencesChatModel(BaseChatModel):
                 raise TypeError(msg)
             warnings.warn(cited_text_renamed("ReferencesChatModel"), DeprecationWarning, stacklevel=2)
             options["passages"] = options.pop("cited_text")
+        if options.get("cache") is False:
+            del options["cache"]  # the wrapper's own, always (a copy rebuilt from its fields gives it)
         ignored = sorted(options.keys() & _INNER_MODEL_PARAMETERS)
         if ignored:
             # LangChain builds every chat model with these (its standard tests do): taken, never silently.
@@ -729,9 +736,6 @@ class ReferencesChatModel(BaseChatModel):
             )
             for name in ignored:
                 del options[name]
-        # LangChain's cache of the wrapper's own answers would keep them rewritten (for one style and
-        # one set of documents): the inner model's answers are cached instead (`_InnerCache`).
-        options["cache"] = False
         super().__init__(**options)
 
     @field_validator("inner", mode="before")
@@ -780,26 +784,19 @@ class ReferencesChatModel(BaseChatModel):
         return self
 
     @model_validator(mode="after")
-    def _inner_run_options(self) -> ReferencesChatModel:
-        # A model call's one run is the wrapper's: it carries what the inner model's run would (the
-        # tags, metadata, handlers and name of the bindings around it, ``with_config``, and the model's
-        # own tags and metadata), then the wrapper's own. Its handlers read text tokens (`_TextTokens`).
-        tags, metadata, handlers, run_name = _run_options(self.inner)
+    def _inner_model_labels(self) -> ReferencesChatModel:
+        # A model call's one run is the wrapper's: it carries the inner model's own tags and metadata, as
+        # the model's run would (those of the bindings around it come with each call: `_passed_on`).
+        # Merged, so that validating again (a copy rebuilt by LangChain) changes nothing.
+        tags, metadata = _model_labels(self.inner)
         if tags:
             self.tags = list(dict.fromkeys([*tags, *(self.tags or ())]))
         if metadata:
             self.metadata = {**metadata, **(self.metadata or {})}
-        if handlers:
-            handlers = [_text_token(handler) for handler in handlers]
-            if isinstance(self.callbacks, BaseCallbackManager):
-                manager = self.callbacks.copy()
-                for handler in handlers:
-                    manager.add_handler(handler)
-                self.callbacks = manager
-            else:
-                self.callbacks = [*handlers, *(self.callbacks or ())]
-        if run_name and self.name is None:
-            self.name = run_name
+        # LangChain's cache of the wrapper's own answers would keep them rewritten (for one style and
+        # one set of documents): the inner model's answers are cached instead (`_InnerCache`).
+        if self.cache is not False:
+            self.cache = False
         return self
 
     @property
@@ -826,25 +823,25 @@ class ReferencesChatModel(BaseChatModel):
     def invoke(
         self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
     ) -> AIMessage:
-        return super().invoke(input, _text_token_config(config), stop=stop, **kwargs)
+        return super().invoke(input, _text_token_config(_passed_on(self.inner, config)), stop=stop, **kwargs)
 
     @override
     async def ainvoke(
         self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
     ) -> AIMessage:
-        return await super().ainvoke(input, _text_token_config(config), stop=stop, **kwargs)
+        return await super().ainvoke(input, _text_token_config(_passed_on(self.inner, config)), stop=stop, **kwargs)
 
     @override
     def stream(
         self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
     ) -> Iterator[AIMessageChunk]:
-        return super().stream(input, _text_token_config(config), stop=stop, **kwargs)
+        return super().stream(input, _text_token_config(_passed_on(self.inner, config)), stop=stop, **kwargs)
 
     @override
     def astream(
         self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
     ) -> AsyncIterator[AIMessageChunk]:
-        return super().astream(input, _text_token_config(config), stop=stop, **kwargs)
+        return super().astream(input, _text_token_config(_passed_on(self.inner, config)), stop=stop, **kwargs)
 
     @override
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:

@@ -13,6 +13,7 @@ import functools
 import json
 import operator
 import re
+import warnings
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ from langchain.agents.middleware import (
     ToolCallLimitMiddleware,
 )
 from langchain.agents.middleware.types import hook_config
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler, CallbackManager
 from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, get_buffer_string
@@ -881,6 +882,78 @@ async def test_a_handler_given_to_the_model_with_config_sees_its_call_once_rewri
     assert all(isinstance(token, str) for token in seen.tokens)
     if call.endswith("stream"):
         assert "".join(seen.tokens) == answer
+
+
+class Runs(AsyncCallbackHandler):
+    """Each chat model run as a handler given to one model sees it: name, tags, metadata (ours), output."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, list[str], dict[str, Any]]] = []
+        self.outputs: list[str] = []
+
+    async def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        ours = {k: v for k, v in (kwargs.get("metadata") or {}).items() if not k.startswith(_FRAMEWORK_KEYS)}
+        self.runs.append((kwargs.get("name") or serialized.get("name"), sorted(kwargs.get("tags") or []), ours))
+
+    async def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        self.outputs.append(response.generations[0][0].text)
+
+
+def _configured(model: Any, runs: Runs, how: str) -> Any:
+    """``model`` with ``runs`` and labels given the way ``how`` names (LangChain's own ways of configuring a model)."""
+    labels: dict[str, Any] = {"tags": ["eu"], "metadata": {"region": "eu-west", "team": "binding"}}
+    if how == "handler list":
+        return model.with_config(callbacks=[runs], run_name="planner", **labels)
+    if how == "callback manager":
+        manager = CallbackManager(handlers=[runs], inheritable_tags=["eu"], inheritable_metadata=labels["metadata"])
+        return model.with_config(callbacks=manager)
+    if how == "bound twice":
+        return model.bind(stop=["\n\n\n"]).with_config(callbacks=[runs], run_name="planner").with_config(**labels)
+    # with_listeners: a config factory that adds its own tracer
+    return model.with_config(**labels).with_listeners(
+        on_start=lambda run: runs.runs.append((run.name, sorted(run.tags or []), {})),
+        on_end=lambda run: runs.outputs.append(run.outputs["generations"][0][0]["text"]),
+    )
+
+
+@pytest.mark.parametrize("how", ["handler list", "callback manager", "bound twice", "listeners"])
+@pytest.mark.parametrize("call", ["invoke", "astream"])
+async def test_the_model_calls_run_is_labelled_as_the_bare_models_is(call: str, how: str) -> None:
+    """Handlers, tags, metadata and run name given around the model: its one run has them, as the bare model's has.
+
+    The oracle is LangChain's own run of the bare model, configured the same
+    way; the model's own metadata wins over a binding's, the call's over both.
+    """
+    seen: dict[str, Runs] = {}
+    for wrapped in (False, True):
+        runs = seen["wrapped" if wrapped else "bare"] = Runs()
+        model = ScriptedToolModel(script=[say("Paris is the capital[1](id=1).")], metadata={"team": "model"})
+        runnable = _configured(model, runs, how)
+        if wrapped:
+            runnable = ReferencesChatModel(inner=runnable, documents=[PARIS], style=TextReferenceStyle())
+        config: dict[str, Any] = {"metadata": {"region": "call"}}
+        if call == "invoke":
+            runnable.invoke("capital?", config)
+        else:
+            [chunk async for chunk in runnable.astream("capital?", config)]
+    assert seen["wrapped"].runs == seen["bare"].runs
+    assert len(seen["bare"].runs) == 1
+    assert seen["bare"].outputs == ["Paris is the capital[1](id=1)."]
+    assert seen["wrapped"].outputs == ["Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n"]
+
+
+def test_a_wrapper_rebuilt_from_its_fields_is_the_same_wrapper() -> None:
+    """LangChain's ``configurable_fields`` rebuilds a model from its fields: no warning, one run, the same labels."""
+    from langchain_core.runnables import ConfigurableField
+
+    labels = Labels()
+    model = ScriptedToolModel(script=[say("Hi.")], tags=["prod"], metadata={"team": "search"})
+    wrapper = ReferencesChatModel(inner=model.with_config(callbacks=[labels], tags=["eu"]))
+    configurable = wrapper.configurable_fields(max_holdback=ConfigurableField(id="holdback"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        configurable.invoke("hello", {"configurable": {"holdback": 50}})
+    assert labels.runs == [(["eu", "prod"], {"team": "search"})]
 
 
 def test_token_callbacks_get_the_rewritten_text_as_str() -> None:
