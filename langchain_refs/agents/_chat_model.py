@@ -858,6 +858,23 @@ class ReferencesChatModel(BaseChatModel):
         return super().get_name(suffix, name=name)
 
     @override
+    def _get_invocation_params(self, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
+        """The run's parameters, with the options bound on the inner model (tools, tool choice, stop) in.
+
+        Tools are bound on the inner model (`bind_tools`): a trace shows
+        them among the call's parameters, as it shows the bare model's.
+
+        Example:
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> inner = GenericFakeChatModel(messages=iter([])).bind(stop=["\\n"], tool_choice="auto")
+            >>> params = ReferencesChatModel(inner=inner)._get_invocation_params()
+            >>> params["stop"], params["tool_choice"]
+            (['\\n'], 'auto')
+        """
+        call = _call_options(_unbound(self.inner)[1], stop, kwargs)
+        return super()._get_invocation_params(**call)
+
+    @override
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
         """The inner model's provider and model name: the one run of a model call is traced as that model's."""
         method, bound = _inner_method(self.inner, "_get_ls_params")

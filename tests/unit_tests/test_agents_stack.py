@@ -988,6 +988,29 @@ class BoundMetered(Metered):
         return result
 
 
+class Parameters(BaseCallbackHandler):
+    """Keeps the tools and stop among each chat model run's parameters (what a trace shows of the call)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[Any, Any]] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        params = kwargs.get("invocation_params") or {}
+        self.runs.append((params.get("tools"), params.get("stop")))
+
+
+@pytest.mark.parametrize("middleware", ["none", "references"])
+def test_the_tools_bound_are_among_the_traced_runs_parameters(middleware: str) -> None:
+    """A trace shows the tools the agent bound (on the inner model: `bind_tools`) among the call's parameters."""
+    model = BoundMetered(script=[search("rome"), say("Rome is old[1](id=1).")])
+    agent_model: Any = model if middleware == "none" else ReferencesChatModel(inner=model)
+    parameters = Parameters()
+    bound = agent_model.bind_tools([retriever_tool(CITY_DOCUMENTS)]).bind(stop=["\n\n\n"])
+    bound.invoke("Rome?", {"callbacks": [parameters]})
+    # By hand: the tool's name (BoundMetered binds names), the stop bound.
+    assert parameters.runs == [(["search"], ["\n\n\n"])]
+
+
 # What makes the wrapper call the inner model's own stream or invoke (not its `_stream`): each opens the inner
 # model's run, which LangChain would hand the caller's handlers (the graph's messages stream, a usage counter).
 INNER_RUN_OPTIONS = {
