@@ -793,6 +793,10 @@ class ReferencesChatModel(BaseChatModel):
             self.tags = list(dict.fromkeys([*tags, *(self.tags or ())]))
         if metadata:
             self.metadata = {**metadata, **(self.metadata or {})}
+        return self
+
+    @model_validator(mode="after")
+    def _own_cache_off(self) -> ReferencesChatModel:
         # LangChain's cache of the wrapper's own answers would keep them rewritten (for one style and
         # one set of documents): the inner model's answers are cached instead (`_InnerCache`).
         if self.cache is not False:
@@ -881,10 +885,7 @@ class ReferencesChatModel(BaseChatModel):
         if method is None:
             return super()._get_ls_params(stop=stop, **kwargs)
         # The call's stop, else the one bound (``model.bind(stop=[...])``), as the model's own call gets it.
-        call = {**bound, **kwargs}
-        if stop is not None or "stop" not in call:
-            call["stop"] = stop
-        params: LangSmithParams = method(**call)
+        params: LangSmithParams = method(**_call_options(bound, stop, kwargs))
         return params
 
     @override
