@@ -29,6 +29,16 @@ class Step:
         # (call id, tool name, arguments)
         self.tool_calls = list(tool_calls)
 
+    def generations(self, message_id: str) -> Iterator[ChatGenerationChunk]:
+        """The step as a model streams it: its text chunks, then a chunk per tool call."""
+        for text in self.chunks:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=text, id=message_id))
+        for index, (call_id, name, args) in enumerate(self.tool_calls):
+            chunk = {"name": name, "args": json.dumps(args), "id": call_id, "index": index}
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(content="", id=message_id, tool_call_chunks=[chunk])  # type: ignore[list-item]
+            )
+
     def message(self, message_id: str) -> AIMessage:
         return AIMessage(
             content="".join(self.chunks),
@@ -93,13 +103,7 @@ class ScriptedToolModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         step, message_id = self._next(messages)
-        for text in step.chunks:
-            yield ChatGenerationChunk(message=AIMessageChunk(content=text, id=message_id))
-        for index, (call_id, name, args) in enumerate(step.tool_calls):
-            chunk = {"name": name, "args": json.dumps(args), "id": call_id, "index": index}
-            yield ChatGenerationChunk(
-                message=AIMessageChunk(content="", id=message_id, tool_call_chunks=[chunk])  # type: ignore[list-item]
-            )
+        yield from step.generations(message_id)
         yield ChatGenerationChunk(message=AIMessageChunk(content="", id=message_id, chunk_position="last"))
 
     async def _astream(
@@ -232,14 +236,7 @@ class StatelessToolModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         step = self._reply(messages)
-        message_id = _stateless_id(step)
-        for text in step.chunks:
-            yield ChatGenerationChunk(message=AIMessageChunk(content=text, id=message_id))
-        for index, (call_id, name, args) in enumerate(step.tool_calls):
-            chunk = {"name": name, "args": json.dumps(args), "id": call_id, "index": index}
-            yield ChatGenerationChunk(
-                message=AIMessageChunk(content="", id=message_id, tool_call_chunks=[chunk])  # type: ignore[list-item]
-            )
+        yield from step.generations(_stateless_id(step))
 
 
 def _stateless_id(step: Step) -> str:
