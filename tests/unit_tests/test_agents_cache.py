@@ -69,11 +69,13 @@ def run_agent(agent: Any, mode: str) -> dict[str, Any]:
     if mode == "invoke":
         return agent.invoke(QUESTION)  # type: ignore[no-any-return]
     text = ""
-    for chunk, metadata in agent.stream(QUESTION, stream_mode=["messages", "values"]):
-        if chunk == "messages" and metadata[1].get("langgraph_node") == "model":
-            text += metadata[0].text
-        elif chunk == "values":
-            state = metadata
+    for stream_mode, part in agent.stream(QUESTION, stream_mode=["messages", "values"]):
+        if stream_mode == "messages":
+            chunk, metadata = part
+            if metadata.get("langgraph_node") == "model":
+                text += chunk.text
+        else:
+            state = part
     assert not RAW_MARKER.search(text)
     return state  # type: ignore[no-any-return]
 
