@@ -809,11 +809,16 @@ class Labels(BaseCallbackHandler):
         self.runs: list[tuple[list[str], dict[str, Any]]] = []
 
     def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-        ours = {k: v for k, v in (kwargs.get("metadata") or {}).items() if not k.startswith(_FRAMEWORK_KEYS)}
-        self.runs.append((kwargs.get("tags") or [], ours))
+        self.runs.append(_labels(kwargs))
 
 
 _FRAMEWORK_KEYS = ("langgraph_", "checkpoint_", "ls_", "lc_", "__")
+
+
+def _labels(run: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """A run's tags and metadata (``run``: its start event's keywords), LangChain's and LangGraph's keys left out."""
+    ours = {k: v for k, v in (run.get("metadata") or {}).items() if not k.startswith(_FRAMEWORK_KEYS)}
+    return run.get("tags") or [], ours
 
 
 @pytest.mark.parametrize("middleware", ["none", "references"])
@@ -892,8 +897,8 @@ class Runs(AsyncCallbackHandler):
         self.outputs: list[str] = []
 
     async def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-        ours = {k: v for k, v in (kwargs.get("metadata") or {}).items() if not k.startswith(_FRAMEWORK_KEYS)}
-        self.runs.append((kwargs.get("name") or serialized.get("name"), sorted(kwargs.get("tags") or []), ours))
+        tags, ours = _labels(kwargs)
+        self.runs.append((kwargs.get("name") or serialized.get("name"), sorted(tags), ours))
 
     async def on_llm_end(self, response: Any, **kwargs: Any) -> None:
         self.outputs.append(response.generations[0][0].text)
