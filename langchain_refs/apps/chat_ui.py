@@ -66,7 +66,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit
@@ -836,11 +836,8 @@ def _agent_run(graph: Any) -> _Run:
         messages = state.values.get("messages", [])
         thread = ThreadDocuments.from_messages(messages)
         if references is not None:
-            # The thread's earlier turns retrieved documents too: "also consulted" lists this turn's only.
-            asked = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
-            this_turn = {thread.id_of(d) for d in ThreadDocuments.from_messages(messages[asked + 1 :]).documents}
-            consulted = tuple(c for c in references.consulted if set(c.document_positions) & this_turn)
-            yield "references", (replace(references, consulted=consulted), list(thread.documents))
+            # "Also consulted" lists this turn's retrievals only: the middleware chose them.
+            yield "references", (references, list(thread.documents))
 
     return run
 
