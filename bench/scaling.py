@@ -3,10 +3,12 @@
     python bench/scaling.py                 # prints the table
     python bench/scaling.py --write-readme  # ... and puts it in docs/cost.md (the scaling section)
 
-Three inputs that were once quadratic: the parser on one long line inside an
+Four inputs that were once quadratic: the parser on one long line inside an
 unclosed code span, full of single backticks (fed whole, where each search for
-the line end used to run to the end of the text; and in 64-character chunks), `split_sentences` on prose, and range
-markers (``[1](id=1-32)`` repeated) through a session that keeps no citations. Linear growth shows as a
+the line end used to run to the end of the text; and in 64-character chunks), `split_sentences` on prose, range
+markers (``[1](id=1-32)`` repeated) through a session that keeps no citations, and a tool result that
+`ReferencesMiddleware` tags whose text is not its documents' to the letter (each one's lines joined
+into one; the documents were aligned with it character by character). Linear growth shows as a
 ratio near 10 for each tenfold step. Times are CPU seconds of this process
 (``time.process_time``), the best of a few timings; a size whose predecessor took
 longer than the budget is skipped, since it would take at least ten times as long.
@@ -70,6 +72,30 @@ def session(text: str) -> Callable[[], object]:
     return run
 
 
+def tool_result(text: str) -> Callable[[], object]:
+    """A model call of an agent whose search tool found ``text`` as documents of 2,000 characters and re-spaced them."""
+    from langchain.agents.middleware import ModelRequest
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from langchain_refs import ReferencesMiddleware
+
+    pieces = [text[start : start + 2000] for start in range(0, len(text), 2000)]
+    documents = [Document(p.replace(". ", ".\n"), metadata={"source": f"s{i}"}) for i, p in enumerate(pieces)]
+    content = "\n\n".join(f"Result {i + 1}: {d.page_content.replace(chr(10), ' ')}" for i, d in enumerate(documents))
+    call = {"name": "search", "args": {"query": "q"}, "id": "t", "type": "tool_call"}
+    messages = [
+        HumanMessage("q"),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage(content, tool_call_id="t", artifact=documents),
+    ]
+    request = ModelRequest(
+        model=GenericFakeChatModel(messages=iter([])), messages=messages, state={"messages": messages}
+    )
+    middleware = ReferencesMiddleware()
+    return lambda: middleware.prepare(request)
+
+
 WORKLOADS: list[tuple[str, Callable[[int], str], Callable[[str], Callable[[], object]]]] = [
     (
         "`CitationParser`, one long line in an unclosed code span, fed whole",
@@ -86,6 +112,11 @@ WORKLOADS: list[tuple[str, Callable[[int], str], Callable[[str], Callable[[], ob
         f"range markers `[1](id=1-32)`, session with `keep_citations=False`, 3 documents ({CHUNK}-char chunks)",
         range_markers,
         session,
+    ),
+    (
+        "`ReferencesMiddleware`, one model call: a tool result of documents of 2,000 characters, each re-spaced",
+        sentences,
+        tool_result,
     ),
 ]
 

@@ -91,11 +91,11 @@ from langchain_refs.streaming import (
     TextReferenceStyle,
     format_documents,
     manage_references,
-    old_name,
     safe_url,
     source_key_function,
     styles_directory,
 )
+from langchain_refs.streaming._runnable import old_name
 
 try:
     __version__ = metadata.version(__package__ or __name__)

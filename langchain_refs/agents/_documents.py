@@ -33,8 +33,10 @@ Example:
 
 from __future__ import annotations
 
-import difflib
+import bisect
+import functools
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -58,9 +60,6 @@ __all__ = [
 
 DEFAULT_MAX_DOCUMENT_TEXTS: Final = 500
 """How many documents of a thread keep their text in the agent state (the newest; older ones keep id and metadata)."""
-
-# Past this many characters of edited content, documents are not aligned to it (difflib is quadratic).
-_MAX_ALIGNED: Final = 200_000
 
 DocumentsFromTool = Callable[[ToolMessage], Sequence[Document] | None]
 """Finds the documents in a tool's result (None: use the default reading)."""
@@ -336,11 +335,13 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     The content wins: it is what the middleware stack left for the model
     (another middleware may have redacted or truncated it), so the tags go
     around the part of it each document stands in — found as is, else by
-    aligning the document's text with the edited content. In a JSON object or
+    aligning the document's words with the edited content (a snippet of a
+    longer document is found too). In a JSON object or
     array (a tool's structured result) the tags go inside the strings that
     hold the documents, so that it stays valid JSON. When no document can be
     found in non-empty content, the whole content is tagged with all the ids;
-    only empty content is replaced by the documents themselves.
+    only empty content (no text, or no block but blank text) is replaced by
+    the documents themselves.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -359,6 +360,10 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     if isinstance(content, str):
         text, shown = _tagged(content, documents, ids)
         return ShownToolResult(content=text, documents=shown)
+    if all(text is not None and not text.strip() for text in map(_block_text, content)):
+        # No block, or only blank text: empty content, replaced by the documents as for a str.
+        text, shown = _tagged("", documents, ids)
+        return ShownToolResult(content=[{"type": "text", "text": text}], documents=shown)
     blocks: list[Any] = []
     found: dict[int, Document] = {}
     texts: list[int] = []  # where the text blocks are
@@ -530,6 +535,7 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
     for index, piece in enumerate(pieces):
         if spans[index] is None and piece.strip():
             spans[index] = _free_occurrence(text, piece, [span for span in spans if span is not None])
+    aligned = {index for index, span in enumerate(spans) if span is None}
     index = 0
     while index < len(pieces):
         if spans[index] is not None:
@@ -544,6 +550,15 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
         high = following[0] if following is not None else len(text)
         spans[index:run_end] = _aligned(text, low, high, pieces[index:run_end])
         index = run_end
+    # A gap between pieces found out of order may hold one of them: an aligned piece does not take its place.
+    for index in sorted(aligned):
+        span = spans[index]
+        if span is not None and any(
+            other is not None and other[0] < span[1] and span[0] < other[1]
+            for position, other in enumerate(spans)
+            if position != index and (position not in aligned or position < index)
+        ):
+            spans[index] = None
     return spans
 
 
@@ -559,42 +574,174 @@ def _free_occurrence(text: str, piece: str, taken: Sequence[tuple[int, int]]) ->
 
 
 def _aligned(text: str, low: int, high: int, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
-    """The pieces (edited) located in ``text[low:high]`` by aligning their joined text with it."""
-    joined = "".join(pieces)
-    gap = text[low:high]
-    if not gap.strip() or not joined or len(gap) + len(joined) > _MAX_ALIGNED:
-        return [None] * len(pieces)
-    blocks = difflib.SequenceMatcher(None, joined, gap, autojunk=False).get_matching_blocks()
+    """The pieces (edited, cut, re-spaced) located in ``text[low:high]``, in order, by the word pairs they share.
+
+    Each piece is anchored where its pairs of consecutive words stand in the
+    text in the same order (the longest such chain, cut where the text puts
+    more than a few words of its own between two anchors), then widened over
+    its first and last few words when they are there. A piece is located when
+    the words found make half of it, or, for a snippet of a longer document,
+    a dozen words or more making most of the span they cover. The cost grows
+    with the words of the text and the pieces, not with their product.
+
+    Example:
+        >>> text = "[1] Mail [REDACTED_EMAIL] for Paris.\\n[2] Lyon has silk and"
+        >>> _aligned(text, 0, len(text), ["Mail ann@x.org for Paris.", "Lyon has silk and a lot more words."])
+        [(4, 36), (41, 58)]
+    """
+    gap = _Words.of(text, low, high)
     found: list[tuple[int, int] | None] = []
-    start = 0
-    floor = low
-    for piece in pieces:
-        end = start + len(piece)
-        matched, first, last = 0, None, None
-        for i, j, n in blocks:
-            overlap = min(end, i + n) - max(start, i)
-            if overlap > 0:
-                matched += overlap
-                begin = low + j + max(0, start - i)
-                first = begin if first is None else first
-                last = begin + overlap
-        start = end
-        if first is None or last is None or matched * 2 < len(piece.strip()):
+    floor, floor_word = low, 0
+    for position, piece in enumerate(pieces):
+        span = gap.span_of(_words_of(piece), floor_word, last_piece=position == len(pieces) - 1)
+        if span is None:
             found.append(None)
             continue
+        first_word, last_word = span
+        first, last = gap.starts[first_word], gap.ends[last_word]
         # Widen to whole words: an edit at either end (a redacted first word) stays inside the tag.
         while first > floor and not text[first - 1].isspace():
             first -= 1
         while last < high and not text[last].isspace():
             last += 1
         found.append((first, last))
-        floor = last
-    # A widened span must not run into the next one.
-    for position in range(len(found) - 1):
-        this, following = found[position], found[position + 1]
-        if this is not None and following is not None and this[1] > following[0]:
-            found[position + 1] = (this[1], max(this[1], following[1]))
+        floor, floor_word = last, last_word + 1
     return found
+
+
+# Word pairs standing more often than this in a tool result anchor nothing (too common to tell where a piece is).
+_MAX_PAIR_REPEATS: Final = 8
+# More words than this between two anchors in the text: they are two places, not one piece.
+_MAX_WORDS_BETWEEN: Final = 24
+# More words than this left out of the piece, and more put in by the text, between two anchors: two places too.
+_MAX_WORDS_REPLACED: Final = 4
+# How many of a piece's first or last words may be looked for around its anchors, edited in place.
+_EDGE_WORDS: Final = 8
+# A snippet of a longer document: at least this many of its words, making most of the span they cover.
+_MIN_SNIPPET_WORDS: Final = 12
+
+_WORD: Final = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=1024)
+def _words_of(piece: str) -> tuple[str, ...]:
+    """The words of a document's text, casefolded (kept: a thread's documents are aligned again at each call)."""
+    return tuple(word.casefold() for word in _WORD.findall(piece))
+
+
+@dataclass(frozen=True, slots=True)
+class _Words:
+    """The words of a text (casefolded), where each starts and ends, and where each pair of them stands."""
+
+    words: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    pairs: Mapping[tuple[str, str], list[int]]
+
+    @classmethod
+    def of(cls, text: str, low: int, high: int) -> _Words:
+        matches = list(_WORD.finditer(text, low, high))
+        words = tuple(m.group().casefold() for m in matches)
+        pairs: dict[tuple[str, str], list[int]] = {}
+        for position, pair in enumerate(itertools.pairwise(words)):
+            pairs.setdefault(pair, []).append(position)
+        return cls(words, tuple(m.start() for m in matches), tuple(m.end() for m in matches), pairs)
+
+    def span_of(self, piece: Sequence[str], floor: int, *, last_piece: bool) -> tuple[int, int] | None:
+        """The first and last of these words (from ``floor`` on) that ``piece``'s words stand in; None: not here.
+
+        ``last_piece``: no other piece is looked for after this one, so the words
+        left at the end may be its own end, edited.
+        """
+        anchors = self._anchors(piece, floor)
+        if not anchors:
+            return None
+        covered = {i + k for i, _ in anchors for k in (0, 1)}
+        (i_first, first), (i_last, last) = anchors[0], anchors[-1]
+        i_last, last = i_last + 1, last + 1  # the last pair's second word
+        # A snippet cut inside a word: the part of it that is there (its start at the end, its end at the start).
+        if (
+            i_last + 1 < len(piece)
+            and last + 1 < len(self.words)
+            and piece[i_last + 1].startswith(self.words[last + 1])
+        ):
+            i_last, last = i_last + 1, last + 1
+            covered.add(i_last)
+        if i_first > 0 and first > floor and piece[i_first - 1].endswith(self.words[first - 1]):
+            i_first, first = i_first - 1, first - 1
+            covered.add(i_first)
+        # The piece's first and last few words, when only a few precede or follow the anchors (an edit there).
+        # What alone stands between them and the piece before (or the end), no longer than what is missing,
+        # is the piece's own start (or end) edited.
+        if 0 < i_first <= _EDGE_WORDS:
+            before = set(piece[:i_first])
+            start = next((k for k in range(max(floor, first - i_first - 4), first) if self.words[k] in before), None)
+            if start is not None:
+                covered |= {i for i in range(i_first) if piece[i] == self.words[start]}
+                first = start
+            elif first - floor <= i_first:
+                first = floor
+        remaining = len(piece) - i_last - 1
+        if 0 < remaining <= _EDGE_WORDS:
+            after = set(piece[-remaining:])
+            stop = min(len(self.words), last + remaining + 5) - 1
+            end = next((k for k in range(stop, last, -1) if self.words[k] in after), None)
+            if end is not None:
+                covered |= {i for i in range(len(piece) - remaining, len(piece)) if piece[i] == self.words[end]}
+                last = end
+            elif last_piece and len(self.words) - 1 - last <= remaining:
+                last = len(self.words) - 1
+        # Between two anchors: the words of the piece found in the few words of the text there.
+        for (i, j), (next_i, next_j) in itertools.pairwise(anchors):
+            if 2 < next_i - i <= 2 * _MAX_WORDS_BETWEEN and next_j - j > 2:
+                between = set(self.words[j + 2 : next_j])
+                covered |= {k for k in range(i + 2, next_i) if piece[k] in between}
+        matched = len(covered)
+        if matched * 2 >= len(piece) or (matched >= _MIN_SNIPPET_WORDS and matched * 2 >= last - first + 1):
+            return first, last
+        return None
+
+    def _anchors(self, piece: Sequence[str], floor: int) -> list[tuple[int, int]]:
+        """The longest chain of the piece's word pairs found here in the same order, where it is densest.
+
+        Each anchor is (where the pair starts in the piece, where it starts here).
+        """
+        found: list[tuple[int, int]] = []
+        for i, pair in enumerate(itertools.pairwise(piece)):
+            positions = self.pairs.get(pair)
+            if positions and len(positions) <= _MAX_PAIR_REPEATS:
+                # Latest first: of the pairs at one place in the piece, the chain takes one.
+                found.extend((i, j) for j in reversed(positions) if j >= floor)
+        # The longest chain rising in both: patience sorting, each anchor remembering the one before it.
+        tails: list[int] = []  # the last place here of the best chain of each length
+        ends: list[int] = []  # its anchor
+        before: list[int] = []
+        for index, (_, j) in enumerate(found):
+            length = bisect.bisect_left(tails, j)
+            if length == len(tails):
+                tails.append(j)
+                ends.append(index)
+            else:
+                tails[length] = j
+                ends[length] = index
+            before.append(ends[length - 1] if length else -1)
+        chain: list[tuple[int, int]] = []
+        index = ends[-1] if ends else -1
+        while index >= 0:
+            chain.append(found[index])
+            index = before[index]
+        chain.reverse()
+        # Cut where the text has more than an edit's words of its own between two anchors: two places, of which
+        # the part with the most anchors is the piece's.
+        best: list[tuple[int, int]] = []
+        part = chain[:1]
+        for (i, j), anchor in itertools.pairwise(chain):
+            piece_skips, text_skips = anchor[0] - i - 2, anchor[1] - j - 2
+            if text_skips > _MAX_WORDS_BETWEEN or min(piece_skips, text_skips) > _MAX_WORDS_REPLACED:
+                best = max(best, part, key=len)
+                part = []
+            part.append(anchor)
+        return max(best, part, key=len)
 
 
 def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool | None = None) -> list[Document]:

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("langchain.agents", reason="the agents extra (langchain) is not installed")
@@ -134,6 +134,132 @@ def test_list_content_holding_no_document_is_tagged_whole_as_a_str_is() -> None:
     assert {k: d.page_content for k, d in shown.documents.items()} == {1: "Found 2 results.", 2: "Found 2 results."}
     # With no text at all there is nothing to tag: the blocks stay as they are.
     assert show_tool_result([image], docs, [1, 2]).content == [image]
+
+
+# Three longer documents of one kind (they share many word pairs: "is the", "the capital of", "the centre of").
+CITIES = [
+    Document(
+        "Paris is the capital of France. It stands on the Seine, in the north of the country. The city has been "
+        "a centre of finance, fashion and the arts for centuries. Its museums include the Louvre, the most visited "
+        "museum in the world. The metro carries four million people a day."
+    ),
+    Document(
+        "Lyon is the third largest city of France. It stands where the Rhone meets the Saone. The city was a centre "
+        "of the silk trade for centuries and is known for its cooking. Its old town is on the list of world "
+        "heritage sites. The metro has four lines."
+    ),
+    Document(
+        "Rome is the capital of Italy. It stands on the Tiber, in the centre of the country. The city was the "
+        "centre of an empire for centuries. Its museums include the Vatican museums. The metro has three lines."
+    ),
+]
+
+
+def test_snippets_of_longer_documents_are_each_tagged_with_their_own_id() -> None:
+    """A tool that lists the first 120 characters of each document, cut inside a word: one tag each, not one for all."""
+    text = (
+        "1. Paris is the capital of France. It stands on the Seine, in the north of the country. The city has been "
+        "a centre of finan...\n"
+        "2. Lyon is the third largest city of France. It stands where the Rhone meets the Saone. The city was a "
+        "centre of the silk t...\n"
+        "3. Rome is the capital of Italy. It stands on the Tiber, in the centre of the country. The city was the "
+        "centre of an empire..."
+    )
+    shown = show_tool_result(text, CITIES, [1, 2, 3])
+    assert shown.content == (
+        "1. <document id=1>\nParis is the capital of France. It stands on the Seine, in the north of the country. "
+        "The city has been a centre of finan...\n</document>\n"
+        "2. <document id=2>\nLyon is the third largest city of France. It stands where the Rhone meets the Saone. "
+        "The city was a centre of the silk t...\n</document>\n"
+        "3. <document id=3>\nRome is the capital of Italy. It stands on the Tiber, in the centre of the country. "
+        "The city was the centre of an empire...\n</document>"
+    )
+    # What a citation of each shows is its snippet, as the model read it.
+    assert shown.documents[2].page_content == (
+        "Lyon is the third largest city of France. It stands where the Rhone meets the Saone. "
+        "The city was a centre of the silk t..."
+    )
+
+
+def test_excerpts_in_a_json_result_are_each_tagged_in_their_string() -> None:
+    """A web-search tool's JSON: each result's ``content`` an excerpt from inside its document, cut inside words."""
+    excerpts = [
+        "en a centre of finance, fashion and the arts for centuries. Its museums include the Louvre, the most",
+        "centre of the silk trade for centuries and is known for its cooking. Its old town is on the list of",
+        "centre of an empire for centuries. Its museums include the Vatican museums. The metro has three lin",
+    ]
+    text = json.dumps([{"title": title, "content": e} for title, e in zip(["P", "L", "R"], excerpts, strict=True)])
+    shown = show_tool_result(text, CITIES, [1, 2, 3])
+    assert [r["content"] for r in json.loads(shown.content)] == [
+        f"<document id={k}>\n{e}\n</document>" for k, e in enumerate(excerpts, start=1)
+    ]
+    assert {k: d.page_content for k, d in shown.documents.items()} == dict(enumerate(excerpts, start=1))
+
+
+def test_documents_re_spaced_are_each_tagged_and_one_left_out_is_not_found_in_its_neighbours() -> None:
+    """Each sentence on its own line in the documents, run together by the tool, which also left Lyon out."""
+    documents = [Document(d.page_content.replace(". ", ".\n")) for d in CITIES]
+    paris, rome = (CITIES[k].page_content for k in (0, 2))
+    shown = show_tool_result(f"{paris}\n\n{rome}", documents, [1, 2, 3])
+    assert shown.content == f"<document id=1>\n{paris}\n</document>\n<document id=3>\n{rome}\n</document>"
+    assert sorted(shown.documents) == [1, 3]
+
+
+@pytest.mark.parametrize("content", [[], [{"type": "text", "text": " "}], [""]], ids=["no block", "blank", "blank str"])
+def test_list_content_with_no_text_shows_the_documents_as_empty_str_content_does(content: list[Any]) -> None:
+    """Empty content as a list: the model reads the documents with their ids, as it does for ``""``."""
+    docs = [Document("Rome is old."), Document("Lyon has silk.")]
+    expected = "<document id=1>\nRome is old.\n</document>\n<document id=2>\nLyon has silk.\n</document>"
+    assert show_tool_result("", docs, [1, 2]).content == expected
+    shown = show_tool_result(content, docs, [1, 2])
+    assert shown.content == [{"type": "text", "text": expected}]
+    assert {k: d.page_content for k, d in shown.documents.items()} == {1: "Rome is old.", 2: "Lyon has silk."}
+
+
+_WORDS = st.sampled_from(["the", "city", "is", "of", "old", "Paris", "Rome", "river", "a", "silk", "metro"])
+_SENTENCE = st.lists(_WORDS, min_size=2, max_size=8).map(lambda words: " ".join(words) + ".")
+_EDITS = st.sampled_from(["none", "redact", "cut", "re-space", "drop"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    documents=st.lists(st.lists(_SENTENCE, min_size=1, max_size=6).map("\n".join), min_size=1, max_size=5),
+    edits=st.lists(st.tuples(_EDITS, st.integers(0, 40)), min_size=5, max_size=5),
+)
+# Two documents the same, the first of them edited: the unedited one is found first, and the edited one's place
+# in the gap left for it is the other's (it was tagged twice over).
+@example(documents=["city the.", "the the.", "city the."], edits=[("redact", 0)] + [("none", 0)] * 4)
+def test_tags_go_around_parts_of_the_text_and_lose_none_of_it(
+    documents: list[str], edits: list[tuple[str, int]]
+) -> None:
+    """Documents from a few words (pairs recur), each edited as middleware and tools do: the text is all kept.
+
+    Whatever is located, the content with its tags taken out has the text's
+    characters in order (only white space between parts may change), the tags
+    never nest, and what each tagged document reads as is a part of the text.
+    """
+    parts = []
+    for text, (edit, at) in zip(documents, edits, strict=False):
+        words = text.split(" ")
+        if edit == "redact":
+            words[at % len(words)] = "[REDACTED]"
+        elif edit == "cut":
+            words = words[: 1 + at % len(words)]
+        elif edit == "drop":
+            continue
+        part = " ".join(words)
+        parts.append(part.replace("\n", " ") if edit == "re-space" else part)
+    assume(parts)  # empty content is replaced by the documents (tested above)
+    text = "\n\n".join(f"[{k}] {part}" for k, part in enumerate(parts, start=1))
+    docs = [Document(t) for t in documents]
+    shown = show_tool_result(text, docs, list(range(1, len(docs) + 1)))
+    assert isinstance(shown.content, str)
+    tags = re.findall(r"<document id=[\d, ]+>|</document>", shown.content)
+    assert tags[::2] == [t for t in tags if t != "</document>"]  # opened, closed, opened...: never nested
+    untagged = re.sub(r"<document id=[\d, ]+>|</document>", "", shown.content)
+    assert re.sub(r"\s+", "", untagged) == re.sub(r"\s+", "", text)
+    for document in shown.documents.values():
+        assert document.page_content in text
 
 
 def test_json_nested_deeper_than_python_reads_is_tagged_as_prose() -> None:
