@@ -24,12 +24,12 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from typing_extensions import override
 
 from langchain_refs.apps._content import content_text
-from langchain_refs.apps._errors import CommandError, at_least_one, first_line
+from langchain_refs.apps._errors import CommandError, at_least_one, first_line, utf8_problem, utf8_text
 from langchain_refs.apps._models import load_model
 from langchain_refs.apps.check._command import add_check_command
 from langchain_refs.streaming import (
@@ -63,7 +63,7 @@ def run_demo(args: argparse.Namespace) -> int:
             # before the answer.
             prompt = "Question: " if sys.stdin is not None and sys.stdin.isatty() else ""
             try:
-                question = input(prompt)
+                question = _typed_question(prompt)
             except EOFError:  # stdin closed or empty (e.g. `< /dev/null`, Ctrl-D): nothing was asked
                 if prompt:
                     print(flush=True)  # end the prompt's line: the message that follows has a line of its own
@@ -86,6 +86,25 @@ def run_demo(args: argparse.Namespace) -> int:
         raise
     print()
     return 0
+
+
+def _typed_question(prompt: str) -> str:
+    """The line typed or piped in, or a `CommandError` naming the first byte of it that is not UTF-8."""
+    try:
+        line = input(prompt)
+    except UnicodeDecodeError as error:  # stdin read strictly (PYTHONIOENCODING=utf-8:strict)
+        byte = error.object[error.start]
+        msg = f"the question on standard input is not UTF-8 text (byte 0x{byte:02x} at offset {error.start})"
+        raise CommandError(msg) from None
+    if utf8_problem(line) is not None:
+        # Under the C or POSIX locale Python reads stdin with surrogateescape: the bytes that are not UTF-8 come
+        # back as lone surrogates, which the answer could not be written with.
+        try:
+            utf8_text(line.encode("utf-8", "surrogateescape"))
+        except (ValueError, UnicodeEncodeError) as error:
+            msg = f"the question on standard input is not UTF-8 text ({error})"
+            raise CommandError(msg) from None
+    return line
 
 
 def agents_extra_or_exit() -> None:
@@ -174,7 +193,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
         verifier = LexicalScorer()
     model = load_model(args.model) if args.model else None
-    app = create_app(model=model, agent=args.agent, verifier=verifier, check_model=model)
+    app = create_app(
+        model=model, agent=args.agent, verifier=verifier, check_model=model, allowed_hosts=allowed_hosts(args.host)
+    )
     listener = listening_socket(args.host, args.port)
     mode = " (agent mode)" if args.agent else ""
     # A request still open at Ctrl-C (an answer streaming, a client that stopped sending) gets this long
@@ -279,6 +300,26 @@ def listening_socket(host: str, port: int) -> socket.socket:
         raise CommandError(msg) from None
     listener.set_inheritable(True)
     return listener
+
+
+# The names of this machine's loopback, as a browser on it writes them in the Host header.
+_LOOPBACK_NAMES: Final = ("localhost", "127.0.0.1", "[::1]")
+
+
+def allowed_hosts(host: str) -> list[str] | None:
+    """The ``Host`` names ``serve --host HOST`` answers: the loopback names and HOST's own; None (any) on all addresses.
+
+    Listening on every address (``0.0.0.0``, ``::``) is opening the app to a
+    network whose names this command does not know: any name is answered.
+
+    Example:
+        >>> allowed_hosts("127.0.0.1"), allowed_hosts("::1")[-1], allowed_hosts("0.0.0.0")
+        (['localhost', '127.0.0.1', '[::1]'], '[::1]', None)
+    """
+    if host in ("", "0.0.0.0", "::"):
+        return None
+    own = f"[{host}]" if ":" in host else host.lower()
+    return list(dict.fromkeys([*_LOOPBACK_NAMES, own]))
 
 
 def address_url(listener: socket.socket) -> str:

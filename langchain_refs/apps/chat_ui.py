@@ -81,6 +81,8 @@ from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -350,13 +352,33 @@ def _may_become_mark(tail: str) -> bool:
 
 
 def _domain(url: str | None) -> str | None:
-    if not url:
+    """The host a browser opens for ``url``, shown beside its source (no ``www.``); None where that is not sure.
+
+    Python reads a few URLs otherwise than a browser does (the WHATWG URL
+    standard): to a browser a backslash is a slash (``https://evil.example\\@a.org``
+    opens evil.example) and a percent-encoded host is decoded. Such a URL shows
+    no domain rather than one its link may not open. A host in another script
+    is shown in the ASCII form a browser gives it (``xn--...``), never as a
+    look-alike of another.
+
+    Example:
+        >>> _domain("https://www.a.org/x"), _domain("https://evil.example\\@a.org/"), _domain("https://\u0430pple.com")
+        ('a.org', None, 'xn--pple-43d.com')
+    """
+    if not url or "\\" in url:
         return None
     try:
         host = urlsplit(url).hostname
     except ValueError:
         return None
-    return host.removeprefix("www.") if host else None
+    if not host or "%" in host:
+        return None
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return None
+    return host.removeprefix("www.")
 
 
 def _card_source(title: str | None, source: str | None, *, number: int | None = None) -> dict[str, Any]:
@@ -597,6 +619,7 @@ def create_app(
     check_model: BaseChatModel | None = None,
     conversation_store: ConversationStore | None = None,
     checkpointer: Any = None,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> Starlette:
     """The chat web app: the offline demo pipeline unless a model or documents are given.
 
@@ -626,6 +649,12 @@ def create_app(
             its threads (any saver: a persistent one and conversations survive
             a restart; all its threads are kept). Default: an in-memory saver
             holding the 256 most recently used conversations.
+        allowed_hosts: the host names requests may be sent to (their ``Host``
+            header; Starlette's ``TrustedHostMiddleware``): any other gets a
+            400. A web page whose name an attacker points at this machine
+            (DNS rebinding) then cannot use the app, nor the model key it runs
+            with. ``serve`` on a loopback address allows the loopback names
+            and its own. Default: any host.
 
     Example:
         >>> from starlette.testclient import TestClient
@@ -709,6 +738,7 @@ def create_app(
             *check_routes(model=check_model),
         ],
         exception_handlers={HTTPException: _http_error},
+        middleware=[] if allowed_hosts is None else [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)],
     )
     app.state.agent = agent
     return app

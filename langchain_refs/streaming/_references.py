@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from types import FunctionType
 from typing import Any, Final
 
+from langchain_refs.streaming._urls import safe_url
+
 __all__ = [
     "AnswerContext",
     "AnswerReferences",
@@ -357,7 +359,8 @@ class AnswerReferences:
         """The citations as LangChain's standard ``Citation`` annotations, in order.
 
         Each has ``type="citation"``, ``url`` and ``title`` of its source
-        (when it has them), ``start_index``/``end_index`` of the words it
+        (when it has them; the ``url`` only when it may become a link, by
+        `safe_url`: a ``javascript:`` source gives none), ``start_index``/``end_index`` of the words it
         backs in the output text, and ``cited_text``: what the *source* says,
         never the answer's words — the citation's passage, else (given the
         ``documents``) the start of its first document, else nothing (see
@@ -437,8 +440,10 @@ class _StandardCitations:
         self._heads: dict[int, dict[str, Any]] = {}
         for reference in references:
             head: dict[str, Any] = {"type": "citation"}
-            if reference.source is not None:
-                head["url"] = reference.source
+            # A UI links the url: a source that may not become a link (javascript:, data:...) gives none.
+            url = safe_url(reference.source)
+            if url is not None:
+                head["url"] = url
             if reference.title:
                 head["title"] = reference.title
             self._heads[reference.number] = head

@@ -118,6 +118,32 @@ def test_every_content_shape_becomes_text_and_no_event_carries_markup() -> None:
     assert {node["tag"] for node in elements(tree)} == {"p"}
 
 
+# The host a browser's link opens (WHATWG URL, as Node's and Chromium's `new URL(url).hostname` give it, checked by
+# hand against Node 20), and the domain the page shows beside the source: the same, or none.
+DOMAINS = [
+    ("https://www.a.org/x", "a.org"),
+    ("HTTPS://A.org:8080/", "a.org"),
+    ("https://user@a.org/", "a.org"),
+    ("https://medium.com/@user/post", "medium.com"),
+    ("//a.org/x", "a.org"),
+    ("https://evil.example\\@trusted.example/x", None),  # opens evil.example; Python reads trusted.example
+    ("\\\\evil.example\\x", None),  # opens evil.example; Python reads a path
+    ("https://evil%2Eexample/", None),  # opens evil.example
+    ("https://\u0430pple.com/", "xn--pple-43d.com"),  # a Cyrillic a (U+0430): the browser's ASCII form, no look-alike
+    ("b.pdf", None),
+]
+
+
+@pytest.mark.parametrize(("url", "domain"), DOMAINS)
+def test_the_domain_shown_is_the_host_the_link_opens_or_none(url: str, domain: str | None) -> None:
+    """A source's domain names where its link goes, as a browser reads the URL, never another host."""
+    document = Document("Paris is big.", metadata={"source": url, "title": "Paris"})
+    model = streaming_model(["Paris is big", "[1](id=1)."])
+    (source,) = the(ask("Paris?", model=model, documents=[document], k=1), "references")["sources"]
+    assert source["url"] == url
+    assert source["domain"] == domain
+
+
 def test_sources_are_data_with_safe_urls_only() -> None:
     """The references event carries titles as text, a URL and domain only when the URL is safe to link."""
     stream = ask("Paris?", model=streaming_model(HOSTILE_CHUNKS), documents=DOCUMENTS, k=2)
@@ -581,8 +607,41 @@ def test_serve_command_starts_the_chat_app(
     assert listener.getsockname()[0] == "127.0.0.1"  # bound by serve, listening, before uvicorn starts
     listener.close()
     if not agent:
-        chips = the(chat(TestClient(app), "How are sources numbered?"), "references")["chips"]
+        client = TestClient(app, base_url="http://127.0.0.1:8000")
+        chips = the(chat(client, "How are sources numbered?"), "references")["chips"]
         assert {chip["supported"] for chip in chips} == ({True} if verified else {None})
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:8000", 200),
+        ("localhost:8000", 200),
+        ("[::1]:8000", 200),
+        ("LOCALHOST", 200),
+        ("evil.example", 400),  # a name an attacker pointed at 127.0.0.1 (DNS rebinding)
+        ("evil.example:8000", 400),
+        ("127.0.0.1.evil.example", 400),
+    ],
+)
+def test_serve_answers_only_requests_sent_to_its_own_names(
+    monkeypatch: pytest.MonkeyPatch, host: str, status: int
+) -> None:
+    """`serve` on the loopback: a request whose Host header names another site is refused (a page of that site
+    cannot reach the app, nor the model key it runs with); the loopback names are served."""
+    import uvicorn
+
+    from langchain_refs.apps import main
+
+    started: list[Any] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: started.append((server.config.app, sockets)))
+    assert main(["serve", "--port", "0"]) == 0
+    ((app, (listener,)),) = started
+    listener.close()
+    response = TestClient(app).get("/", headers={"host": host})
+    assert response.status_code == status
+    response = TestClient(app).post("/api/chat", json={"question": "Hi?"}, headers={"host": host})
+    assert response.status_code == status
 
 
 def test_serve_refuses_verify_with_agent(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,13 +5,17 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
 import re
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langchain_refs.apps import main
 from langchain_refs.apps.check import _command
@@ -198,6 +202,95 @@ def test_missing_output_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert run("extract", "--input", str(source), "--output", str(target)) == 2
     assert f"the folder {tmp_path / 'nowhere'} does not exist" in one_line(capsys.readouterr().err)
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_an_output_that_is_a_link_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    """--output a symbolic link: the file it names gets the results; the link is not replaced by a file."""
+    source = write_json(tmp_path / "a.json", A)
+    (tmp_path / "results").mkdir()
+    real = tmp_path / "results" / "o.json"
+    real.write_text("old", encoding="utf-8")
+    real.chmod(0o640)
+    link = tmp_path / "o.json"
+    link.symlink_to(real)
+    assert run("extract", "--input", str(source), "--output", str(link)) == 0
+    assert link.is_symlink()
+    assert len(json.loads(real.read_text(encoding="utf-8"))) == len(A)
+    assert real.stat().st_mode & 0o777 == 0o640  # the file keeps its permissions
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["o.json"]  # no temporary file left
+
+
+def test_a_file_beside_the_output_named_like_a_temporary_one_is_left_alone(tmp_path: Path) -> None:
+    """The command's own temporary file never takes the name of a file the user has (``o.json.tmp``)."""
+    source = write_json(tmp_path / "a.json", A)
+    mine = tmp_path / "o.json.tmp"
+    mine.write_text("the user's", encoding="utf-8")
+    assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.json")) == 0
+    assert mine.read_text(encoding="utf-8") == "the user's"
+    assert len(json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))) == len(A)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")
+def test_an_output_that_is_a_pipe_is_written_to_and_stays_a_pipe(tmp_path: Path) -> None:
+    """--output a named pipe (as a shell's process substitution gives): the reader gets the results."""
+    source = write_json(tmp_path / "a.json", A)
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_text(encoding="utf-8")), daemon=True)
+    reader.start()
+    assert run("extract", "--input", str(source), "--output", str(fifo)) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert len(json.loads(read[0])) == len(A)
+
+
+class DownModel(FakeListChatModel):
+    """A chat model whose server does not answer the first ``failures`` calls (then it answers from its list)."""
+
+    failures: int = 10**6
+    calls: int = 0
+
+    def _call(self, *args: Any, **kwargs: Any) -> str:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise ConnectionError("connection refused")
+        return super()._call(*args, **kwargs)
+
+
+def test_an_item_whose_chat_model_failed_is_an_error_not_a_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--model down: no Neutral nor Abstain is written where the model said nothing; exit 1, each item named."""
+    monkeypatch.setattr(check_items, "load_model", lambda spec: DownModel(responses=["unused"]))
+    source = write_json(tmp_path / "a.json", B)
+    out = tmp_path / "o.json"
+    assert run("extract-check", "--input", str(source), "--output", str(out), "--model", "fake:m") == 1
+    err = capsys.readouterr().err
+    assert "item 1: the chat model failed or its reply could not be read (1 reply; the first: " in err
+    assert "ConnectionError('connection refused')" in err
+    assert "0 items written" in err
+    records = json.loads(out.read_text(encoding="utf-8"))
+    assert [set(r) for r in records] == [{"error", "item"}] * len(B)
+    assert records[1]["error"].startswith("the chat model failed or its reply could not be read (1 reply; ")
+
+
+def test_an_item_whose_chat_model_failed_is_asked_again_when_the_run_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model down for the first item, then Ctrl-C: the resumed run asks about that item again, not only the rest."""
+    model = DownModel(failures=1, responses=['{"claims": ["Ice melts at 0 degrees."]}'] * 4)
+    monkeypatch.setattr(check_items, "load_model", lambda spec: model)
+    source = write_json(tmp_path / "a.json", B)
+    out = tmp_path / "o.json"
+    interrupt_on_call(monkeypatch, 2)
+    assert run("extract", "--input", str(source), "--output", str(out), "--model", "fake:m") == 130
+    assert "(0 of 2 items saved in " in capsys.readouterr().err
+    assert (tmp_path / "o.json.partial.jsonl").read_text(encoding="utf-8") == ""  # the failed item not saved as done
+    seen = count_calls(monkeypatch)
+    assert run("extract", "--input", str(source), "--output", str(out), "--model", "fake:m") == 0
+    assert seen == [item["response"] for item in B]
+    assert [r["claims"] for r in json.loads(out.read_text(encoding="utf-8"))] == [["Ice melts at 0 degrees."]] * len(B)
 
 
 def test_deeply_nested_json_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
 import shlex
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -277,6 +280,22 @@ def test_cli_blank_question_typed(
     captured = capsys.readouterr()
     assert one_line(captured.err).startswith("langchain-refs: no question asked")
     assert NOT_FOUND not in captured.out
+
+
+@pytest.mark.parametrize(
+    "encoding",
+    ["utf-8:strict", "utf-8:surrogateescape"],  # as a UTF-8 locale reads stdin, and as the C or POSIX locale does
+)
+def test_cli_question_that_is_not_utf8(encoding: str) -> None:
+    """A question piped in as Latin-1 bytes: one line naming stdin and the byte, exit 2, nothing answered."""
+    command = [sys.executable, "-m", "langchain_refs", "demo", "--delay", "0"]
+    environment = {**os.environ, "PYTHONIOENCODING": encoding}
+    done = subprocess.run(command, input=b"\xe9t\xe9 ?\n", capture_output=True, env=environment, timeout=120)
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert one_line(done.stderr.decode()) == (
+        "langchain-refs: the question on standard input is not UTF-8 text (byte 0xe9 at offset 0)"
+    )
 
 
 def test_cli_blank_question_argument(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessageChunk
 
-from langchain_refs import AnswerReferences, Citation, Passage, Reference, ReferenceSession, TextReferenceStyle
+from langchain_refs import (
+    AnswerReferences,
+    Citation,
+    Passage,
+    Reference,
+    ReferenceSession,
+    TextReferenceStyle,
+    safe_url,
+)
 from langchain_refs.streaming._chunks import ChunkRewriter, _OwnBlock, _Segments
 from langchain_refs.streaming._references import data_and_standard_citations
 
@@ -34,8 +42,8 @@ def plain_standard_citations(references: AnswerReferences, documents: Sequence[A
             annotation = {"type": "citation"}
             reference = by_number.get(citation.number)
             if reference is not None:
-                if reference.source is not None:
-                    annotation["url"] = reference.source
+                if safe_url(reference.source) is not None:  # a source that may become a link (tested on its own)
+                    annotation["url"] = safe_url(reference.source)
                 if reference.title:
                     annotation["title"] = reference.title
             extras = {}

@@ -256,6 +256,31 @@ def test_a_rerun_redoes_only_the_shard_whose_marker_is_missing(tmp_path: Path, n
     assert [r["id"] for r in results(out)] == [1, 2, 4]
 
 
+def test_a_shard_whose_chat_model_failed_is_not_complete_and_the_next_run_redoes_it(
+    tmp_path: Path, no_ray: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--model down: no Abstain is written for the shard, which fails (said in the summary); back up, it is done."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from langchain_refs.apps.check import items
+
+    class Down(FakeListChatModel):
+        def _call(self, *args: Any, **kwargs: Any) -> str:
+            raise ConnectionError("connection refused")
+
+    source, out = jsonl(tmp_path / "in.jsonl", ROWS[:2]), tmp_path / "out"
+    monkeypatch.setattr(items, "load_model", lambda spec: Down(responses=["unused"]))
+    down = ray_engine.check_with_ray(str(source), str(out), mode="extract", model="fake:m", batch_size=1)
+    assert (down.failed_shards, down.shards, down.written, down.exit_status) == (2, 0, 0, 1)
+    assert down.first_failure is not None
+    assert down.first_failure.startswith("ChatModelFailedError: the chat model failed or its reply could not be read")
+    assert results(out) == []
+    monkeypatch.setattr(items, "load_model", lambda spec: FakeListChatModel(responses=['{"claims": ["A claim."]}']))
+    up = ray_engine.check_with_ray(str(source), str(out), mode="extract", model="fake:m", batch_size=1)
+    assert (up.failed_shards, up.shards, up.written, up.exit_status) == (0, 2, 2, 0)
+    assert [r["claims"] for r in results(out)] == [["A claim."]] * 2
+
+
 def test_other_options_start_over_and_clear_only_this_engines_files(
     tmp_path: Path, no_ray: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:

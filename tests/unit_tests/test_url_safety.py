@@ -216,3 +216,27 @@ def test_safe_url_refuses_hostile(url: str) -> None:
 def test_safe_url_keeps_safe(url: str) -> None:
     """safe_url keeps http, https, mailto and relative URLs as given."""
     assert safe_url(url) == url
+
+
+def test_standard_citation_annotations_carry_no_script_url() -> None:
+    """The ``Citation`` annotations a UI links (``<a href=url>``): a hostile source gives no url, a safe one its own."""
+    from langchain_core.messages import AIMessageChunk
+
+    from tests.unit_tests.fakes import message_chunks
+
+    sources = [*HOSTILE_URLS, *SAFE_URLS]
+    documents = [Document(f"doc {i}", metadata={"source": s}) for i, s in enumerate(sources, start=1)]
+    answer = " ".join(f"Claim {i}[{i}](id={i})." for i in range(1, len(sources) + 1))
+    chain = manage_references(message_chunks([answer]), output_version="v1")
+    message = None
+    for chunk in chain.stream({"documents": documents}):
+        message = chunk if message is None else message + chunk
+    assert isinstance(message, AIMessageChunk)
+    annotations = [
+        a for block in message.content_blocks if block["type"] == "text" for a in block.get("annotations", [])
+    ]
+    assert len(annotations) == len(sources)
+    for annotation in annotations[: len(HOSTILE_URLS)]:
+        assert "url" not in annotation, annotation
+    assert [a["url"] for a in annotations[len(HOSTILE_URLS) :]] == SAFE_URLS
+    assert all(browser_scheme(a["url"]) in (None, *ALLOWED_SCHEMES) for a in annotations if "url" in a)

@@ -14,7 +14,10 @@ how many it changed.
 
 An item or JSON Lines line that cannot be processed is named on stderr and
 written as ``{"error": ..., "line": n}`` (``"item": n`` in a JSON list); the
-others go on, and the exit status is 1.
+others go on, and the exit status is 1. So is an item for which the chat
+model (``--model``) failed or gave a reply that could not be read: its
+result would hold a default (no claims, or Neutral) where the model said
+nothing, and it is not saved as done, so a resumed run asks again.
 
 Progress is saved after every item in ``OUTPUT.partial.jsonl``: after a crash
 or Ctrl-C, run the same command again and the items already done are not
@@ -41,21 +44,25 @@ import argparse
 import json
 import math
 import os
+import secrets
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from langchain_refs.apps._errors import CommandError, at_least_one, utf8_problem, utf8_text
+from langchain_refs.apps._errors import CommandError, at_least_one, utf8_text
 from langchain_refs.apps.check.items import (
     DEFAULT_CLAIM_FORMAT,
     DEFAULT_THRESHOLD,
+    MODEL_FAILED,
     Checkers,
     OptionNotUsed,
     build_checkers,
-    check_item,
+    checked_item,
     dumps,
     is_json_list,
+    model_failure,
     option_not_used,
     read_items,
     run_key,
@@ -69,11 +76,9 @@ _NON_FINITE = "NaN, Infinity or a number too large for a float"
 _PROGRESS_FORMAT = 2
 
 
-def _process(item: dict[str, Any], args: argparse.Namespace, extractor: Any, checker: Any) -> dict[str, Any]:
-    """One item's result: the same `check_item` the Ray engine and the checking page use."""
-    return check_item(
-        item, mode=args.mode, aggregator=args.aggregator, checkers=Checkers(extractor=extractor, checker=checker)
-    )
+def _process(item: dict[str, Any], args: argparse.Namespace, checkers: Checkers) -> tuple[dict[str, Any], str | None]:
+    """One item's result, or why it cannot be checked: `checked_item`, as the Ray engine and the page use it."""
+    return checked_item(item, mode=args.mode, aggregator=args.aggregator, checkers=checkers)
 
 
 def _progress(done: int, total: int, stream: TextIO) -> None:
@@ -188,14 +193,32 @@ def _saved(partial: Path, key: str, total: int) -> dict[int, dict[str, Any]] | N
 
 
 def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
-    temporary = target.with_name(target.name + ".tmp")
+    """Write the results to ``target``, whole or not at all where that can be done.
+
+    A regular file (new or old) is written through a temporary file beside it
+    then moved into place, so an interruption never leaves half an output; a
+    link is followed, the link kept. A pipe or a device (``/dev/stdout``, a
+    FIFO) is written to as it is: it cannot be replaced.
+    """
+    real = Path(os.path.realpath(target))
+    text = "".join(dumps(r) + "\n" for r in results) if target.suffix == ".jsonl" else dumps(results, indent=2)
     try:
-        with temporary.open("w", encoding="utf-8") as out:
-            if target.suffix == ".jsonl":
-                out.writelines(dumps(r) + "\n" for r in results)
-            else:
-                out.write(dumps(results, indent=2))
-        os.replace(temporary, target)
+        if real.exists() and not real.is_file():
+            with real.open("w", encoding="utf-8") as out:
+                out.write(text)
+            return
+        # A name no other file has (O_EXCL): a file beside the output is never written over.
+        temporary = real.with_name(f".{real.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with open(descriptor, "w", encoding="utf-8") as out:
+                out.write(text)
+            if real.exists():
+                shutil.copymode(real, temporary)  # the output keeps the permissions it had
+            os.replace(temporary, real)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
     except OSError as error:
         msg = f"{target}: cannot write the output ({error.strerror or error})"
         raise CommandError(msg) from None
@@ -227,7 +250,8 @@ def run_check(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         if show:
             sys.stderr.write("\n")  # off the progress bar's line
-        saved_count = f"{len(done)} of {len(read.items)} items saved in {partial}"
+        saved = sum(1 for result in done.values() if not str(result.get("error", "")).startswith(MODEL_FAILED))
+        saved_count = f"{saved} of {len(read.items)} items saved in {partial}"
         print(f"interrupted — run again to resume ({saved_count})", file=sys.stderr)
         return 130
     return _finish(read, done, target=target, partial=partial)
@@ -338,13 +362,15 @@ def _check_and_save(
             progress.write("\n")  # end a line cut short by the crash, so the next record stands alone
         for position, (number, item, unreadable) in enumerate(read.items):
             if position not in done:
-                result, problem = _result(item, unreadable, args, checkers.extractor, checkers.checker)
+                result, problem = _result(item, unreadable, args, checkers)
                 if problem is not None:
                     off_the_bar = "\n" if show else ""
                     print(f"{off_the_bar}{read.source}: {read.where} {number}: {problem}; skipped", file=sys.stderr)
                     result = {"error": problem, read.where: number}
-                progress.write(dumps({"run": key, "position": position, "item": result}) + "\n")
-                progress.flush()
+                if problem is None or not problem.startswith(MODEL_FAILED):
+                    # A model that failed may answer next time: that item is not saved, so a resumed run redoes it.
+                    progress.write(dumps({"run": key, "position": position, "item": result}) + "\n")
+                    progress.flush()
                 done[position] = result
             if show:
                 _progress(position + 1, len(read.items), sys.stderr)
@@ -364,23 +390,14 @@ def _finish(read: _Input, done: dict[int, dict[str, Any]], *, target: Path, part
 
 
 def _result(
-    item: dict[str, Any] | None, error: str | None, args: argparse.Namespace, extractor: Any, checker: Any
+    item: dict[str, Any] | None, error: str | None, args: argparse.Namespace, checkers: Checkers
 ) -> tuple[dict[str, Any], str | None]:
-    """One item's result, or the reason it is skipped."""
+    """One item's result, or the reason it is skipped (a chat model's failed reply is one: it is redone next run)."""
     if error is not None or item is None:
         return {}, error or "not a JSON object"
-    try:
-        result = _process(item, args, extractor, checker)
-        # Fails here, on this item, rather than when the output is written.
-        problem = utf8_problem(dumps(result))
-    except RecursionError:
-        return {}, "nested too deeply to process"
-    except ValueError as problem:
-        lines = str(problem).strip().splitlines()  # the reason is one line of the report
-        return {}, lines[0] if lines else type(problem).__name__
-    if problem is not None:
-        return {}, problem
-    return result, None
+    result, problem = _process(item, args, checkers)
+    failed = None if problem is not None else model_failure(result)
+    return ({}, failed) if failed is not None else (result, problem)
 
 
 def _file_name(text: str) -> str:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
-from langchain_refs.apps._errors import CommandError
+from langchain_refs.apps._errors import CommandError, utf8_problem
 from langchain_refs.apps._models import load_model
 from langchain_refs.grounding import (
     Claim,
@@ -45,11 +45,13 @@ from langchain_refs.grounding import (
     RuleBasedClaimExtractor,
     ScorerClaimChecker,
     aggregate,
+    recorded_model_failures,
 )
 
 __all__ = [
     "DEFAULT_CLAIM_FORMAT",
     "DEFAULT_THRESHOLD",
+    "MODEL_FAILED",
     "MODES",
     "Checkers",
     "ClaimChecking",
@@ -62,6 +64,7 @@ __all__ = [
     "dumps",
     "is_json_list",
     "json_data",
+    "model_failure",
     "option_not_used",
     "read_items",
     "read_json_text",
@@ -324,21 +327,62 @@ def checked_item(
     """``(result, None)``, or ``({}, reason)`` when the item cannot be checked: never raises for a bad item.
 
     The reason is one line. A result that could not be written as standard
-    JSON fails here, on its item, not later when the output is written.
+    JSON (or as UTF-8) fails here, on its item, not later when the output is
+    written. A chat model's reply that failed or could not be read (that
+    part then gave its default: no claims, or Neutral) is named in the
+    result's ``warnings``, one line each (`recorded_model_failures`), so that
+    a model that is down never passes for an Abstain; a result without
+    ``warnings`` had none.
 
     Example:
         >>> checked_item({"response": "Hi."}, mode="check", checkers=build_checkers())
         ({}, "no 'claims' list to check (run extract first)")
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> down = build_checkers(model=FakeListChatModel(responses=["I cannot say."]))
+        >>> result, _ = checked_item({"claims": ["Paris is in France."], "reference": "Paris."}, mode="check",
+        ...                          checkers=down)
+        >>> result["Y"], result["warnings"][0][:32]
+        ('Neutral', 'unreadable claim checker reply (')
     """
     try:
-        result = check_item(item, mode=mode, aggregator=aggregator, checkers=checkers)
-        dumps(result)
+        with recorded_model_failures() as failures:
+            result = check_item(item, mode=mode, aggregator=aggregator, checkers=checkers)
+        problem = utf8_problem(dumps(result))
     except RecursionError:
         return {}, "nested too deeply to process"
     except ValueError as problem:
         lines = str(problem).strip().splitlines()
         return {}, lines[0] if lines else type(problem).__name__
+    if problem is not None:
+        return {}, problem
+    if failures:
+        result["warnings"] = failures
     return result, None
+
+
+def model_failure(result: dict[str, Any]) -> str | None:
+    """Why a `checked_item` result cannot stand for a batch, in one line: its chat model failed; None if it did not.
+
+    Such a result holds defaults where the model said nothing, so the
+    ``check`` command's engines do not keep it as done: the local one writes
+    an error record and does not save it (a resumed run asks again), the Ray
+    engine fails its shard (the next run redoes it).
+
+    Example:
+        >>> model_failure({"Y": "Neutral"}) is None
+        True
+        >>> print(model_failure({"Y": "Neutral", "warnings": ["unreadable reply (no label)"]}))
+        the chat model failed or its reply could not be read (1 reply; the first: unreadable reply (no label))
+    """
+    warnings = result.get("warnings")
+    if not warnings:
+        return None
+    count = f"{len(warnings)} repl{'y' if len(warnings) == 1 else 'ies'}"
+    return f"{MODEL_FAILED} ({count}; the first: {warnings[0]})"
+
+
+MODEL_FAILED: Final = "the chat model failed or its reply could not be read"
+"""How `model_failure`'s reason starts."""
 
 
 class _UnreadableJSON(ValueError):

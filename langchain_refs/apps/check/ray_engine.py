@@ -60,7 +60,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_refs.apps._errors import CommandError, first_line, utf8_problem, utf8_text
+from langchain_refs.apps._errors import CommandError, first_line, utf8_text
 from langchain_refs.apps.check.items import (
     DEFAULT_CLAIM_FORMAT,
     DEFAULT_THRESHOLD,
@@ -71,11 +71,12 @@ from langchain_refs.apps.check.items import (
     dumps,
     is_json_list,
     json_data,
+    model_failure,
     read_items,
     run_key,
 )
 
-__all__ = ["RayCheckSummary", "check_with_ray", "run_ray_check"]
+__all__ = ["ChatModelFailedError", "RayCheckSummary", "check_with_ray", "run_ray_check"]
 
 INPUT_FORMATS = ("auto", "jsonl", "json", "parquet")
 OUTPUT_FORMATS = ("jsonl", "parquet")
@@ -83,6 +84,15 @@ _SUFFIXES = {".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "
 # Bumped when the meaning of a written shard changes, so old shards are not reused.
 _FORMAT = 1
 _INSTALL = '--engine ray needs Ray Data: in a clone of langchain-refs run pip install -e ".[ray]"'
+
+
+class ChatModelFailedError(RuntimeError):
+    """A shard's chat model failed or gave a reply that could not be read: the shard is redone by the next run.
+
+    Example:
+        >>> str(ChatModelFailedError("the chat model failed or its reply could not be read (1 reply; ...)"))[:22]
+        'the chat model failed '
+    """
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -402,7 +412,10 @@ class _ShardChecker:
                 result, problem = checked_item(
                     json.loads(text), mode=self.mode, aggregator=self.aggregator, checkers=self.checkers
                 )
-                problem = problem or utf8_problem(dumps(result))
+                failed = None if problem else model_failure(result)
+                if failed is not None:
+                    # Not a bad row: the model may answer next time. The shard fails, and the next run redoes it.
+                    raise ChatModelFailedError(failed)
             if problem:
                 record: dict[str, Any] = {"file": location}
                 if number:  # 0: the whole file could not be read
