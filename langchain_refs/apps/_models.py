@@ -57,7 +57,9 @@ def load_model(spec: str) -> Any:
         )
         raise CommandError(msg) from None
     try:
-        return init_chat_model(spec)
+        # The provider named, not inferred: an unknown one is said to be unsupported (inferring it, LangChain would
+        # ask for a model_provider argument this command has no option for).
+        return init_chat_model(name, model_provider=provider)
     except Exception as error:
         # A missing provider package shows up as an ImportError, or, when
         # init_chat_model falls back to langchain-community, as an

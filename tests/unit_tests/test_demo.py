@@ -371,7 +371,7 @@ def fake_langchain(monkeypatch: pytest.MonkeyPatch, error: BaseException | None)
         monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
         return
 
-    def init_chat_model(spec: str) -> Any:
+    def init_chat_model(model: str, *, model_provider: str | None = None) -> Any:
         raise error
 
     chat_models = types.ModuleType("langchain.chat_models")
@@ -440,6 +440,16 @@ def test_cli_other_model_errors_show_their_first_line(
     installed(monkeypatch, "langchain_openai")
     assert main(["demo", "--model", "openai:gpt-4o-mini", "hi"]) == 2
     assert one_line(capsys.readouterr().err).endswith("could not load the model: The api_key client option must be set")
+
+
+def test_cli_unknown_provider_is_named_as_such(capsys: pytest.CaptureFixture[str]) -> None:
+    """LangChain's own init_chat_model, a provider it does not know: said so, not "specify 'model_provider'"."""
+    pytest.importorskip("langchain.chat_models", reason="the models extra (langchain) is not installed")
+    assert main(["demo", "--model", "nosuch:x", "hi"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("langchain-refs: --model nosuch:x: could not load the model: ")
+    assert "nosuch" in line.removeprefix("langchain-refs: --model nosuch:x: could not load the model: ")
+    assert "model_provider" not in line
 
 
 def test_cli_model_validation_error_shows_its_reason(
