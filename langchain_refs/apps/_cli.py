@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import contextlib
 import errno
+import ipaddress
 import logging
 import os
 import signal
@@ -193,10 +194,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
         verifier = LexicalScorer()
     model = load_model(args.model) if args.model else None
-    app = create_app(
-        model=model, agent=args.agent, verifier=verifier, check_model=model, allowed_hosts=allowed_hosts(args.host)
-    )
     listener = listening_socket(args.host, args.port)
+    names = allowed_hosts(args.host, listener.getsockname()[0])
+    app = create_app(model=model, agent=args.agent, verifier=verifier, check_model=model, allowed_hosts=names)
     mode = " (agent mode)" if args.agent else ""
     # A request still open at Ctrl-C (an answer streaming, a client that stopped sending) gets this long
     # to end, then it is cancelled: uvicorn would otherwise wait for it as long as it lasts.
@@ -306,20 +306,22 @@ def listening_socket(host: str, port: int) -> socket.socket:
 _LOOPBACK_NAMES: Final = ("localhost", "127.0.0.1", "[::1]")
 
 
-def allowed_hosts(host: str) -> list[str] | None:
-    """The ``Host`` names ``serve --host HOST`` answers: the loopback names and HOST's own; None (any) on all addresses.
+def allowed_hosts(host: str, address: str) -> list[str] | None:
+    """The ``Host`` names ``serve --host HOST`` answers, listening on ``address``; None (any) on every address.
 
-    Listening on every address (``0.0.0.0``, ``::``) is opening the app to a
-    network whose names this command does not know: any name is answered.
+    The loopback names, HOST as given and the address it listens on. Listening
+    on every address (``0.0.0.0``, ``::``, however HOST spelt it) is opening
+    the app to a network whose names this command does not know: any name is
+    answered.
 
     Example:
-        >>> allowed_hosts("127.0.0.1"), allowed_hosts("::1")[-1], allowed_hosts("0.0.0.0")
+        >>> allowed_hosts("127.0.0.1", "127.0.0.1"), allowed_hosts("::1", "::1")[-1], allowed_hosts("0", "0.0.0.0")
         (['localhost', '127.0.0.1', '[::1]'], '[::1]', None)
     """
-    if host in ("", "0.0.0.0", "::"):
+    if ipaddress.ip_address(address.partition("%")[0]).is_unspecified:
         return None
-    own = f"[{host}]" if ":" in host else host.lower()
-    return list(dict.fromkeys([*_LOOPBACK_NAMES, own]))
+    names = [host.lower(), address]
+    return list(dict.fromkeys([*_LOOPBACK_NAMES, *(f"[{n}]" if ":" in n else n for n in names)]))
 
 
 def address_url(listener: socket.socket) -> str:

@@ -356,14 +356,14 @@ def _domain(url: str | None) -> str | None:
 
     Python reads a few URLs otherwise than a browser does (the WHATWG URL
     standard): to a browser a backslash is a slash (``https://evil.example\\@a.org``
-    opens evil.example) and a percent-encoded host is decoded. Such a URL shows
-    no domain rather than one its link may not open. A host in another script
-    is shown in the ASCII form a browser gives it (``xn--...``), never as a
-    look-alike of another.
+    opens evil.example), a percent-encoded host is decoded, and a host in
+    another script is mapped by rules (UTS #46) Python's ``idna`` codec does
+    not follow. Such a URL shows no domain rather than one its link may not
+    open, or a look-alike of another.
 
     Example:
-        >>> _domain("https://www.a.org/x"), _domain("https://evil.example\\@a.org/"), _domain("https://\u0430pple.com")
-        ('a.org', None, 'xn--pple-43d.com')
+        >>> _domain("https://www.a.org/x"), _domain("https://evil.example\\\\@a.org/"), _domain("https://\\u0430pple.com")
+        ('a.org', None, None)
     """
     if not url or "\\" in url:
         return None
@@ -371,13 +371,8 @@ def _domain(url: str | None) -> str | None:
         host = urlsplit(url).hostname
     except ValueError:
         return None
-    if not host or "%" in host:
+    if not host or "%" in host or not host.isascii():
         return None
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            return None
     return host.removeprefix("www.")
 
 

@@ -30,7 +30,7 @@ from langchain_refs.grounding._guards import (
     number_guard,
     polarity_guard,
 )
-from langchain_refs.grounding._llm import recorded_model_failures
+from langchain_refs.grounding._llm import is_failed_call, recorded_model_failures
 from langchain_refs.grounding._predictor import PredictedReference, ReferencePredictor, needs_reference
 from langchain_refs.grounding._scoring import (
     CrossEncoderScorer,
@@ -89,6 +89,7 @@ __all__ = [
     "citation_findings",
     "content_words",
     "format_reference_list",
+    "is_failed_call",
     "name_guard",
     "needs_reference",
     "number_guard",

@@ -30,19 +30,47 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel
 
-__all__ = ["ModelReply", "ask_model", "checked_chat_model", "json_in_reply", "recorded_model_failures"]
+__all__ = [
+    "ModelReply",
+    "ask_model",
+    "checked_chat_model",
+    "is_failed_call",
+    "json_in_reply",
+    "recorded_model_failures",
+]
 
 logger = logging.getLogger("langchain_refs")
 
 # Where `recorded_model_failures` collects, in the context (thread or task) that opened it.
 _failures: ContextVar[list[str] | None] = ContextVar("langchain_refs_model_failures", default=None)
+
+
+_CALL_FAILED: Final = "the call failed: "
+
+
+def is_failed_call(line: str) -> bool:
+    """Whether a line of `recorded_model_failures` is a call that failed, which another try may get through.
+
+    A call fails on a network error or a quota; else the model answered, with
+    a reply that could not be read.
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> from langchain_refs import LLMJudgeScorer
+        >>> with recorded_model_failures() as failures:
+        ...     LLMJudgeScorer(FakeListChatModel(responses=["no idea"])).score([("a", "b")])
+        [0.0]
+        >>> is_failed_call(failures[0])
+        False
+    """
+    return f"({_CALL_FAILED}" in line
 
 
 @contextmanager
@@ -269,7 +297,7 @@ def ask_model(
     results = []
     for raw in raws:
         if isinstance(raw, Exception):
-            reason = f"the call failed: {raw!r}"
+            reason = f"{_CALL_FAILED}{raw!r}"
         else:
             try:
                 results.append(read(_as_reply(raw)))

@@ -129,7 +129,9 @@ DOMAINS = [
     ("https://evil.example\\@trusted.example/x", None),  # opens evil.example; Python reads trusted.example
     ("\\\\evil.example\\x", None),  # opens evil.example; Python reads a path
     ("https://evil%2Eexample/", None),  # opens evil.example
-    ("https://\u0430pple.com/", "xn--pple-43d.com"),  # a Cyrillic a (U+0430): the browser's ASCII form, no look-alike
+    ("https://\u0430pple.com/", None),  # a Cyrillic a (U+0430): a look-alike of apple.com, opens xn--pple-43d.com
+    ("https://fa\u00df.de/", None),  # opens xn--fa-hia.de (UTS #46); Python's idna codec would say fass.de
+    ("https://xn--fa-hia.de/", "xn--fa-hia.de"),
     ("b.pdf", None),
 ]
 
@@ -642,6 +644,21 @@ def test_serve_answers_only_requests_sent_to_its_own_names(
     assert response.status_code == status
     response = TestClient(app).post("/api/chat", json={"question": "Hi?"}, headers={"host": host})
     assert response.status_code == status
+
+
+@pytest.mark.parametrize("every_address", ["0.0.0.0", "0"])
+def test_serve_on_every_address_answers_any_name(monkeypatch: pytest.MonkeyPatch, every_address: str) -> None:
+    """`serve --host 0.0.0.0` (or ``0``, the same address spelt short) opens the app to a network: any name."""
+    import uvicorn
+
+    from langchain_refs.apps import main
+
+    started: list[Any] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: started.append((server.config.app, sockets)))
+    assert main(["serve", "--host", every_address, "--port", "0"]) == 0
+    ((app, (listener,)),) = started
+    listener.close()
+    assert TestClient(app).get("/", headers={"host": "chat.example.lan:8000"}).status_code == 200
 
 
 def test_serve_refuses_verify_with_agent(capsys: pytest.CaptureFixture[str]) -> None:

@@ -275,6 +275,24 @@ def test_an_item_whose_chat_model_failed_is_an_error_not_a_verdict(
     assert records[1]["error"].startswith("the chat model failed or its reply could not be read (1 reply; ")
 
 
+def test_after_a_run_where_the_chat_model_failed_running_again_asks_about_those_items_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model down for the first item only: exit 1, the progress kept; the next run asks about that item alone."""
+    model = DownModel(failures=1, responses=['{"claims": ["Ice melts at 0 degrees."]}'] * 4)
+    monkeypatch.setattr(check_items, "load_model", lambda spec: model)
+    source = write_json(tmp_path / "a.json", B)
+    out = tmp_path / "o.json"
+    assert run("extract", "--input", str(source), "--output", str(out), "--model", "fake:m") == 1
+    assert "the chat model failed on 1: run again to ask about those alone" in capsys.readouterr().err
+    assert (tmp_path / "o.json.partial.jsonl").exists()
+    seen = count_calls(monkeypatch)
+    assert run("extract", "--input", str(source), "--output", str(out), "--model", "fake:m") == 0
+    assert seen == [B[0]["response"]]
+    assert [r["claims"] for r in json.loads(out.read_text(encoding="utf-8"))] == [["Ice melts at 0 degrees."]] * 2
+    assert not (tmp_path / "o.json.partial.jsonl").exists()
+
+
 def test_an_item_whose_chat_model_failed_is_asked_again_when_the_run_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -291,6 +309,29 @@ def test_an_item_whose_chat_model_failed_is_asked_again_when_the_run_resumes(
     assert run("extract", "--input", str(source), "--output", str(out), "--model", "fake:m") == 0
     assert seen == [item["response"] for item in B]
     assert [r["claims"] for r in json.loads(out.read_text(encoding="utf-8"))] == [["Ice melts at 0 degrees."]] * len(B)
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="no /dev/stdout on this system")
+@pytest.mark.parametrize("stdout", ["pipe", "file opened for >>"])
+def test_an_output_to_dev_stdout_goes_where_the_shell_sent_it(stdout: str, tmp_path: Path) -> None:
+    """--output /dev/stdout: the results reach the pipe, or are appended to the file of a ``>>``; no progress file."""
+    source = write_json(tmp_path / "a.json", A)
+    command = [sys.executable, "-m", "langchain_refs", "check", "extract", "--input", str(source)]
+    command += ["--output", "/dev/stdout", "--no-progress"]
+    if stdout == "pipe":
+        done = subprocess.run(command, capture_output=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert len(json.loads(done.stdout)) == len(A)
+        assert not Path("/dev/stdout.partial.jsonl").exists()  # a stream cannot be resumed: no progress, none in /dev
+        return
+    log = tmp_path / "log.txt"
+    log.write_text("HEADER\n", encoding="utf-8")
+    with log.open("a", encoding="utf-8") as appended:
+        done = subprocess.run(command, stdout=appended, stderr=subprocess.PIPE, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    header, results = log.read_text(encoding="utf-8").split("\n", 1)
+    assert header == "HEADER"
+    assert len(json.loads(results)) == len(A)
 
 
 def test_deeply_nested_json_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -281,6 +281,24 @@ def test_a_shard_whose_chat_model_failed_is_not_complete_and_the_next_run_redoes
     assert [r["claims"] for r in results(out)] == [["A claim."]] * 2
 
 
+def test_a_reply_that_cannot_be_read_is_an_error_row_and_the_shard_completes(
+    tmp_path: Path, no_ray: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model that answers, but not in a form that can be read: another run would not do better; an error row."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from langchain_refs.apps.check import items
+
+    source, out = jsonl(tmp_path / "in.jsonl", ROWS[:2]), tmp_path / "out"
+    replies = ["I would rather not say.", '{"claims": ["A claim."]}']
+    monkeypatch.setattr(items, "load_model", lambda spec: FakeListChatModel(responses=replies))
+    summary = ray_engine.check_with_ray(str(source), str(out), mode="extract", model="fake:m", batch_size=2)
+    assert (summary.failed_shards, summary.shards, summary.written, summary.errors) == (0, 1, 1, 1)
+    (error,) = [json.loads(line) for line in (out / "_errors" / "errors-000000-000000.jsonl").read_text().splitlines()]
+    assert (error["line"], error["error"][:52]) == (1, "the chat model failed or its reply could not be read")
+    assert [r["claims"] for r in results(out)] == [["A claim."]]
+
+
 def test_other_options_start_over_and_clear_only_this_engines_files(
     tmp_path: Path, no_ray: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:

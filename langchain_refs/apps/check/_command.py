@@ -17,13 +17,15 @@ written as ``{"error": ..., "line": n}`` (``"item": n`` in a JSON list); the
 others go on, and the exit status is 1. So is an item for which the chat
 model (``--model``) failed or gave a reply that could not be read: its
 result would hold a default (no claims, or Neutral) where the model said
-nothing, and it is not saved as done, so a resumed run asks again.
+nothing. It is not saved as done, and the progress is kept: running the
+command again asks the model about those items alone.
 
 Progress is saved after every item in ``OUTPUT.partial.jsonl``: after a crash
 or Ctrl-C, run the same command again and the items already done are not
-redone. The saved progress belongs to one input (its bytes) and one set of
-options (mode, aggregator, model, claim format, threshold): a different
-input or option is reported on stderr and the work starts over.
+redone (an output to a stream, such as ``/dev/stdout``, keeps none). The
+saved progress belongs to one input (its bytes) and one set of options
+(mode, aggregator, model, claim format, threshold): a different input or
+option is reported on stderr and the work starts over.
 
 An input that cannot be read (missing, not UTF-8, not JSON nor JSON Lines,
 nested too deeply, an integer too long for Python), an input with no items
@@ -41,6 +43,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -197,14 +200,16 @@ def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
 
     A regular file (new or old) is written through a temporary file beside it
     then moved into place, so an interruption never leaves half an output; a
-    link is followed, the link kept. A pipe or a device (``/dev/stdout``, a
-    FIFO) is written to as it is: it cannot be replaced.
+    link is followed, the link kept. A stream (``/dev/stdout``, a pipe, a
+    device: any path through ``/dev`` or ``/proc``, or to what is not a file)
+    is written to as it is, appended to: it cannot be replaced, and a shell's
+    ``>>`` keeps what came before.
     """
-    real = Path(os.path.realpath(target))
     text = "".join(dumps(r) + "\n" for r in results) if target.suffix == ".jsonl" else dumps(results, indent=2)
     try:
-        if real.exists() and not real.is_file():
-            with real.open("w", encoding="utf-8") as out:
+        real = _regular_file(target)
+        if real is None:
+            with target.open("a", encoding="utf-8") as out:
                 out.write(text)
             return
         # A name no other file has (O_EXCL): a file beside the output is never written over.
@@ -224,6 +229,37 @@ def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
         raise CommandError(msg) from None
 
 
+def _regular_file(target: Path) -> Path | None:
+    """The file ``target`` names, its links followed (new or a regular file); None for a stream.
+
+    A stream is what is reached through ``/dev`` or ``/proc`` (`_through_system_folders`), or what is not a file.
+    """
+    if _through_system_folders(target):
+        return None
+    real = Path(os.path.realpath(target))
+    return None if real.exists() and not real.is_file() else real
+
+
+def _through_system_folders(target: Path) -> bool:
+    """Whether ``target`` or a link on its way stands in ``/dev`` or ``/proc``.
+
+    ``/dev/stdout`` is a link to ``/proc/self/fd/1``, which names the shell's
+    redirection: a pipe, or a file opened for ``>>``.
+
+    Example:
+        >>> _through_system_folders(Path("/dev/stdout")), _through_system_folders(Path("out.json"))
+        (True, False)
+    """
+    path = Path(os.path.abspath(target))
+    for _ in range(40):  # as many links as the system follows
+        if path.parts[1:2] in (("dev",), ("proc",)):
+            return True
+        if not path.is_symlink():
+            return False
+        path = Path(os.path.abspath(path.parent / os.readlink(path)))
+    return False
+
+
 def run_check(args: argparse.Namespace) -> int:
     """Run ``extract``, ``check`` or ``extract-check`` over a file (or, with ``--engine ray``, over many).
 
@@ -241,7 +277,8 @@ def run_check(args: argparse.Namespace) -> int:
     source, target = Path(args.input), Path(args.output)
     read = _read(source, target)
     checkers = build_checkers(model=args.model, claim_format=args.claim_format, threshold=args.threshold)
-    partial = target.with_name(target.name + ".partial.jsonl")
+    # A stream (``/dev/stdout``) cannot be resumed: its progress is not kept (nor written into /dev).
+    partial = None if _through_system_folders(target) else target.with_name(target.name + ".partial.jsonl")
     key = _run_key(read.data, args)
     done = _resume(partial, key, len(read.items))
     show = args.progress or (args.progress is None and sys.stderr.isatty() and len(read.items) > 20)
@@ -250,6 +287,9 @@ def run_check(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         if show:
             sys.stderr.write("\n")  # off the progress bar's line
+        if partial is None:
+            print(f"interrupted — nothing is saved for an output to {target}: run again to start over", file=sys.stderr)
+            return 130
         saved = sum(1 for result in done.values() if not str(result.get("error", "")).startswith(MODEL_FAILED))
         saved_count = f"{saved} of {len(read.items)} items saved in {partial}"
         print(f"interrupted — run again to resume ({saved_count})", file=sys.stderr)
@@ -331,9 +371,9 @@ def _read(source: Path, target: Path) -> _Input:
     return _Input(source=source, data=data, items=items, where=where, nulled=changed[0])
 
 
-def _resume(partial: Path, key: str, total: int) -> dict[int, dict[str, Any]]:
+def _resume(partial: Path | None, key: str, total: int) -> dict[int, dict[str, Any]]:
     """The results an earlier run of the same input and options saved, said on stderr; none from another run."""
-    saved = _saved(partial, key, total) if partial.exists() else {}
+    saved = _saved(partial, key, total) if partial is not None and partial.exists() else {}
     if saved is None:
         print(f"{partial}: saved progress is from another input or other options; starting over", file=sys.stderr)
     elif saved:
@@ -345,20 +385,20 @@ def _check_and_save(
     read: _Input,
     done: dict[int, dict[str, Any]],
     *,
-    partial: Path,
+    partial: Path | None,
     key: str,
     args: argparse.Namespace,
     checkers: Checkers,
     show: bool,
 ) -> None:
-    """Check each item not in ``done``, adding its result there and saving it to ``partial`` as it comes."""
+    """Check each item not in ``done``, adding its result there and saving it to ``partial`` as it comes (if any)."""
     try:
-        progress = partial.open("a" if done else "w", encoding="utf-8")
+        progress = io.StringIO() if partial is None else partial.open("a" if done else "w", encoding="utf-8")
     except OSError as error:
         msg = f"{partial}: cannot save progress ({error.strerror or error})"
         raise CommandError(msg) from None
     with progress:
-        if done and not partial.read_bytes().endswith(b"\n"):
+        if done and partial is not None and not partial.read_bytes().endswith(b"\n"):
             progress.write("\n")  # end a line cut short by the crash, so the next record stands alone
         for position, (number, item, unreadable) in enumerate(read.items):
             if position not in done:
@@ -376,16 +416,22 @@ def _check_and_save(
                 _progress(position + 1, len(read.items), sys.stderr)
 
 
-def _finish(read: _Input, done: dict[int, dict[str, Any]], *, target: Path, partial: Path) -> int:
+def _finish(read: _Input, done: dict[int, dict[str, Any]], *, target: Path, partial: Path | None) -> int:
     """Write the output, drop the saved progress, say what was done: 0, or 1 when an item was skipped."""
     _write_output(target, [done[i] for i in range(len(read.items))])
-    partial.unlink()
+    # The items whose model failed were not saved: the progress is kept, so that running again asks about those alone.
+    redo = sum(1 for result in done.values() if str(result.get("error", "")).startswith(MODEL_FAILED))
+    if partial is not None and not redo:
+        partial.unlink()
     if read.nulled:
         print(f"{read.source}: {read.nulled} numbers JSON cannot hold ({_NON_FINITE}) written as null", file=sys.stderr)
     # An error record, this run's or a saved one, is exactly {"error", <where>}: a result always adds fields.
     failures = sum(1 for result in done.values() if set(result) == {"error", read.where})
     written = len(read.items) - failures
     print(f"{written} item{'' if written == 1 else 's'} written to {target}; {failures} skipped", file=sys.stderr)
+    if redo and partial is not None:
+        again = f"the chat model failed on {redo}: run again to ask about those alone (progress in {partial})"
+        print(again, file=sys.stderr)
     return 0 if not failures else 1
 
 

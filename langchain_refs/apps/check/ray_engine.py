@@ -75,6 +75,7 @@ from langchain_refs.apps.check.items import (
     read_items,
     run_key,
 )
+from langchain_refs.grounding import is_failed_call
 
 __all__ = ["ChatModelFailedError", "RayCheckSummary", "check_with_ray", "run_ray_check"]
 
@@ -87,7 +88,7 @@ _INSTALL = '--engine ray needs Ray Data: in a clone of langchain-refs run pip in
 
 
 class ChatModelFailedError(RuntimeError):
-    """A shard's chat model failed or gave a reply that could not be read: the shard is redone by the next run.
+    """A call of a shard's chat model failed (a network error, a quota): the shard is redone by the next run.
 
     Example:
         >>> str(ChatModelFailedError("the chat model failed or its reply could not be read (1 reply; ...)"))[:22]
@@ -413,9 +414,10 @@ class _ShardChecker:
                     json.loads(text), mode=self.mode, aggregator=self.aggregator, checkers=self.checkers
                 )
                 failed = None if problem else model_failure(result)
-                if failed is not None:
-                    # Not a bad row: the model may answer next time. The shard fails, and the next run redoes it.
+                if failed is not None and any(map(is_failed_call, result["warnings"])):
+                    # Not a bad row: the model's call may go through next time. The shard fails; the next run redoes it.
                     raise ChatModelFailedError(failed)
+                problem = problem or failed  # a reply that could not be read: an error row, as a bad row is
             if problem:
                 record: dict[str, Any] = {"file": location}
                 if number:  # 0: the whole file could not be read
