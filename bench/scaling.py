@@ -33,7 +33,14 @@ from langchain_core.documents import Document  # noqa: E402
 
 from bench.readme import replace_section  # noqa: E402
 from bench.run import machine  # noqa: E402
-from bench.workloads import chunked, inline_code_line, message_stream, range_markers, sentences  # noqa: E402
+from bench.workloads import (  # noqa: E402
+    chunked,
+    inline_code_line,
+    message_stream,
+    range_markers,
+    sentences,
+    zipf_prose,
+)
 from langchain_refs import manage_references  # noqa: E402
 from langchain_refs.streaming import CitationParser  # noqa: E402
 from langchain_refs.text import split_sentences  # noqa: E402
@@ -114,8 +121,9 @@ WORKLOADS: list[tuple[str, Callable[[int], str], Callable[[str], Callable[[], ob
         session,
     ),
     (
-        "`ReferencesMiddleware`, one model call: a tool result of documents of 2,000 characters, each re-spaced",
-        sentences,
+        "`ReferencesMiddleware`, one model call: a tool result of documents of 2,000 characters (prose over 20,000 "
+        "words), each re-spaced",
+        zipf_prose,
         tool_result,
     ),
 ]

@@ -138,6 +138,27 @@ def sentences(length: int) -> str:
     return "".join(out)[:length]
 
 
+def zipf_prose(length: int) -> str:
+    """Sentences over a vocabulary of 20,000 made-up words used as words are (a few often, most rarely: Zipf's law).
+
+    `sentences` draws from a few dozen words: every pair of them recurs, which
+    no real text does.
+    """
+    rng = random.Random(11)
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vi", "do", "pe", "ga", "zu", "shi", "ber", "tan", "or"]
+    vocabulary = sorted({"".join(rng.choices(syllables, k=rng.randint(1, 4))) for _ in range(30_000)})[:20_000]
+    rng.shuffle(vocabulary)
+    weights = [1 / rank for rank in range(1, len(vocabulary) + 1)]
+    out: list[str] = []
+    size = 0
+    while size < length:
+        words = rng.choices(vocabulary, weights, k=rng.randint(6, 20))
+        sentence = " ".join(words).capitalize() + ". "
+        out.append(sentence)
+        size += len(sentence)
+    return "".join(out)[:length]
+
+
 def range_markers(length: int) -> str:
     """``[1](id=1-32)`` repeated: each names the longest range the parser expands, mostly past the three documents."""
     unit = "[1](id=1-32)"

@@ -536,6 +536,7 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
         if spans[index] is None and piece.strip():
             spans[index] = _free_occurrence(text, piece, [span for span in spans if span is not None])
     aligned = {index for index, span in enumerate(spans) if span is None}
+    words: _Words | None = None  # the text's words, read once if any piece needs aligning
     index = 0
     while index < len(pieces):
         if spans[index] is not None:
@@ -548,7 +549,8 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
         following = spans[run_end] if run_end < len(pieces) else None
         low = previous[1] if previous is not None else 0
         high = following[0] if following is not None else len(text)
-        spans[index:run_end] = _aligned(text, low, high, pieces[index:run_end])
+        words = words or _Words.of(text)
+        spans[index:run_end] = _aligned(text, words, low, high, pieces[index:run_end])
         index = run_end
     # A gap between pieces found out of order may hold one of them: an aligned piece does not take its place.
     for index in sorted(aligned):
@@ -573,49 +575,64 @@ def _free_occurrence(text: str, piece: str, taken: Sequence[tuple[int, int]]) ->
     return None
 
 
-def _aligned(text: str, low: int, high: int, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
+def _aligned(text: str, words: _Words, low: int, high: int, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
     """The pieces (edited, cut, re-spaced) located in ``text[low:high]``, in order, by the word pairs they share.
 
-    Each piece is anchored where its pairs of consecutive words stand in the
-    text in the same order (the longest such chain, cut where the text puts
-    more than a few words of its own between two anchors), then widened over
-    its first and last few words when they are there. A piece is located when
-    the words found make half of it, or, for a snippet of a longer document,
-    a dozen words or more making most of the span they cover. The cost grows
-    with the words of the text and the pieces, not with their product.
+    All the pieces at once, as one sequence of words: the anchors are the
+    longest chain of their pairs of consecutive words that stand in the text
+    in the same order, so that where two pieces share words (a template, a
+    licence) the one the text holds more of takes the place. Each piece's
+    anchors are cut where the text puts more than an edit's words between two
+    (the part with the most anchors stays), then widened over a cut word, and
+    over the piece's first and last few words when only those are missing
+    (an edit there), never across a line break nor into the next piece. A
+    piece is located when the words found make half of it, or, for a snippet
+    of a longer document, a dozen words or more making most of the span they
+    cover. The cost grows with the words of the pieces and of the text.
 
     Example:
         >>> text = "[1] Mail [REDACTED_EMAIL] for Paris.\\n[2] Lyon has silk and"
-        >>> _aligned(text, 0, len(text), ["Mail ann@x.org for Paris.", "Lyon has silk and a lot more words."])
+        >>> _aligned(text, _Words.of(text), 0, len(text), ["Mail ann@x.org for Paris.", "Lyon has silk and more."])
         [(4, 36), (41, 58)]
     """
-    gap = _Words.of(text, low, high)
+    first_word = bisect.bisect_left(words.starts, low)
+    end_word = bisect.bisect_right(words.ends, high)
+    piece_words = [_words_of(piece) for piece in pieces]
+    chain = words.chain(piece_words, first_word, end_word)
+    cores: list[_Core | None] = [
+        _Core.of(anchors, piece, words) if anchors else None for anchors, piece in zip(chain, piece_words, strict=True)
+    ]
     found: list[tuple[int, int] | None] = []
-    floor, floor_word = low, 0
-    for position, piece in enumerate(pieces):
-        span = gap.span_of(_words_of(piece), floor_word, last_piece=position == len(pieces) - 1)
+    floor_word, floor = first_word, low
+    for position, core in enumerate(cores):
+        if core is None:
+            found.append(None)
+            continue
+        following = next((c for c in cores[position + 1 :] if c is not None), None)
+        ceiling_word = following.first if following is not None else end_word
+        span = core.widened(words, text, floor_word, ceiling_word)
         if span is None:
             found.append(None)
             continue
-        first_word, last_word = span
-        first, last = gap.starts[first_word], gap.ends[last_word]
-        # Widen to whole words: an edit at either end (a redacted first word) stays inside the tag.
+        first, last = words.starts[span[0]], words.ends[span[1]]
+        ceiling = words.starts[ceiling_word] if ceiling_word < end_word else high
+        # Whole words and the marks around them (a redacted "[EMAIL]."), within what is this piece's.
         while first > floor and not text[first - 1].isspace():
             first -= 1
-        while last < high and not text[last].isspace():
+        while last < ceiling and not text[last].isspace():
             last += 1
         found.append((first, last))
-        floor, floor_word = last, last_word + 1
+        floor_word, floor = span[1] + 1, last
     return found
 
 
-# Word pairs standing more often than this in a tool result anchor nothing (too common to tell where a piece is).
+# Word pairs standing more often than this in a gap anchor nothing (too common to tell where a piece is).
 _MAX_PAIR_REPEATS: Final = 8
 # More words than this between two anchors in the text: they are two places, not one piece.
 _MAX_WORDS_BETWEEN: Final = 24
 # More words than this left out of the piece, and more put in by the text, between two anchors: two places too.
 _MAX_WORDS_REPLACED: Final = 4
-# How many of a piece's first or last words may be looked for around its anchors, edited in place.
+# How many of a piece's first or last words may be missing around its anchors, edited in place.
 _EDGE_WORDS: Final = 8
 # A snippet of a longer document: at least this many of its words, making most of the span they cover.
 _MIN_SNIPPET_WORDS: Final = 12
@@ -639,84 +656,35 @@ class _Words:
     pairs: Mapping[tuple[str, str], list[int]]
 
     @classmethod
-    def of(cls, text: str, low: int, high: int) -> _Words:
-        matches = list(_WORD.finditer(text, low, high))
+    def of(cls, text: str) -> _Words:
+        matches = list(_WORD.finditer(text))
         words = tuple(m.group().casefold() for m in matches)
         pairs: dict[tuple[str, str], list[int]] = {}
         for position, pair in enumerate(itertools.pairwise(words)):
             pairs.setdefault(pair, []).append(position)
         return cls(words, tuple(m.start() for m in matches), tuple(m.end() for m in matches), pairs)
 
-    def span_of(self, piece: Sequence[str], floor: int, *, last_piece: bool) -> tuple[int, int] | None:
-        """The first and last of these words (from ``floor`` on) that ``piece``'s words stand in; None: not here.
+    def chain(self, pieces: Sequence[Sequence[str]], first: int, end: int) -> list[list[tuple[int, int]]]:
+        """Each piece's anchors, (its word, the text's word), of the longest chain of all the pieces' pairs.
 
-        ``last_piece``: no other piece is looked for after this one, so the words
-        left at the end may be its own end, edited.
+        The pieces are one sequence and the chain rises in it and in the text
+        (words ``first`` to ``end``): patience sorting, each anchor
+        remembering the one before it.
         """
-        anchors = self._anchors(piece, floor)
-        if not anchors:
-            return None
-        covered = {i + k for i, _ in anchors for k in (0, 1)}
-        (i_first, first), (i_last, last) = anchors[0], anchors[-1]
-        i_last, last = i_last + 1, last + 1  # the last pair's second word
-        # A snippet cut inside a word: the part of it that is there (its start at the end, its end at the start).
-        if (
-            i_last + 1 < len(piece)
-            and last + 1 < len(self.words)
-            and piece[i_last + 1].startswith(self.words[last + 1])
-        ):
-            i_last, last = i_last + 1, last + 1
-            covered.add(i_last)
-        if i_first > 0 and first > floor and piece[i_first - 1].endswith(self.words[first - 1]):
-            i_first, first = i_first - 1, first - 1
-            covered.add(i_first)
-        # The piece's first and last few words, when only a few precede or follow the anchors (an edit there).
-        # What alone stands between them and the piece before (or the end), no longer than what is missing,
-        # is the piece's own start (or end) edited.
-        if 0 < i_first <= _EDGE_WORDS:
-            before = set(piece[:i_first])
-            start = next((k for k in range(max(floor, first - i_first - 4), first) if self.words[k] in before), None)
-            if start is not None:
-                covered |= {i for i in range(i_first) if piece[i] == self.words[start]}
-                first = start
-            elif first - floor <= i_first:
-                first = floor
-        remaining = len(piece) - i_last - 1
-        if 0 < remaining <= _EDGE_WORDS:
-            after = set(piece[-remaining:])
-            stop = min(len(self.words), last + remaining + 5) - 1
-            end = next((k for k in range(stop, last, -1) if self.words[k] in after), None)
-            if end is not None:
-                covered |= {i for i in range(len(piece) - remaining, len(piece)) if piece[i] == self.words[end]}
-                last = end
-            elif last_piece and len(self.words) - 1 - last <= remaining:
-                last = len(self.words) - 1
-        # Between two anchors: the words of the piece found in the few words of the text there.
-        for (i, j), (next_i, next_j) in itertools.pairwise(anchors):
-            if 2 < next_i - i <= 2 * _MAX_WORDS_BETWEEN and next_j - j > 2:
-                between = set(self.words[j + 2 : next_j])
-                covered |= {k for k in range(i + 2, next_i) if piece[k] in between}
-        matched = len(covered)
-        if matched * 2 >= len(piece) or (matched >= _MIN_SNIPPET_WORDS and matched * 2 >= last - first + 1):
-            return first, last
-        return None
-
-    def _anchors(self, piece: Sequence[str], floor: int) -> list[tuple[int, int]]:
-        """The longest chain of the piece's word pairs found here in the same order, where it is densest.
-
-        Each anchor is (where the pair starts in the piece, where it starts here).
-        """
-        found: list[tuple[int, int]] = []
-        for i, pair in enumerate(itertools.pairwise(piece)):
-            positions = self.pairs.get(pair)
-            if positions and len(positions) <= _MAX_PAIR_REPEATS:
-                # Latest first: of the pairs at one place in the piece, the chain takes one.
-                found.extend((i, j) for j in reversed(positions) if j >= floor)
-        # The longest chain rising in both: patience sorting, each anchor remembering the one before it.
-        tails: list[int] = []  # the last place here of the best chain of each length
+        found: list[tuple[int, int, int]] = []  # (piece, its word, the text's word)
+        for k, piece in enumerate(pieces):
+            for i, pair in enumerate(itertools.pairwise(piece)):
+                positions = self.pairs.get(pair)
+                if not positions:
+                    continue
+                start, stop = bisect.bisect_left(positions, first), bisect.bisect_left(positions, end - 1)
+                if 0 < stop - start <= _MAX_PAIR_REPEATS:
+                    # Latest first: of the pairs at one word of the pieces, the chain takes one.
+                    found.extend((k, i, positions[index]) for index in range(stop - 1, start - 1, -1))
+        tails: list[int] = []  # the last text word of the best chain of each length
         ends: list[int] = []  # its anchor
         before: list[int] = []
-        for index, (_, j) in enumerate(found):
+        for index, (_, _, j) in enumerate(found):
             length = bisect.bisect_left(tails, j)
             if length == len(tails):
                 tails.append(j)
@@ -725,23 +693,110 @@ class _Words:
                 tails[length] = j
                 ends[length] = index
             before.append(ends[length - 1] if length else -1)
-        chain: list[tuple[int, int]] = []
+        chain: list[list[tuple[int, int]]] = [[] for _ in pieces]
         index = ends[-1] if ends else -1
         while index >= 0:
-            chain.append(found[index])
+            k, i, j = found[index]
+            chain[k].append((i, j))
             index = before[index]
-        chain.reverse()
+        for anchors in chain:
+            anchors.reverse()
+        return chain
+
+    def line_break_between(self, text: str, left: int, right: int) -> bool:
+        """Whether a line break stands between word ``left`` and word ``right`` (left < right)."""
+        return "\n" in text[self.ends[left] : self.starts[right]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Core:
+    """A piece's densest part of its anchors: its first and last words there, in it and in the text."""
+
+    piece: Sequence[str]
+    first: int  # the text's word
+    last: int
+    piece_first: int
+    piece_last: int
+    covered: frozenset[int]  # the piece's words found there
+
+    @classmethod
+    def of(cls, anchors: Sequence[tuple[int, int]], piece: Sequence[str], words: _Words) -> _Core:
         # Cut where the text has more than an edit's words of its own between two anchors: two places, of which
         # the part with the most anchors is the piece's.
         best: list[tuple[int, int]] = []
-        part = chain[:1]
-        for (i, j), anchor in itertools.pairwise(chain):
+        part = list(anchors[:1])
+        for (i, j), anchor in itertools.pairwise(anchors):
             piece_skips, text_skips = anchor[0] - i - 2, anchor[1] - j - 2
             if text_skips > _MAX_WORDS_BETWEEN or min(piece_skips, text_skips) > _MAX_WORDS_REPLACED:
                 best = max(best, part, key=len)
                 part = []
             part.append(anchor)
-        return max(best, part, key=len)
+        part = max(best, part, key=len)
+        covered = {i + k for i, _ in part for k in (0, 1)}
+        # Between two anchors: the words of the piece found in the few words of the text there.
+        for (i, j), (next_i, next_j) in itertools.pairwise(part):
+            if 2 < next_i - i <= 2 * _MAX_WORDS_BETWEEN and next_j - j > 2:
+                between = set(words.words[j + 2 : next_j])
+                covered |= {k for k in range(i + 2, next_i) if piece[k] in between}
+        (piece_first, first), (piece_last, last) = part[0], part[-1]
+        return cls(piece, first, last + 1, piece_first, piece_last + 1, frozenset(covered))
+
+    def widened(self, words: _Words, text: str, floor: int, ceiling: int) -> tuple[int, int] | None:
+        """Its first and last words in the text, widened within ``floor`` to ``ceiling`` (excluded); None: not here."""
+        piece, covered = self.piece, set(self.covered)
+        # A pair of words across two pieces (the last of one, the first of the next) anchors both: the word
+        # belongs to the next.
+        first, last = max(self.first, floor), min(self.last, ceiling - 1)
+        if first > last:
+            return None
+        piece_first, piece_last = self.piece_first, self.piece_last
+        # A snippet cut inside a word: the part of it that is there (its start at the end, its end at the start).
+        if (
+            piece_last + 1 < len(piece)
+            and last + 1 < ceiling
+            and piece[piece_last + 1].startswith(words.words[last + 1])
+            and not words.line_break_between(text, last, last + 1)
+        ):
+            piece_last, last = piece_last + 1, last + 1
+            covered.add(piece_last)
+        if (
+            piece_first > 0
+            and first > floor
+            and piece[piece_first - 1].endswith(words.words[first - 1])
+            and not words.line_break_between(text, first - 1, first)
+        ):
+            piece_first, first = piece_first - 1, first - 1
+            covered.add(piece_first)
+        # The piece's first or last few words missing around its anchors: the text's words there, on their line and
+        # short of the next piece, are them edited (one of the piece's own words there, else all, if no more).
+        missing = piece_first
+        if 0 < missing <= _EDGE_WORDS:
+            start = first
+            while start > floor and not words.line_break_between(text, start - 1, start):
+                start -= 1
+            near = range(max(start, first - missing - 2), first)
+            same = next((k for k in near if words.words[k] in set(piece[:piece_first])), None)
+            if same is not None:
+                covered |= {i for i in range(piece_first) if piece[i] == words.words[same]}
+                first = same
+            elif first - start <= missing:
+                first = start
+        missing = len(piece) - 1 - piece_last
+        if 0 < missing <= _EDGE_WORDS:
+            stop = last
+            while stop + 1 < ceiling and not words.line_break_between(text, stop, stop + 1):
+                stop += 1
+            near = range(min(stop, last + missing + 2), last, -1)
+            same = next((k for k in near if words.words[k] in set(piece[piece_last + 1 :])), None)
+            if same is not None:
+                covered |= {i for i in range(piece_last + 1, len(piece)) if piece[i] == words.words[same]}
+                last = same
+            elif stop - last <= missing:
+                last = stop
+        matched = len(covered)
+        if matched * 2 >= len(piece) or (matched >= _MIN_SNIPPET_WORDS and matched * 2 >= last - first + 1):
+            return first, last
+        return None
 
 
 def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool | None = None) -> list[Document]:

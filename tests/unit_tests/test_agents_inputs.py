@@ -216,6 +216,80 @@ def test_list_content_with_no_text_shows_the_documents_as_empty_str_content_does
     assert {k: d.page_content for k, d in shown.documents.items()} == {1: "Rome is old.", 2: "Lyon has silk."}
 
 
+_KETTLES = [
+    "The blue kettle costs 30 euros and ships in 2 days from our store in Paris. Ask Ann Smith.",
+    "The red kettle costs 45 euros and ships in 5 days from our store in Lyon. Ask Bob Jones.",
+    "The green kettle costs 20 euros and ships in 1 days from our store in Rome. Ask Carla Rossi.",
+]
+_LICENCE = "This article is published under a free licence and may be shared by anyone who credits the original author."
+_LYON_NEWS = f"Lyon news by Bob Jones. Lyon is the third city of France and was a centre of the silk trade. {_LICENCE}"
+
+
+def _names_redacted(text: str) -> str:
+    for name in ("Ann Smith", "Bob Jones", "Carla Rossi"):
+        text = text.replace(name, "[NAME]")
+    return text
+
+
+# (documents, the text a tool and the middleware before left, what each document found reads as), by hand.
+EDITED_RESULTS = {
+    "a template, the second left out": (
+        _KETTLES,
+        _names_redacted(f"{_KETTLES[0]}\n\n{_KETTLES[2]}"),
+        {1: _names_redacted(_KETTLES[0]), 3: _names_redacted(_KETTLES[2])},
+    ),
+    "a template, the first left out": (
+        _KETTLES,
+        _names_redacted(f"{_KETTLES[1]}\n\n{_KETTLES[2]}"),
+        {2: _names_redacted(_KETTLES[1]), 3: _names_redacted(_KETTLES[2])},
+    ),
+    "a licence both share, the one with the other text left out": (
+        [f"Paris is the capital of France and has a metro. {_LICENCE}", _LYON_NEWS],
+        _names_redacted(_LYON_NEWS),
+        {2: _names_redacted(_LYON_NEWS)},
+    ),
+    "the first cut short, the second redacted": (
+        [
+            "Paris is the capital of France, and the seat of the government.",
+            "The Seine flows through the city, said Ann Smith of the river board.",
+        ],
+        "Paris is the capital of France, and\n\nThe Seine flows through the city, said [NAME] of the river board.",
+        {
+            1: "Paris is the capital of France, and",
+            2: "The Seine flows through the city, said [NAME] of the river board.",
+        },
+    ),
+    "redacted at the end of one and the start of the next": (
+        [
+            "Paris is the capital of France and is big. Write to ann@x.org",
+            "Bob Jones wrote that Lyon is the third city of France and the silk capital.",
+        ],
+        "Paris is the capital of France and is big. Write to [EMAIL]\n\n"
+        "[NAME] wrote that Lyon is the third city of France and the silk capital.",
+        {
+            1: "Paris is the capital of France and is big. Write to [EMAIL]",
+            2: "[NAME] wrote that Lyon is the third city of France and the silk capital.",
+        },
+    ),
+    "no white space between them": (
+        ["Paris is the capital of France.\nIt has a metro.", "Lyon is the third city of France.\nIt has silk."],
+        "<p>Paris is the capital of France. It has a metro.</p><p>Lyon is the third city of France. It has silk.</p>",
+        {
+            1: "<p>Paris is the capital of France. It has a metro.</p><p>",
+            2: "Lyon is the third city of France. It has silk.</p>",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDITED_RESULTS))
+def test_edited_documents_that_share_words_are_each_found_in_their_own_place(case: str) -> None:
+    """Documents alike (a template, a licence), edited, some left out: each text found is its own document's."""
+    documents, text, expected = EDITED_RESULTS[case]
+    shown = show_tool_result(text, [Document(d) for d in documents], list(range(1, len(documents) + 1)))
+    assert {k: d.page_content for k, d in shown.documents.items()} == expected
+
+
 _WORDS = st.sampled_from(["the", "city", "is", "of", "old", "Paris", "Rome", "river", "a", "silk", "metro"])
 _SENTENCE = st.lists(_WORDS, min_size=2, max_size=8).map(lambda words: " ".join(words) + ".")
 _EDITS = st.sampled_from(["none", "redact", "cut", "re-space", "drop"])
