@@ -524,7 +524,7 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
     spans: list[tuple[int, int] | None] = []
     cursor = 0
     for piece in pieces:
-        at = text.find(piece, cursor) if piece.strip() else -1
+        at = _find_whole(text, piece, cursor) if piece.strip() else -1
         if at < 0:
             spans.append(None)
         else:
@@ -535,95 +535,175 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
     for index, piece in enumerate(pieces):
         if spans[index] is None and piece.strip():
             spans[index] = _free_occurrence(text, piece, [span for span in spans if span is not None])
-    aligned = {index for index, span in enumerate(spans) if span is None}
-    words: _Words | None = None  # the text's words, read once if any piece needs aligning
-    index = 0
-    while index < len(pieces):
-        if spans[index] is not None:
-            index += 1
-            continue
-        run_end = index
-        while run_end < len(pieces) and spans[run_end] is None:
-            run_end += 1
-        previous = spans[index - 1] if index else None
-        following = spans[run_end] if run_end < len(pieces) else None
-        low = previous[1] if previous is not None else 0
-        high = following[0] if following is not None else len(text)
-        words = words or _Words.of(text)
-        spans[index:run_end] = _aligned(text, words, low, high, pieces[index:run_end])
-        index = run_end
-    # A gap between pieces found out of order may hold one of them: an aligned piece does not take its place.
-    for index in sorted(aligned):
-        span = spans[index]
-        if span is not None and any(
-            other is not None and other[0] < span[1] and span[0] < other[1]
-            for position, other in enumerate(spans)
-            if position != index and (position not in aligned or position < index)
-        ):
-            spans[index] = None
+    left = [index for index, span in enumerate(spans) if span is None and pieces[index].strip()]
+    if left:
+        taken = [span for span in spans if span is not None]
+        placed = _aligned(text, _Words.of(text), [pieces[index] for index in left], taken)
+        for index, span in zip(left, placed, strict=True):
+            spans[index] = span
     return spans
 
 
 def _free_occurrence(text: str, piece: str, taken: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
     """Where ``piece`` first stands in ``text`` without overlapping a span of ``taken`` (None: nowhere)."""
-    at = text.find(piece)
+    at = _find_whole(text, piece, 0)
     while at >= 0:
         end = at + len(piece)
         if all(end <= start or at >= stop for start, stop in taken):
             return at, end
-        at = text.find(piece, at + 1)
+        at = _find_whole(text, piece, at + 1)
     return None
 
 
-def _aligned(text: str, words: _Words, low: int, high: int, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
-    """The pieces (edited, cut, re-spaced) located in ``text[low:high]``, in order, by the word pairs they share.
+def _find_whole(text: str, piece: str, start: int) -> int:
+    """Where ``piece`` first stands in ``text`` from ``start`` on, not inside a word (-1: nowhere).
 
-    All the pieces at once, as one sequence of words: the anchors are the
-    longest chain of their pairs of consecutive words that stand in the text
-    in the same order, so that where two pieces share words (a template, a
-    licence) the one the text holds more of takes the place. Each piece's
-    anchors are cut where the text puts more than an edit's words between two
-    (the part with the most anchors stays), then widened over a cut word, and
-    over the piece's first and last few words when only those are missing
-    (an edit there), never across a line break nor into the next piece. A
-    piece is located when the words found make half of it, or, for a snippet
-    of a longer document, a dozen words or more making most of the span they
-    cover. The cost grows with the words of the pieces and of the text.
+    Example:
+        >>> _find_whole("We restart the art class.", "art", 0)
+        15
+    """
+    at = text.find(piece, start)
+    while at >= 0:
+        end = at + len(piece)
+        inside = (at > 0 and text[at - 1].isalnum() and piece[0].isalnum()) or (
+            end < len(text) and text[end].isalnum() and piece[-1].isalnum()
+        )
+        if not inside:
+            return at
+        at = text.find(piece, at + 1)
+    return -1
+
+
+def _aligned(
+    text: str, words: _Words, pieces: Sequence[str], taken: Sequence[tuple[int, int]]
+) -> list[tuple[int, int] | None]:
+    """The pieces (edited, cut, re-spaced) located in ``text`` outside the ``taken`` spans, by their word pairs.
+
+    Each piece's anchors are the longest chain of its pairs of consecutive
+    words that stand in the text in the same order, cut where the text puts
+    more than an edit's words between two (the part with the most anchors
+    stays). The pieces then take their places in turn, the one with the most
+    anchors first (of two alike, the one more of which is found): where two
+    share words (a template, a licence, two versions of one text), the one the
+    text holds more of has the place, whatever order the tool wrote them in.
+    Each is widened over a cut word, and over its first and last few words when
+    only those are missing (an edit there), never across a line break nor into
+    its neighbours. A piece is located when the words found make half of it, or,
+    for a snippet of a longer document, a dozen words or more making half the
+    span they cover. The cost grows with the words of the pieces and of the text.
 
     Example:
         >>> text = "[1] Mail [REDACTED_EMAIL] for Paris.\\n[2] Lyon has silk and"
-        >>> _aligned(text, _Words.of(text), 0, len(text), ["Mail ann@x.org for Paris.", "Lyon has silk and more."])
+        >>> _aligned(text, _Words.of(text), ["Mail ann@x.org for Paris.", "Lyon has silk and more."], [])
         [(4, 36), (41, 58)]
     """
-    first_word = bisect.bisect_left(words.starts, low)
-    end_word = bisect.bisect_right(words.ends, high)
+    taken_words = [-1] * len(words.words)  # -2: a word of a span found as is
+    for start, stop in taken:
+        for position in range(bisect.bisect_right(words.ends, start), bisect.bisect_left(words.starts, stop)):
+            taken_words[position] = -2  # every word it overlaps
     piece_words = [_words_of(piece) for piece in pieces]
-    chain = words.chain(piece_words, first_word, end_word)
-    cores: list[_Core | None] = [
-        _Core.of(anchors, piece, words) if anchors else None for anchors, piece in zip(chain, piece_words, strict=True)
-    ]
-    found: list[tuple[int, int] | None] = []
-    floor_word, floor = first_word, low
-    for position, core in enumerate(cores):
-        if core is None:
-            found.append(None)
-            continue
-        following = next((c for c in cores[position + 1 :] if c is not None), None)
-        ceiling_word = following.first if following is not None else end_word
-        span = core.widened(words, text, floor_word, ceiling_word)
+    candidates = []
+    for k, piece in enumerate(piece_words):
+        anchors = _longest_chain(words.anchors(piece, taken_words))
+        if anchors:
+            core = _Core.of(anchors, piece)
+            candidates.append((-len(core.anchors), -core.share(words), k, core))
+    owner = list(taken_words)  # the piece each word of the text is given to (-1: none)
+    cores: dict[int, _Core] = {}
+    for _, _, k, core in sorted(candidates, key=lambda candidate: candidate[:3]):
+        # Words given before (to a piece placed first, or found as is) split its anchors: the stretch with the most
+        # stays, and must still hold the piece.
+        stretches: list[list[tuple[int, int]]] = [[]]
+        for anchor in core.anchors:
+            if stretches[-1] and any(owner[j] != -1 for j in range(stretches[-1][-1][1], anchor[1] + 2)):
+                stretches.append([])
+            if owner[anchor[1]] == -1 and owner[anchor[1] + 1] == -1:
+                stretches[-1].append(anchor)
+        stretch = max(stretches, key=len)
+        if len(stretch) < len(core.anchors):
+            if not stretch:
+                continue
+            core = _Core.of(stretch, piece_words[k])
+            if not core.plausible(words):
+                continue
+        cores[k] = core
+        for position in range(core.first, core.last + 1):
+            owner[position] = k
+    found: list[tuple[int, int] | None] = [None] * len(pieces)
+    for _ in range(3):  # a piece widening finds not there gives its words back, and the others widen again
+        found = _widened_in_place(text, words, taken_words, cores, len(pieces))
+        missing = [k for k in cores if found[k] is None]
+        if not missing:
+            break
+        for k in missing:
+            del cores[k]
+    return found
+
+
+def _widened_in_place(
+    text: str, words: _Words, taken_words: Sequence[int], cores: Mapping[int, _Core], count: int
+) -> list[tuple[int, int] | None]:
+    """Each placed piece's span, widened in the text's order within its neighbours (pieces placed, spans found)."""
+    owner = list(taken_words)
+    for k, core in cores.items():
+        for position in range(core.first, core.last + 1):
+            owner[position] = k
+    found: list[tuple[int, int] | None] = [None] * count
+    floor = 0
+    for k, core in sorted(cores.items(), key=lambda item: item[1].first):
+        ceiling_word = core.last + 1
+        while ceiling_word < len(owner) and owner[ceiling_word] in (-1, k):
+            ceiling_word += 1
+        floor_word = core.first
+        while floor_word > 0 and owner[floor_word - 1] in (-1, k):
+            floor_word -= 1
+        span = core.widened(words, text, floor_word, ceiling_word, ceiling_word)
         if span is None:
-            found.append(None)
             continue
         first, last = words.starts[span[0]], words.ends[span[1]]
-        ceiling = words.starts[ceiling_word] if ceiling_word < end_word else high
+        ceiling = words.starts[ceiling_word] if ceiling_word < len(owner) else len(text)
+        low = max(floor, words.ends[floor_word - 1] if floor_word > 0 else 0)
         # Whole words and the marks around them (a redacted "[EMAIL]."), within what is this piece's.
-        while first > floor and not text[first - 1].isspace():
+        while first > low and not text[first - 1].isspace():
             first -= 1
         while last < ceiling and not text[last].isspace():
             last += 1
-        found.append((first, last))
-        floor_word, floor = span[1] + 1, last
+        found[k] = (first, last)
+        floor = last
+        for position in range(span[0], span[1] + 1):
+            owner[position] = k
     return found
+
+
+def _longest_chain(found: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest chain of ``found`` (a piece's word, the text's word) rising in both: patience sorting.
+
+    ``found`` is in the order of the piece's words, the text's latest first at
+    each, so that the chain takes one anchor per word of the piece.
+
+    Example:
+        >>> _longest_chain([(0, 5), (0, 1), (1, 2), (2, 9), (2, 3)])
+        [(0, 1), (1, 2), (2, 3)]
+    """
+    tails: list[int] = []  # the last text word of the best chain of each length
+    ends: list[int] = []  # its anchor
+    before: list[int] = []
+    for index, (_, j) in enumerate(found):
+        length = bisect.bisect_left(tails, j)
+        if length == len(tails):
+            tails.append(j)
+            ends.append(index)
+        else:
+            tails[length] = j
+            ends[length] = index
+        before.append(ends[length - 1] if length else -1)
+    chain: list[tuple[int, int]] = []
+    index = ends[-1] if ends else -1
+    while index >= 0:
+        chain.append(found[index])
+        index = before[index]
+    chain.reverse()
+    return chain
 
 
 # Word pairs standing more often than this in a gap anchor nothing (too common to tell where a piece is).
@@ -664,44 +744,19 @@ class _Words:
             pairs.setdefault(pair, []).append(position)
         return cls(words, tuple(m.start() for m in matches), tuple(m.end() for m in matches), pairs)
 
-    def chain(self, pieces: Sequence[Sequence[str]], first: int, end: int) -> list[list[tuple[int, int]]]:
-        """Each piece's anchors, (its word, the text's word), of the longest chain of all the pieces' pairs.
+    def anchors(self, piece: Sequence[str], owner: Sequence[int]) -> list[tuple[int, int]]:
+        """Where each pair of ``piece``'s words stands in the text among words no one was given (``owner`` -1).
 
-        The pieces are one sequence and the chain rises in it and in the text
-        (words ``first`` to ``end``): patience sorting, each anchor
-        remembering the one before it.
+        (the piece's word, the text's word), in the order of the piece's words,
+        the text's latest first at each (as `_longest_chain` reads them); pairs
+        standing more than a few times anchor nothing.
         """
-        found: list[tuple[int, int, int]] = []  # (piece, its word, the text's word)
-        for k, piece in enumerate(pieces):
-            for i, pair in enumerate(itertools.pairwise(piece)):
-                positions = self.pairs.get(pair)
-                if not positions:
-                    continue
-                start, stop = bisect.bisect_left(positions, first), bisect.bisect_left(positions, end - 1)
-                if 0 < stop - start <= _MAX_PAIR_REPEATS:
-                    # Latest first: of the pairs at one word of the pieces, the chain takes one.
-                    found.extend((k, i, positions[index]) for index in range(stop - 1, start - 1, -1))
-        tails: list[int] = []  # the last text word of the best chain of each length
-        ends: list[int] = []  # its anchor
-        before: list[int] = []
-        for index, (_, _, j) in enumerate(found):
-            length = bisect.bisect_left(tails, j)
-            if length == len(tails):
-                tails.append(j)
-                ends.append(index)
-            else:
-                tails[length] = j
-                ends[length] = index
-            before.append(ends[length - 1] if length else -1)
-        chain: list[list[tuple[int, int]]] = [[] for _ in pieces]
-        index = ends[-1] if ends else -1
-        while index >= 0:
-            k, i, j = found[index]
-            chain[k].append((i, j))
-            index = before[index]
-        for anchors in chain:
-            anchors.reverse()
-        return chain
+        found: list[tuple[int, int]] = []
+        for i, pair in enumerate(itertools.pairwise(piece)):
+            positions = self.pairs.get(pair)
+            if positions and len(positions) <= _MAX_PAIR_REPEATS:
+                found.extend((i, j) for j in reversed(positions) if owner[j] == -1 and owner[j + 1] == -1)
+        return found
 
     def line_break_between(self, text: str, left: int, right: int) -> bool:
         """Whether a line break stands between word ``left`` and word ``right`` (left < right)."""
@@ -710,17 +765,13 @@ class _Words:
 
 @dataclass(frozen=True, slots=True)
 class _Core:
-    """A piece's densest part of its anchors: its first and last words there, in it and in the text."""
+    """A piece's densest part of its anchors: (the piece's word, the text's word) of each, in order."""
 
     piece: Sequence[str]
-    first: int  # the text's word
-    last: int
-    piece_first: int
-    piece_last: int
-    covered: frozenset[int]  # the piece's words found there
+    anchors: tuple[tuple[int, int], ...]
 
     @classmethod
-    def of(cls, anchors: Sequence[tuple[int, int]], piece: Sequence[str], words: _Words) -> _Core:
+    def of(cls, anchors: Sequence[tuple[int, int]], piece: Sequence[str]) -> _Core:
         # Cut where the text has more than an edit's words of its own between two anchors: two places, of which
         # the part with the most anchors is the piece's.
         best: list[tuple[int, int]] = []
@@ -728,28 +779,68 @@ class _Core:
         for (i, j), anchor in itertools.pairwise(anchors):
             piece_skips, text_skips = anchor[0] - i - 2, anchor[1] - j - 2
             if text_skips > _MAX_WORDS_BETWEEN or min(piece_skips, text_skips) > _MAX_WORDS_REPLACED:
-                best = max(best, part, key=len)
+                best = part if len(part) > len(best) else best
                 part = []
             part.append(anchor)
-        part = max(best, part, key=len)
-        covered = {i + k for i, _ in part for k in (0, 1)}
-        # Between two anchors: the words of the piece found in the few words of the text there.
-        for (i, j), (next_i, next_j) in itertools.pairwise(part):
+        return cls(piece, tuple(part if len(part) >= len(best) else best))
+
+    @property
+    def first(self) -> int:
+        """The text's word it starts at."""
+        return self.anchors[0][1]
+
+    @property
+    def last(self) -> int:
+        """The text's word it ends at (its last pair's second word)."""
+        return self.anchors[-1][1] + 1
+
+    def share(self, words: _Words) -> float:
+        """How much of the piece its anchors find (of two pieces alike, the text is more the one it holds more of)."""
+        return len(self._covered(self.anchors, words)) / len(self.piece)
+
+    def _covered(self, anchors: Sequence[tuple[int, int]], words: _Words) -> set[int]:
+        """The piece's words ``anchors`` find, and between two of them those in the few words of the text there."""
+        piece = self.piece
+        covered = {i + k for i, _ in anchors for k in (0, 1)}
+        for (i, j), (next_i, next_j) in itertools.pairwise(anchors):
             if 2 < next_i - i <= 2 * _MAX_WORDS_BETWEEN and next_j - j > 2:
                 between = set(words.words[j + 2 : next_j])
                 covered |= {k for k in range(i + 2, next_i) if piece[k] in between}
-        (piece_first, first), (piece_last, last) = part[0], part[-1]
-        return cls(piece, first, last + 1, piece_first, piece_last + 1, frozenset(covered))
+        return covered
 
-    def widened(self, words: _Words, text: str, floor: int, ceiling: int) -> tuple[int, int] | None:
-        """Its first and last words in the text, widened within ``floor`` to ``ceiling`` (excluded); None: not here."""
-        piece, covered = self.piece, set(self.covered)
-        # A pair of words across two pieces (the last of one, the first of the next) anchors both: the word
-        # belongs to the next.
-        first, last = max(self.first, floor), min(self.last, ceiling - 1)
-        if first > last:
+    def plausible(self, words: _Words) -> bool:
+        """Whether its anchors alone find enough of the piece (`_enough`) to count as a place the text holds it."""
+        span = self.anchors[-1][1] + 2 - self.anchors[0][1]
+        return _enough(len(self._covered(self.anchors, words)), len(self.piece), span)
+
+    def widened(self, words: _Words, text: str, floor: int, ceiling: int, end: int) -> tuple[int, int] | None:
+        """Its first and last words in the text, widened from ``floor`` on; None: not here.
+
+        ``ceiling`` is where the next piece's anchors start and ``end`` where the
+        gap ends: the piece going on word for word keeps its words past the
+        ceiling (two pieces sharing a passage: the one the text goes on with
+        has it), by three words in a row at least.
+        """
+        piece = self.piece
+        anchors = [anchor for anchor in self.anchors if anchor[1] >= floor]
+        if not anchors:
             return None
-        piece_first, piece_last = self.piece_first, self.piece_last
+        covered = self._covered(anchors, words)
+        (piece_first, first), (piece_last, last) = anchors[0], anchors[-1]
+        piece_last, last = piece_last + 1, last + 1  # the last pair's second word
+        if last >= ceiling:  # a pair across two pieces (the last word of one, the first of the next): the next's
+            piece_last, last = piece_last - (last - ceiling + 1), ceiling - 1
+            if last < first:
+                return None
+        while piece_last + 1 < len(piece) and last + 1 < end and piece[piece_last + 1] == words.words[last + 1]:
+            if (
+                last + 1 >= ceiling
+                and tuple(piece[piece_last + 1 : piece_last + 4]) != words.words[last + 1 : last + 4]
+            ):
+                break
+            piece_last, last = piece_last + 1, last + 1
+            covered.add(piece_last)
+        ceiling = max(ceiling, last + 1)
         # A snippet cut inside a word: the part of it that is there (its start at the end, its end at the start).
         if (
             piece_last + 1 < len(piece)
@@ -793,10 +884,16 @@ class _Core:
                 last = same
             elif stop - last <= missing:
                 last = stop
-        matched = len(covered)
-        if matched * 2 >= len(piece) or (matched >= _MIN_SNIPPET_WORDS and matched * 2 >= last - first + 1):
-            return first, last
-        return None
+        return (first, last) if _enough(len(covered), len(piece), last - first + 1) else None
+
+
+def _enough(matched: int, length: int, span: int) -> bool:
+    """Whether ``matched`` of a piece's ``length`` words, over ``span`` words of the text, locate it.
+
+    Half its words; or, for a snippet of a longer document, a dozen words or
+    more making half of the span they cover.
+    """
+    return matched * 2 >= length or (matched >= _MIN_SNIPPET_WORDS and matched * 2 >= span)
 
 
 def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool | None = None) -> list[Document]:

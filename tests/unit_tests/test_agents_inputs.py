@@ -222,6 +222,7 @@ _KETTLES = [
     "The green kettle costs 20 euros and ships in 1 days from our store in Rome. Ask Carla Rossi.",
 ]
 _LICENCE = "This article is published under a free licence and may be shared by anyone who credits the original author."
+_OFFICE = "Paris is the capital of France. Ann Smith runs the tourist office near the river. The museum opens at nine."
 _LYON_NEWS = f"Lyon news by Bob Jones. Lyon is the third city of France and was a centre of the silk trade. {_LICENCE}"
 
 
@@ -270,6 +271,21 @@ EDITED_RESULTS = {
             1: "Paris is the capital of France and is big. Write to [EMAIL]",
             2: "[NAME] wrote that Lyon is the third city of France and the silk capital.",
         },
+    ),
+    "a template written in another order, the first left out": (
+        _KETTLES,
+        _names_redacted(f"{_KETTLES[2]}\n\n{_KETTLES[1]}"),
+        {2: _names_redacted(_KETTLES[1]), 3: _names_redacted(_KETTLES[2])},
+    ),
+    "two versions of one text, the later first, the shorter shown": (
+        [f"{_OFFICE} Tickets cost ten euros for adults.", _OFFICE],
+        _names_redacted(_OFFICE),
+        {2: _names_redacted(_OFFICE)},
+    ),
+    "a word of one inside a word of the other": (
+        ["art", "We restart the class at nine."],
+        "We restart the class at nine.",
+        {2: "We restart the class at nine."},
     ),
     "no white space between them": (
         ["Paris is the capital of France.\nIt has a metro.", "Lyon is the third city of France.\nIt has silk."],
