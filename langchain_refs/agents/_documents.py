@@ -515,7 +515,7 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
 
 
 def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
-    """Where each piece stands in ``text``, in order: found as is, else aligned in the gap left for it.
+    """Where each piece stands in ``text``: found as is (whole words, the artifact's order first), else `_aligned`.
 
     Example:
         >>> _locate("A b.\\n\\n[X] c d.\\n\\nE.", ["A b.", "Mo c d.", "E."])
