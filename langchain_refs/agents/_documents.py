@@ -657,7 +657,7 @@ def _widened_in_place(
         floor_word = core.first
         while floor_word > 0 and owner[floor_word - 1] in (-1, k):
             floor_word -= 1
-        span = core.widened(words, text, floor_word, ceiling_word, ceiling_word)
+        span = core.widened(words, text, floor_word, ceiling_word)
         if span is None:
             continue
         first, last = words.starts[span[0]], words.ends[span[1]]
@@ -813,34 +813,20 @@ class _Core:
         span = self.anchors[-1][1] + 2 - self.anchors[0][1]
         return _enough(len(self._covered(self.anchors, words)), len(self.piece), span)
 
-    def widened(self, words: _Words, text: str, floor: int, ceiling: int, end: int) -> tuple[int, int] | None:
-        """Its first and last words in the text, widened from ``floor`` on; None: not here.
+    def widened(self, words: _Words, text: str, floor: int, ceiling: int) -> tuple[int, int] | None:
+        """Its first and last words in the text, widened within ``floor`` to ``ceiling`` (excluded); None: not here.
 
-        ``ceiling`` is where the next piece's anchors start and ``end`` where the
-        gap ends: the piece going on word for word keeps its words past the
-        ceiling (two pieces sharing a passage: the one the text goes on with
-        has it), by three words in a row at least.
+        ``floor`` and ``ceiling`` bound the words no other piece was given around
+        its anchors (`_widened_in_place`).
         """
         piece = self.piece
-        anchors = [anchor for anchor in self.anchors if anchor[1] >= floor]
-        if not anchors:
-            return None
-        covered = self._covered(anchors, words)
-        (piece_first, first), (piece_last, last) = anchors[0], anchors[-1]
+        covered = self._covered(self.anchors, words)
+        (piece_first, first), (piece_last, last) = self.anchors[0], self.anchors[-1]
         piece_last, last = piece_last + 1, last + 1  # the last pair's second word
-        if last >= ceiling:  # a pair across two pieces (the last word of one, the first of the next): the next's
-            piece_last, last = piece_last - (last - ceiling + 1), ceiling - 1
-            if last < first:
-                return None
-        while piece_last + 1 < len(piece) and last + 1 < end and piece[piece_last + 1] == words.words[last + 1]:
-            if (
-                last + 1 >= ceiling
-                and tuple(piece[piece_last + 1 : piece_last + 4]) != words.words[last + 1 : last + 4]
-            ):
-                break
+        # The piece going on word for word past its last anchor (pairs too common to anchor).
+        while piece_last + 1 < len(piece) and last + 1 < ceiling and piece[piece_last + 1] == words.words[last + 1]:
             piece_last, last = piece_last + 1, last + 1
             covered.add(piece_last)
-        ceiling = max(ceiling, last + 1)
         # A snippet cut inside a word: the part of it that is there (its start at the end, its end at the start).
         if (
             piece_last + 1 < len(piece)
