@@ -62,12 +62,9 @@ def is_failed_call(line: str) -> bool:
     a reply that could not be read.
 
     Example:
-        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
-        >>> from langchain_refs import LLMJudgeScorer
-        >>> with recorded_model_failures() as failures:
-        ...     LLMJudgeScorer(FakeListChatModel(responses=["no idea"])).score([("a", "b")])
-        [0.0]
-        >>> is_failed_call(failures[0])
+        >>> is_failed_call("unreadable judge reply (the call failed: TimeoutError()); using the default 0.0.")
+        True
+        >>> is_failed_call("unreadable judge reply (ValueError: no score); using the default 0.0.")
         False
     """
     return f"({_CALL_FAILED}" in line

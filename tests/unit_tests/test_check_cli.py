@@ -258,6 +258,13 @@ class DownModel(FakeListChatModel):
         return super()._call(*args, **kwargs)
 
 
+def down_for_the_first_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """``--model fake:m`` a model down for its first call only, then extracting one claim; the input B, the output."""
+    model = DownModel(failures=1, responses=['{"claims": ["Ice melts at 0 degrees."]}'] * 4)
+    monkeypatch.setattr(check_items, "load_model", lambda spec: model)
+    return write_json(tmp_path / "a.json", B), tmp_path / "o.json"
+
+
 def test_an_item_whose_chat_model_failed_is_an_error_not_a_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -279,10 +286,7 @@ def test_after_a_run_where_the_chat_model_failed_running_again_asks_about_those_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The model down for the first item only: exit 1, the progress kept; the next run asks about that item alone."""
-    model = DownModel(failures=1, responses=['{"claims": ["Ice melts at 0 degrees."]}'] * 4)
-    monkeypatch.setattr(check_items, "load_model", lambda spec: model)
-    source = write_json(tmp_path / "a.json", B)
-    out = tmp_path / "o.json"
+    source, out = down_for_the_first_item(tmp_path, monkeypatch)
     assert run("extract", "--input", str(source), "--output", str(out), "--model", "fake:m") == 1
     assert "the chat model failed on 1: run again to ask about those alone" in capsys.readouterr().err
     assert (tmp_path / "o.json.partial.jsonl").exists()
@@ -297,10 +301,7 @@ def test_an_item_whose_chat_model_failed_is_asked_again_when_the_run_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The model down for the first item, then Ctrl-C: the resumed run asks about that item again, not only the rest."""
-    model = DownModel(failures=1, responses=['{"claims": ["Ice melts at 0 degrees."]}'] * 4)
-    monkeypatch.setattr(check_items, "load_model", lambda spec: model)
-    source = write_json(tmp_path / "a.json", B)
-    out = tmp_path / "o.json"
+    source, out = down_for_the_first_item(tmp_path, monkeypatch)
     interrupt_on_call(monkeypatch, 2)
     assert run("extract", "--input", str(source), "--output", str(out), "--model", "fake:m") == 130
     assert "(0 of 2 items saved in " in capsys.readouterr().err

@@ -290,7 +290,7 @@ def run_check(args: argparse.Namespace) -> int:
         if partial is None:
             print(f"interrupted — nothing is saved for an output to {target}: run again to start over", file=sys.stderr)
             return 130
-        saved = sum(1 for result in done.values() if not str(result.get("error", "")).startswith(MODEL_FAILED))
+        saved = sum(1 for result in done.values() if not _model_failed(result))
         saved_count = f"{saved} of {len(read.items)} items saved in {partial}"
         print(f"interrupted — run again to resume ({saved_count})", file=sys.stderr)
         return 130
@@ -420,7 +420,7 @@ def _finish(read: _Input, done: dict[int, dict[str, Any]], *, target: Path, part
     """Write the output, drop the saved progress, say what was done: 0, or 1 when an item was skipped."""
     _write_output(target, [done[i] for i in range(len(read.items))])
     # The items whose model failed were not saved: the progress is kept, so that running again asks about those alone.
-    redo = sum(1 for result in done.values() if str(result.get("error", "")).startswith(MODEL_FAILED))
+    redo = sum(1 for result in done.values() if _model_failed(result))
     if partial is not None and not redo:
         partial.unlink()
     if read.nulled:
@@ -433,6 +433,11 @@ def _finish(read: _Input, done: dict[int, dict[str, Any]], *, target: Path, part
         again = f"the chat model failed on {redo}: run again to ask about those alone (progress in {partial})"
         print(again, file=sys.stderr)
     return 0 if not failures else 1
+
+
+def _model_failed(result: dict[str, Any]) -> bool:
+    """Whether ``result`` is the error record of an item whose chat model failed: not saved, asked again next run."""
+    return str(result.get("error", "")).startswith(MODEL_FAILED)
 
 
 def _result(
