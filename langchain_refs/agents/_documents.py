@@ -515,29 +515,30 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
 
 
 def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
-    """Where each piece stands in ``text``: found as is (whole words, the artifact's order first), else `_aligned`.
+    """Where each piece stands in ``text``: found as is (whole words, the longest first), else `_aligned`.
+
+    The longest piece takes its place first, each at the first place no piece
+    took before: a document whose text is part of another's (an excerpt beside
+    the full page) is then found where it stands alone, whatever order the
+    tool wrote them in, never inside the longer one.
 
     Example:
         >>> _locate("A b.\\n\\n[X] c d.\\n\\nE.", ["A b.", "Mo c d.", "E."])
         [(0, 4), (6, 14), (16, 18)]
+        >>> _locate("Paris is big. It is old.\\n\\nParis is big.", ["Paris is big.", "Paris is big. It is old."])
+        [(26, 39), (0, 24)]
     """
-    spans: list[tuple[int, int] | None] = []
-    cursor = 0
-    for piece in pieces:
-        at = _find_whole(text, piece, cursor) if piece.strip() else -1
-        if at < 0:
-            spans.append(None)
-        else:
-            spans.append((at, at + len(piece)))
-            cursor = at + len(piece)
-    # A piece the text holds elsewhere (a tool that wrote its documents in another order than
-    # its artifact's): found anywhere it overlaps no piece found before.
-    for index, piece in enumerate(pieces):
-        if spans[index] is None and piece.strip():
-            spans[index] = _free_occurrence(text, piece, [span for span in spans if span is not None])
+    spans: list[tuple[int, int] | None] = [None] * len(pieces)
+    taken: list[tuple[int, int]] = []  # in the text's order
+    # Of two pieces alike in length, the artifact's first takes the first place (sorted is stable).
+    for index in sorted(range(len(pieces)), key=lambda index: -len(pieces[index])):
+        if pieces[index].strip():
+            span = _free_occurrence(text, pieces[index], taken)
+            if span is not None:
+                spans[index] = span
+                bisect.insort(taken, span)
     left = [index for index, span in enumerate(spans) if span is None and pieces[index].strip()]
     if left:
-        taken = [span for span in spans if span is not None]
         placed = _aligned(text, _Words.of(text), [pieces[index] for index in left], taken)
         for index, span in zip(left, placed, strict=True):
             spans[index] = span
@@ -545,11 +546,13 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
 
 
 def _free_occurrence(text: str, piece: str, taken: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
-    """Where ``piece`` first stands in ``text`` without overlapping a span of ``taken`` (None: nowhere)."""
+    """Where ``piece`` first stands in ``text`` without overlapping a span of ``taken`` (in order; None: nowhere)."""
     at = _find_whole(text, piece, 0)
     while at >= 0:
         end = at + len(piece)
-        if all(end <= start or at >= stop for start, stop in taken):
+        # The spans either side of it (they do not overlap one another): the one starting before it must end first.
+        after = bisect.bisect_left(taken, (end, -1))
+        if (after == 0 or taken[after - 1][1] <= at) and (after == len(taken) or taken[after][0] >= end):
             return at, end
         at = _find_whole(text, piece, at + 1)
     return None

@@ -116,6 +116,50 @@ class CitationLeakWarning(UserWarning):
     """
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _CitedThen:
+    """What an earlier answer's citation of one id named: the number the user saw, the source and passage cited."""
+
+    number: int
+    source: Any = None
+    excerpt: str | None = None
+
+    def names(self, document: Document, source_of: Callable[[Document], Any]) -> bool | None:
+        """Whether ``document`` is the one cited (by its source, else by its passage; None: nothing tells)."""
+        if self.source is not None:
+            return bool(source_of(document) == self.source)
+        if self.excerpt:
+            return self.excerpt in document.page_content
+        return None
+
+
+def _cited_then(references: Any) -> dict[int, _CitedThen] | None:
+    """Each id an answer cited, from the references it was given with (None: none recorded).
+
+    Example:
+        >>> _cited_then({"references": [{"number": 1, "source": "p.html", "document_positions": [3]}],
+        ...              "citations": [{"passage": {"document_position": 3, "excerpt": "Paris."}}]})
+        {3: _CitedThen(number=1, source='p.html', excerpt='Paris.')}
+    """
+    if not isinstance(references, Mapping) or not isinstance(references.get("references"), list):
+        return None
+    excerpts: dict[int, str] = {}
+    for citation in references.get("citations") or ():
+        passage = citation.get("passage") if isinstance(citation, Mapping) else None
+        if isinstance(passage, Mapping) and isinstance(passage.get("excerpt"), str):
+            position = passage.get("document_position")
+            if isinstance(position, int):
+                excerpts.setdefault(position, passage["excerpt"])
+    then: dict[int, _CitedThen] = {}
+    for reference in references["references"]:
+        if not isinstance(reference, Mapping) or not isinstance(reference.get("number"), int):
+            continue
+        for k in reference.get("document_positions") or ():
+            if isinstance(k, int) and k > 0:
+                then[k] = _CitedThen(reference["number"], reference.get("source"), excerpts.get(k))
+    return then
+
+
 # What LangChain writes of a tool's documents it was not told to hand over: the repr of each in a list or
 # tuple (``Document(id=..., metadata={...}, page_content=...)``), or a document's str form, a line that begins
 # ``page_content='`` (maybe numbered or bulleted). Not any mention of ``page_content=`` (a search through source
@@ -386,7 +430,10 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         if isinstance(message, AIMessage) and self.history != "rendered":
             raw = message.response_metadata.get(MODEL_TEXT_KEY)
             if isinstance(raw, str):
-                text = self._numbered(raw, documents) if self.history == "raw" else self._plain(raw, documents)
+                if self.history == "raw":
+                    text = self._numbered(raw, documents, _cited_then(message.response_metadata.get("references")))
+                else:
+                    text = self._plain(raw, documents)
                 return message.model_copy(update={"content": _with_text(message.content, text)})
         return message
 
@@ -404,21 +451,52 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         session = self._session(documents)
         return session.feed(raw) + session.close()
 
-    def _numbered(self, raw: str, documents: Sequence[Document]) -> str:
-        """``raw`` with each citation as ``[n](id=k)``, ``n`` the number the user saw, ``k`` the ids."""
+    def _numbered(self, raw: str, documents: Sequence[Document], then: Mapping[int, _CitedThen] | None = None) -> str:
+        """``raw`` with each citation as ``[n](id=k)``, ``n`` the number the user saw, ``k`` the ids.
+
+        ``then``: what the answer's citations named when it was given (`_cited_then`), None when it
+        was not recorded. An id that names another document now (the thread's ids were made again:
+        no checkpointer, and a client that sent back its history without the tool results) is
+        written as the id of that document now, or left out when the thread no longer holds it:
+        the model never reads its earlier claim beside another document's id.
+        """
+        if then is not None:
+            # Every id the answer cited stands for something while the text is read; what it stands for is `then`'s.
+            blanks = max(then, default=0) - len(documents)
+            documents = [*documents, *(Document(page_content="") for _ in range(blanks))]
         session = self._session(documents)
         plain = session.feed(raw) + session.close()
         pieces: list[str] = []
         cursor = 0
         for citation in session.references.citations:
-            if not citation.document_positions:
+            ids: Sequence[int] = citation.document_positions
+            number = citation.number
+            if then is not None:
+                number = next((then[k].number for k in ids if k in then), number)
+                ids = self._ids_now(ids, then, documents)
+            if not ids:
                 continue
             pieces.append(plain[cursor : citation.start])
-            ids = ", ".join(map(str, citation.document_positions))
-            pieces.append(f"[{citation.number}](id={ids})")
+            pieces.append(f"[{number}](id={', '.join(map(str, ids))})")
             cursor = citation.start
         pieces.append(plain[cursor:])
         return "".join(pieces)
+
+    def _ids_now(self, ids: Iterable[int], then: Mapping[int, _CitedThen], documents: Sequence[Document]) -> list[int]:
+        """The ids the documents an earlier answer cited as ``ids`` have in this call's ``documents``."""
+        source_of = self._style_choice.source_of
+        now: list[int] = []
+        for k in ids:
+            cited = then.get(k)
+            if cited is None:  # not a citation the answer gave: it was dropped then
+                continue
+            same = cited.names(documents[k - 1], source_of) if k <= len(documents) else False
+            if same is False:
+                found = (j for j, document in enumerate(documents, start=1) if cited.names(document, source_of))
+                k = next(found, 0)
+            if k and k not in now:
+                now.append(k)
+        return now
 
     @override
     def wrap_model_call(

@@ -282,6 +282,25 @@ EDITED_RESULTS = {
         _names_redacted(_OFFICE),
         {2: _names_redacted(_OFFICE)},
     ),
+    # An excerpt and the full page it comes from, as a search tool gives both: each is found where it stands alone.
+    "an excerpt listed first, the full page written first": (
+        ["Paris is the capital of France.", "Paris is the capital of France. It has two million inhabitants."],
+        "Paris is the capital of France. It has two million inhabitants.\n\nParis is the capital of France.",
+        {1: "Paris is the capital of France.", 2: "Paris is the capital of France. It has two million inhabitants."},
+    ),
+    "an excerpt listed first, written after the full page with a word more": (
+        ["Paris is the capital of France.", "Paris is the capital of France. It has about two million inhabitants."],
+        "Paris is the capital of France. It has about two million inhabitants.\n\nParis is the capital of France.",
+        {
+            1: "Paris is the capital of France.",
+            2: "Paris is the capital of France. It has about two million inhabitants.",
+        },
+    ),
+    "an excerpt the tool left out, found only inside the full page": (
+        ["Paris is the capital of France.", "Paris is the capital of France. It has two million inhabitants."],
+        "Paris is the capital of France. It has two million inhabitants.",
+        {2: "Paris is the capital of France. It has two million inhabitants."},
+    ),
     "a word of one inside a word of the other": (
         ["art", "We restart the class at nine."],
         "We restart the class at nine.",

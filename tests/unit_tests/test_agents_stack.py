@@ -368,6 +368,40 @@ def test_history_maps_the_users_numbers_to_the_ids() -> None:
     assert earlier == ["Lyon has silk[1](id=2). Paris is big[2](id=1)."]
 
 
+# No checkpointer: the client sends its history back, as chat apps keep it. (earlier answer, history kept, the next
+# turn's searches, what the model reads of that answer), written by hand from what each search gives (CITY_DOCUMENTS:
+# "paris lyon" gives Paris then Lyon, ids 1 and 2).
+RESENT_HISTORY = [
+    # Only the user's and the assistant's messages: Paris's id 1 is not in this call's thread, and Rome (searched
+    # anew) takes id 1, so the model must not read its Paris claim beside id 1.
+    ("Paris is big[1](id=1).", "answers only", ("rome",), "Paris is big."),
+    # Every message sent back, the tool results with their documents: the ids are made again the same way.
+    ("Paris is big[1](id=1).", "everything", ("rome",), "Paris is big[1](id=1)."),
+    # Rome then Paris searched anew: Paris is id 2 now, and Lyon, no longer in the thread, has no id.
+    (
+        "Lyon has silk[1](id=2). Paris is big[2](id=1).",
+        "answers only",
+        ("rome", "paris"),
+        "Lyon has silk. Paris is big[2](id=2).",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first_answer", "kept", "searches", "read"), RESENT_HISTORY)
+def test_history_sent_back_without_a_checkpointer_never_pairs_a_claim_with_another_documents_id(
+    first_answer: str, kept: str, searches: tuple[str, ...], read: str
+) -> None:
+    """The ids of an earlier answer are checked against what it cited (its references): moved or left out."""
+    script = [search("paris lyon"), say(first_answer), search(*searches, first_id=5), say("Noted.")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references()])
+    first = agent.invoke({"messages": [{"role": "user", "content": "Cities?"}]})["messages"]
+    history = first if kept == "everything" else [m for m in first if not isinstance(m, ToolMessage) and m.text]
+    agent.invoke({"messages": [*history, HumanMessage("And Rome?")]})
+    earlier = [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text]
+    assert earlier == [read]
+
+
 @pytest.mark.parametrize("order", ["pii first", "references first"])
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
 async def test_pii_redaction_of_the_answer_is_kept_with_its_citations(order: str, mode: str) -> None:
