@@ -34,7 +34,7 @@ import bisect
 import copy
 import difflib
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -110,8 +110,21 @@ class OffsetMap:
 
     @classmethod
     def between(cls, old: str, new: str) -> OffsetMap:
-        """The map from offsets in ``old`` to offsets in ``new``."""
-        runs = tuple(difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes())
+        """The map from offsets in ``old`` to offsets in ``new``.
+
+        A text taken out or put in where the same characters stand on either
+        side can be aligned in several places ("France[1]. It has 9 million
+        people[1]." less its second sentence: difflib takes out "e[1]. It has 9
+        million peopl"); it is slid to where it starts and ends at word and
+        sentence bounds (`_slid`), so that the spans around it keep their text.
+
+        Example:
+            >>> old, new = "Paris is in France[1]. It has 9 people[1]. End", "Paris is in France[1]. End"
+            >>> offsets = OffsetMap.between(old, new)
+            >>> new[: offsets.end(18)], offsets.start(23) == offsets.end(38)
+            ('Paris is in France', True)
+        """
+        runs = _slid(difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes(), old, new)
         return cls(old_starts=tuple(run[1] for run in runs), runs=runs)
 
     def _run(self, offset: int) -> tuple[str, int, int, int, int] | None:
@@ -178,16 +191,89 @@ def realigned(edited: AIMessage, rendered: AIMessage | None) -> AIMessage:
     if rendered is None or not isinstance(stamp, Mapping) or text_check(rendered) != dict(stamp):
         old_blocks = None
     new_text = "".join(_text_blocks(edited))
+    old_text = "".join(old_blocks) if old_blocks is not None else None
+    offsets = OffsetMap.between(old_text, new_text) if old_text is not None else None
     references = metadata.get("references")
-    if isinstance(references, Mapping):
+    if isinstance(references, Mapping) and isinstance(references.get("citations"), list):
         references = copy.deepcopy(dict(references))
-        offsets = OffsetMap.between("".join(old_blocks), new_text) if old_blocks is not None else None
-        for citation in references.get("citations") or []:
+        kept = []
+        for citation in references["citations"]:
             if isinstance(citation, dict):
+                marker = _marker(citation, old_text)
                 _move(citation, offsets, new_text)
+                if marker and _marker(citation, new_text) != marker:
+                    continue  # the edit took its marker out: the reader no longer sees the citation
+            kept.append(citation)
+        references["citations"] = kept
         metadata["references"] = references
+    if isinstance(metadata.get("citations"), list):
+        # The annotations of the whole text (all of a str answer's): moved as the blocks' are.
+        metadata["citations"] = _moved_annotations(metadata["citations"], offsets)
     content = _realigned_content(edited.content, old_blocks)
     return edited.model_copy(update={"content": content, "response_metadata": metadata})
+
+
+def _marker(citation: Mapping[str, Any], text: str | None) -> str | None:
+    """The marker ``citation`` has in ``text`` (None: no text, or no offsets)."""
+    start, end = citation.get("start"), citation.get("end")
+    if text is None or not isinstance(start, int) or not isinstance(end, int):
+        return None
+    return text[start:end]
+
+
+def _moved_annotations(annotations: list[Any], offsets: OffsetMap | None) -> list[Any]:
+    """``annotations`` with their spans moved; those whose text the edit took out (or all: no ``offsets``) dropped."""
+    if offsets is None:
+        return []
+    moved: list[Any] = []
+    for annotation in annotations:
+        start, end = annotation.get("start_index"), annotation.get("end_index")
+        if isinstance(annotation, Mapping) and isinstance(start, int) and isinstance(end, int):
+            new_start, new_end = offsets.start(start), offsets.end(end)
+            if end > start and new_end <= new_start:
+                continue  # its claim was taken out
+            annotation = {**annotation, "start_index": new_start, "end_index": new_end}
+        moved.append(annotation)
+    return moved
+
+
+def _slid(
+    runs: Sequence[tuple[str, int, int, int, int]], old: str, new: str
+) -> tuple[tuple[str, int, int, int, int], ...]:
+    """``runs`` with each text taken out or put in between two equal runs slid to its best bounds (`_bounds`)."""
+    out = list(runs)
+    for position in range(1, len(out) - 1):
+        tag, i1, i2, j1, j2 = out[position]
+        before, after = out[position - 1], out[position + 1]
+        if tag not in ("delete", "insert") or before[0] != "equal" or after[0] != "equal":
+            continue
+        # The run's text, in the text that holds it; the equal runs either side bound how far it slides.
+        text, start, end = (old, i1, i2) if tag == "delete" else (new, j1, j2)
+        low = start - (before[2] - before[1])
+        high = end + (after[2] - after[1])
+        left = start
+        while left > low and text[left - 1] == text[left - 1 + end - start]:
+            left -= 1
+        right = start
+        while right + end - start < high and text[right] == text[right + end - start]:
+            right += 1
+        best = max(range(left, right + 1), key=lambda at: (_bounds(text, at, at + end - start), at))
+        shift = best - start
+        if shift:
+            out[position - 1] = (*before[:2], before[2] + shift, before[3], before[4] + shift)
+            out[position] = (tag, i1 + shift, i2 + shift, j1 + shift, j2 + shift)
+            out[position + 1] = ("equal", after[1] + shift, after[2], after[3] + shift, after[4])
+    return tuple(run for run in out if run[0] != "equal" or run[2] > run[1] or run[4] > run[3])
+
+
+def _bounds(text: str, start: int, end: int) -> int:
+    """How well ``text[start:end]`` is cut: a point per end at a space or a mark, not inside a word."""
+    return (
+        (start == 0 or not text[start - 1].isalnum())
+        + (not text[start].isalnum())
+        + (not text[end - 1].isalnum())
+        + (end == len(text) or not text[end].isalnum())
+    )
 
 
 def _move(citation: dict[str, Any], offsets: OffsetMap | None, new_text: str) -> None:
@@ -224,16 +310,8 @@ def _realigned_content(content: str | list[Any], old_blocks: list[str] | None) -
         if not annotations:
             out.append(block)
             continue
-        moved: list[Any] = []
-        if old is not None:
-            offsets = OffsetMap.between(old, block.get("text", ""))
-            for annotation in annotations:
-                annotation = dict(annotation)
-                if isinstance(annotation.get("start_index"), int):
-                    annotation["start_index"] = offsets.start(annotation["start_index"])
-                if isinstance(annotation.get("end_index"), int):
-                    annotation["end_index"] = offsets.end(annotation["end_index"])
-                moved.append(annotation)
+        offsets = OffsetMap.between(old, block.get("text", "")) if old is not None else None
+        moved = _moved_annotations(annotations, offsets)
         fixed = {k: v for k, v in block.items() if k != "annotations"}
         if moved:
             fixed["annotations"] = moved

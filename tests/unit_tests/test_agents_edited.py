@@ -12,6 +12,8 @@ from langchain_refs.agents import MODEL_TEXT_KEY
 from langchain_refs.agents._edited import TEXT_CHECK_KEY, OffsetMap, realigned, text_check, was_edited
 
 OLD = "Mail a@b.org: Paris is big."
+PARIS = "Paris is in France[1]."
+SOURCES = "\n\n- [1] Paris (https://example.org/paris)"
 NEW = "Mail [REDACTED]: Paris is big."
 
 # (old text, new text, span in the old text, the same span in the new text), worked out by hand.
@@ -24,6 +26,14 @@ SPANS = [
     ("Paris is very big.", "Paris is big.", (9, 17), (9, 12)),  # a span losing a word keeps the rest
     ("Paris is big.", "Today Paris is big.", (0, 5), (6, 11)),  # text put before the span
     ("ab", "", (0, 2), (0, 0)),  # all text removed
+    # A sentence taken out where the same characters stand on either side: the claim before it keeps its last letter
+    # (difflib alone takes out "e[1]. It has 9 people" and gives the claim "Paris is in Franc").
+    (f"{PARIS} It has 9 people[1].{SOURCES}", f"{PARIS}{SOURCES}", (0, 18), (0, 18)),
+    (f"{PARIS} It has 9 people[1].{SOURCES}", f"{PARIS}{SOURCES}", (18, 21), (18, 21)),  # its marker
+    (f"{PARIS} It has 9 people[1].{SOURCES}", f"{PARIS}{SOURCES}", (23, 38), (22, 22)),  # the claim taken out
+    # A sentence put in: the spans either side keep their text.
+    (f"{PARIS}{SOURCES}", f"{PARIS} It has 9 people[1].{SOURCES}", (0, 18), (0, 18)),
+    (f"{PARIS}{SOURCES}", f"{PARIS} It has 9 people[1].{SOURCES}", (24, 29), (44, 49)),  # the list's "- [1]"
 ]
 
 
@@ -92,3 +102,25 @@ def test_without_the_rendered_answer_offsets_are_cleared_not_guessed() -> None:
     ]
     # The input message is left as it was.
     assert rendered.response_metadata["references"]["citations"][0]["text"] == "Paris is big"
+
+
+def test_a_citation_the_edit_took_out_is_dropped_from_the_data_and_the_annotations() -> None:
+    """A guardrail deletes a cited sentence: its citation and annotation go; the others keep their text."""
+    old = "Paris is in France[1]. It has 9 people[1]."
+    new = "Paris is in France[1]."
+    claims = [(0, 18, 18, 21), (23, 38, 38, 41)]  # (claim start, end, marker start, end), by hand
+    data = {
+        "citations": [{"start": m, "end": e, "text_start": a, "text_end": b, "text": old[a:b]} for a, b, m, e in claims]
+    }
+    annotations = [{"type": "citation", "start_index": a, "end_index": b} for a, b, _, _ in claims]
+    rendered = AIMessage(
+        [{"type": "text", "text": old, "annotations": annotations}],
+        response_metadata={"references": data, "citations": annotations},
+    )
+    edited = stamped(rendered).model_copy(
+        update={"content": [{"type": "text", "text": new, "annotations": annotations}]}
+    )
+    fixed = realigned(edited, rendered)
+    assert [c["text"] for c in fixed.response_metadata["references"]["citations"]] == ["Paris is in France"]
+    for kept in (fixed.content[0]["annotations"], fixed.response_metadata["citations"]):  # type: ignore[index]
+        assert [new[a["start_index"] : a["end_index"]] for a in kept] == ["Paris is in France"]

@@ -433,6 +433,33 @@ async def test_pii_redaction_of_the_answer_is_kept_with_its_citations(order: str
     assert earlier == [message.text]
 
 
+@pytest.mark.parametrize("order", ["guardrail first", "references first"])
+def test_a_cited_sentence_a_guardrail_deletes_leaves_no_citation_behind(order: str) -> None:
+    """An after_model guardrail takes a cited sentence out: its citation goes from the state and the annotations."""
+    from langchain.agents.middleware import after_model
+
+    @after_model
+    def no_numbers(state: Any, runtime: Any) -> Any:
+        answer = state["messages"][-1]
+        if not isinstance(answer, AIMessage) or answer.tool_calls:
+            return None
+        blocks = [{**b, "text": b["text"].replace(" It has 9 million people[1].", "")} for b in answer.content]
+        return {"messages": [answer.model_copy(update={"content": blocks})]}
+
+    answer = "Paris is the capital of France[1](id=1). It has 9 million people[1](id=1)."
+    model = ScriptedToolModel(script=[search("paris"), say(answer)])
+    stack = [no_numbers, references()] if order == "guardrail first" else [references(), no_numbers]
+    state = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack).invoke(
+        {"messages": [{"role": "user", "content": "?"}]}
+    )
+    message = state["messages"][-1]
+    assert message.text == "Paris is the capital of France[1].\n\n- [1] Paris (https://example.org/paris)\n"
+    assert [c["text"] for c in state["references"][-1]["citations"]] == ["Paris is the capital of France"]
+    (block,) = [b for b in message.content_blocks if b["type"] == "text"]
+    spans = [block["text"][a["start_index"] : a["end_index"]] for a in block.get("annotations", [])]
+    assert spans == ["Paris is the capital of France"]
+
+
 @pytest.mark.parametrize("order", ["editor first", "references first"])
 def test_an_answer_edited_by_a_wrap_model_call_either_side_keeps_its_offsets_on_the_edit(order: str) -> None:
     """A wrap_model_call that prefixes the answer, listed before or after: the citations point into the edited text."""
