@@ -69,7 +69,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.load import dumps
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langchain_core.runnables.config import var_child_runnable_config
@@ -652,6 +652,11 @@ class ReferencesChatModel(BaseChatModel):
             the model (``response_metadata["langchain_refs_text_check"]``), so
             that a middleware's later edit of it is told and its offsets
             moved onto the edit; the middleware sets it.
+        instructions: the citation rule (`FORMAT_REFERENCES`), added to the
+            system prompt of a call that has documents and whose prompt asks
+            for no ``(id=...)`` markers; the middleware sets it, so that a
+            middleware inside it that replaces the system prompt
+            (``@dynamic_prompt``) does not take the rule away.
 
     An option it does not have is an error (pydantic's ``ValidationError``
     names it), not ignored: a misspelt ``passages`` would leave them on.
@@ -683,6 +688,7 @@ class ReferencesChatModel(BaseChatModel):
     # edit of it by a middleware listed after (inside) ReferencesMiddleware is told too.
     stamp_text: bool = False
     model_name: str | None = None
+    instructions: str | None = None
 
     model_config = ConfigDict(extra="forbid")
 
@@ -701,6 +707,7 @@ class ReferencesChatModel(BaseChatModel):
             consulted_ids: Collection[int] | None = None,
             stamp_text: bool = False,
             model_name: str | None = None,
+            instructions: str | None = None,
             profile: ModelProfile | None = None,
             cited_text: bool | PairScorer | None = None,
             # Every chat model's own (`BaseChatModel`'s fields).
@@ -984,7 +991,7 @@ class ReferencesChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        messages = unannotated(messages)
+        messages = self._prompted(unannotated(messages))
         cached = _InnerCache.of(self.inner, messages, stop, kwargs)
         served = cached.lookup() if cached is not None else None
         if served is not None:
@@ -1021,7 +1028,7 @@ class ReferencesChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        messages = unannotated(messages)
+        messages = self._prompted(unannotated(messages))
         cached = _InnerCache.of(self.inner, messages, stop, kwargs)
         served = await cached.alookup() if cached is not None else None
         if served is not None:
@@ -1055,6 +1062,17 @@ class ReferencesChatModel(BaseChatModel):
         if last is not None:
             generation = ChatGenerationChunk(message=last)
             yield self._first(generation) if first else generation
+
+    def _prompted(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        """``messages`` with `instructions` in their system prompt, when there are documents and it has no rule."""
+        if not self.instructions or not self.documents:
+            return messages
+        first = messages[0] if messages else None
+        system = first if isinstance(first, SystemMessage) else None
+        if system is not None and "(id=" in system.text:
+            return messages
+        rest = messages[1:] if system is not None else messages
+        return [with_instructions(system, self.instructions), *rest]
 
     def _served_start(
         self, served: AIMessage, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
@@ -1127,7 +1145,9 @@ class ReferencesChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         with _detached():
-            inner = _without_handlers(self.inner).invoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
+            inner = _without_handlers(self.inner).invoke(
+                self._prompted(unannotated(messages)), _untraced(), **_with_stop(stop, kwargs)
+            )
         return ChatResult(generations=[ChatGeneration(message=self._rewrite_whole(inner, run_manager))])
 
     @override
@@ -1140,7 +1160,7 @@ class ReferencesChatModel(BaseChatModel):
     ) -> ChatResult:
         with _detached():
             called = _without_handlers(self.inner)
-            inner = await called.ainvoke(unannotated(messages), _untraced(), **_with_stop(stop, kwargs))
+            inner = await called.ainvoke(self._prompted(unannotated(messages)), _untraced(), **_with_stop(stop, kwargs))
         answer, rewritten, added = self._whole_start(inner, run_manager)
         # A passage scorer of the caller's may call a model: off the event loop.
         message = self._whole_end(rewritten, await answer.afinish(), added, inner)
@@ -1172,6 +1192,22 @@ class ReferencesChatModel(BaseChatModel):
             merged = merged.model_copy(update={"usage_metadata": usage})
         answer: AIMessage = stamped(merged) if self.stamp_text else merged
         return answer
+
+
+def with_instructions(system: SystemMessage | None, instructions: str) -> SystemMessage:
+    """``system`` with ``instructions`` after its text (a new system message when there is none).
+
+    Example:
+        >>> with_instructions(SystemMessage("Be brief."), "Cite.").content
+        'Be brief.\\n\\nCite.'
+    """
+    if system is None:
+        return SystemMessage(instructions)
+    if isinstance(system.content, str):
+        text = f"{system.content}\n\n{instructions}" if system.content else instructions
+        return system.model_copy(update={"content": text})
+    # Block content (e.g. with cache-control marks): add a block, keep the others as they are.
+    return system.model_copy(update={"content": [*system.content, {"type": "text", "text": instructions}]})
 
 
 def standard_blocks(message: AIMessage) -> AIMessage:

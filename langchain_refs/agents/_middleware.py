@@ -48,7 +48,7 @@ from typing import Annotated, Any, Final, Literal
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, OmitFromInput, PrivateStateAttr
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired, override
 
@@ -59,6 +59,7 @@ from langchain_refs.agents._chat_model import (
     rewrite_message,
     stamped,
     standard_blocks,
+    with_instructions,
 )
 from langchain_refs.agents._documents import (
     DEFAULT_MAX_DOCUMENT_TEXTS,
@@ -359,6 +360,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             passages=self.passages,
             profile=getattr(inner, "profile", None),
             model_name=_model_name(inner),
+            instructions=self.instructions,
         )
 
     def prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
@@ -411,7 +413,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         messages = [self._history(m, thread.documents) for m in messages]
         system = request.system_message
         if thread.documents and self.instructions and "(id=" not in (request.system_prompt or ""):
-            system = _with_instructions(system, self.instructions)
+            system = with_instructions(system, self.instructions)
         entries = thread.entries(self.max_document_texts)
         changed = entries if entries != (known or []) else None
         # Consulted: the uncited documents retrieved for this turn; the thread's earlier ones stay citable.
@@ -706,16 +708,6 @@ def _model_name(model: Any) -> str | None:
         if isinstance(value, str):
             return value
     return None
-
-
-def _with_instructions(system: SystemMessage | None, instructions: str) -> SystemMessage:
-    if system is None:
-        return SystemMessage(instructions)
-    if isinstance(system.content, str):
-        text = f"{system.content}\n\n{instructions}" if system.content else instructions
-        return system.model_copy(update={"content": text})
-    # Block content (e.g. with cache-control marks): add a block, keep the others as they are.
-    return system.model_copy(update={"content": [*system.content, {"type": "text", "text": instructions}]})
 
 
 def _with_text(content: str | list[Any], text: str) -> str | list[Any]:

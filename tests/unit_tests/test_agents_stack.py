@@ -44,7 +44,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from langchain_refs import ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
+from langchain_refs import FORMAT_REFERENCES, ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
 from langchain_refs.agents import CitationLeakWarning
 from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, Step, retriever_tool, say, search
 
@@ -431,6 +431,25 @@ async def test_pii_redaction_of_the_answer_is_kept_with_its_citations(order: str
     assert EMAIL not in read_by_model(model)
     earlier = [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text]
     assert earlier == [message.text]
+
+
+@pytest.mark.parametrize("order", ["dynamic prompt first", "references first"])
+def test_a_dynamic_prompt_on_either_side_keeps_the_citation_rule(order: str) -> None:
+    """@dynamic_prompt replaces the system prompt; listed inside ReferencesMiddleware too, the model reads the rule."""
+    from langchain.agents.middleware import dynamic_prompt
+
+    @dynamic_prompt
+    def guide(request: Any) -> str:
+        return "You are a city guide."
+
+    model = ScriptedToolModel(script=[search("paris"), say("Paris is the capital[1](id=1).")])
+    stack = [guide, references()] if order == "dynamic prompt first" else [references(), guide]
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack)
+    agent.invoke({"messages": [{"role": "user", "content": "?"}]})
+    first, answer = model.seen
+    # The first call has no documents yet: the guide's prompt as it is; the answer's call: the guide's and the rule.
+    assert [m.text for m in first if m.type == "system"] == ["You are a city guide."]
+    assert [m.text for m in answer if m.type == "system"] == [f"You are a city guide.\n\n{FORMAT_REFERENCES}"]
 
 
 @pytest.mark.parametrize("order", ["guardrail first", "references first"])
