@@ -44,6 +44,8 @@ from pydantic import BaseModel, Field
 from langchain_refs.grounding._guards import (
     CITATION_MARKER,
     DEFAULT_GUARDS,
+    NEGATIONS,
+    NOT_NEGATING,
     GuardFinding,
     MeaningGuards,
     checked_guards,
@@ -544,17 +546,14 @@ def _loose_pattern(text: str) -> re.Pattern[str] | None:
 _CONTRACTED_NOT = re.compile(r"n['\u2019]t\b")
 # A number (with thousands separators or decimals), a word, or a mark that ends a clause.
 _TOKEN = re.compile(r"(\d+(?:[.,]\d+)*)|([a-z]+)|([,;:.!?()\u2013\u2014\[\]])")
-_NEGATION_CUES: Final = frozenset({"not", "no", "never", "none", "neither", "nor", "cannot", "without"})
 # How far a negation reaches: its next few content words, within its clause and a few tokens.
 _SCOPE_WORDS = 4
 _SCOPE_REACH = 8
-# A cue followed by one of these negates nothing: "not only", "not just", "no doubt", "no wonder".
-_NOT_NEGATING_NEXT: Final = frozenset({"only", "just", "doubt", "question", "wonder"})
 # How far an anchor of a number may stand from it, in words.
 _ANCHOR_REACH = 2
 # The fewest content words and numbers a claim needs before anything can contradict it.
 _MIN_CONTRADICTED_WORDS = 3
-_PLAIN = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot|without)\b|\d+(?:[.,]\d+)*")
+_PLAIN = re.compile(rf"\b(?:{'|'.join(sorted(NEGATIONS))})\b|\d+(?:[.,]\d+)*")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -585,7 +584,7 @@ def _read(text: str) -> _Reading:
         if number:
             tokens.append(("n", number.replace(",", "")))
         elif word:
-            if word in _NEGATION_CUES:
+            if word in NEGATIONS:
                 tokens.append(("c", word))
             else:
                 tokens.append(("s", word) if word in STOP_WORDS else ("w", stem(word)))
@@ -605,7 +604,7 @@ def _read(text: str) -> _Reading:
     negated = []
     for i, (kind, _) in enumerate(tokens):
         # "not only X but also Y" affirms X, and "no doubt X" asserts it.
-        if kind != "c" or (i + 1 < len(tokens) and tokens[i + 1][1] in _NOT_NEGATING_NEXT):
+        if kind != "c" or (i + 1 < len(tokens) and tokens[i + 1][1] in NOT_NEGATING):
             continue
         scope: list[str] = []
         # At most _SCOPE_REACH tokens are looked at: a run of cues ("not not not ...") stays linear.

@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Final, Literal, NamedTuple
 
-from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, fold, stem, stemmed_words
+from langchain_refs.text import DEFAULT_SPLITTER, NUMBER_WORDS, STOP_WORDS, fold, stem, stemmed_words
 
 __all__ = [
     "ANTONYMS",
@@ -117,7 +117,7 @@ class GuardFinding:
 
 _TOKEN = re.compile(
     r"(?P<abbr>(?:[A-Za-z]\.){2,})"
-    r"|(?P<num>\d+(?:[.,]\d+)*(?:st|nd|rd|th|s|k|K|M|mn|bn)?)(?![\w])"
+    r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*(?:st|nd|rd|th|s|k|K|M|mn|bn)?)(?![\w])"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
     r"|(?P<mark>[,;:.!?()\u2013\u2014\[\]%\"\u201c\u201d\n])"
 )
@@ -179,21 +179,26 @@ def _tokens(text: str) -> tuple[_Token, ...]:
 
 # ---- numbers ----
 
-_UNITS: Final = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
-    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
-}  # fmt: skip
+_UNITS: Final = {**NUMBER_WORDS, "dozen": 12}
+_ORDINAL_WORDS: Final = {
+    word: rank
+    for rank, word in enumerate(
+        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth"
+        " fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
+        start=1,
+    )
+}
 _SCALES: Final = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
                   "trillion": 1_000_000_000_000}  # fmt: skip
 # A scale written onto a number: "100k", "$5M", "2.5bn" (a lower-case "m" is metres as often: left alone).
 _SCALE_SUFFIXES: Final = {"k": 1_000, "K": 1_000, "M": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
 # Words before a number that make it approximate or a bound: the evidence's value may differ a little.
+# ("than" is no bound of its own: "more than" is over, "less than" under; "rose to 5%" is 5%.)
 _ABOUT: Final = frozenset({"about", "around", "approximately", "nearly", "almost", "roughly", "some", "circa",
-                           "c", "estimated", "approx", "up", "to"})  # fmt: skip
-_OVER: Final = frozenset({"over", "more", "than", "least", "above", "exceeding", "exceeds", "plus"})
-_UNDER: Final = frozenset({"under", "less", "fewer", "below", "most"})
+                           "c", "estimated", "approx", "close"})  # fmt: skip
+_OVER: Final = frozenset({"over", "more", "least", "above", "exceeding", "exceeds", "plus", "greater", "larger",
+                          "higher", "bigger"})  # fmt: skip
+_UNDER: Final = frozenset({"under", "less", "fewer", "below", "most", "up", "lower", "smaller", "within"})
 # Units spelled several ways: one name each.
 _UNIT_NAMES: Final = {
     "m": "metre", "meter": "metre", "meters": "metre", "metres": "metre", "km": "kilometre",
@@ -205,13 +210,21 @@ _UNIT_NAMES: Final = {
     "g": "gram", "grams": "gram", "mg": "milligram", "milligrams": "milligram", "litres": "litre", "liter": "litre",
     "liters": "litre", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute", "minutes": "minute",
     "oz": "ounce", "ounces": "ounce", "tonnes": "tonne", "tons": "tonne", "ton": "tonne",
+    "mcg": "microgram", "\u00b5g": "microgram", "\u03bcg": "microgram", "micrograms": "microgram",
+    "c": "celsius", "f": "fahrenheit", "mph": "mile per hour", "kph": "kilometre per hour",
+    "kmh": "kilometre per hour", "am": "a.m.", "pm": "p.m.",
 }  # fmt: skip
+# A unit of length over one of time, written with a slash: "km/h" (the slash is no token).
+_PER_TIME: Final = {"h": "hour", "hr": "hour", "s": "second"}
 # Units of measure and currencies (as `_unit_after` names them), each with what it measures: the same value in
 # another unit of the same kind is another quantity ("330 feet" is not "330 metres", "30 dollars" not "30 euros").
 # A unit of two kinds ("pounds": weight or money) and "percent" are left out.
 _MEASURES: Final = {
     **dict.fromkeys(["metre", "kilometre", "centimetre", "millimetre", "foot", "mile", "inch", "yard"], "length"),
-    **dict.fromkeys(["kilogram", "gram", "milligram", "tonne", "ounce"], "mass"),
+    **dict.fromkeys(["kilogram", "gram", "milligram", "microgram", "tonne", "ounce"], "mass"),
+    **dict.fromkeys(["celsius", "fahrenheit"], "temperature"),
+    **dict.fromkeys(["kilometre per hour", "mile per hour", "metre per second"], "speed"),
+    **dict.fromkeys(["a.m.", "p.m."], "time of day"),
     **dict.fromkeys(["litre", "gallon"], "volume"),
     **dict.fromkeys(["hour", "minute", "second", "day", "week", "month", "year"], "time"),
     **dict.fromkeys(["dollar", "euro", "sterling", "franc", "rupe", "yuan"], "money"),
@@ -221,7 +234,7 @@ _MEASURES: Final = {
 _CURRENCY_SIGNS: Final = {"$": "dollar", "\u20ac": "euro", "\u00a3": "sterling"}
 # A claim that may give a quantity a unit of measure: a currency sign, then a number; or a number, then a
 # word (or "%") that `_unit_after` reads as a unit of measure.
-_SIGN_OR_UNIT: Final = re.compile(r"[$\u20ac\u00a3\u00a5]\s?\d|\d\s?(%|[A-Za-z]+)")
+_SIGN_OR_UNIT: Final = re.compile(r"[$\u20ac\u00a3\u00a5]\s?\d|\d\s?\u00b0?\s?(%|[A-Za-z\u00b5\u03bc]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +248,7 @@ class _Quantity:
     spelled: bool  # written in words
     start: int
     end: int
+    ordinal: bool = False  # "second", "2nd": a rank, held only against another rank in its slot
 
 
 _ORDINAL_OR_DECADE: Final = re.compile(r"(?:st|nd|rd|th|s)$")
@@ -245,6 +259,8 @@ def _number_value(token: str) -> tuple[float, bool] | None:
     """The value of a number token ("1,000", "2.5", "21st", "1990s") and whether it names a decade."""
     decade = token.endswith("s") and not token.endswith(("st",)) and token[:-1].isdigit()
     body = _ORDINAL_OR_DECADE.sub("", token)
+    sign = -1.0 if body.startswith(("-", "\u2212")) else 1.0
+    body = body.lstrip("-\u2212")
     if _THOUSANDS.fullmatch(body):
         body = body.replace(",", "")
     elif "," in body:
@@ -254,7 +270,7 @@ def _number_value(token: str) -> tuple[float, bool] | None:
             else body.replace(",", "")
         )
     try:
-        return float(body), decade
+        return sign * float(body), decade
     except ValueError:
         return None
 
@@ -271,7 +287,12 @@ def _unit_after(tokens: Sequence[_Token], at: int) -> str | None:
         if nxt.kind == "word":
             if nxt.low in _SCALES or nxt.low in STOP_WORDS:
                 return None
-            return _UNIT_NAMES.get(nxt.low) or stem(nxt.low)
+            unit = _UNIT_NAMES.get(nxt.low) or stem(nxt.low)
+            per = tokens[at + 1] if at + 1 < len(tokens) else None
+            if unit in ("kilometre", "metre", "mile") and per is not None and per.start == nxt.end + 1:
+                time = _PER_TIME.get(per.low)
+                return f"{unit} per {time}" if time is not None else unit
+            return unit
     return None
 
 
@@ -284,7 +305,9 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         decade = False
         spelled = False
         start = i
+        ordinal = False
         if token.kind == "num":
+            ordinal = token.low.endswith(("st", "nd", "rd", "th")) and token.low[-3:-2].isdigit()
             scale = _SCALE_SUFFIXES.get(token.text[-2:]) or _SCALE_SUFFIXES.get(token.text[-1])
             read = _number_value(token.low.rstrip("kmbn") if scale else token.low)
             if read is None:
@@ -306,6 +329,10 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                     if i + 1 < len(tokens) and tokens[i + 1].low in _UNITS and current:
                         i += 1
                         continue
+                    if current and [t.low for t in tokens[i + 1 : i + 3]] == ["a", "half"]:
+                        current += 0.5  # "two and a half", "one and a half million"
+                        i += 3
+                        continue
                     break
                 if low in _UNITS:
                     current += _UNITS[low]
@@ -319,6 +346,9 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             # "twenty-one" is one word: read its parts.
         elif token.kind == "word" and "-" in token.low and all(p in _UNITS for p in token.low.split("-")):
             value, spelled = float(sum(_UNITS[p] for p in token.low.split("-"))), True
+            i += 1
+        elif token.kind == "word" and token.low in _ORDINAL_WORDS:
+            value, spelled, ordinal = float(_ORDINAL_WORDS[token.low]), True, True
             i += 1
         else:
             i += 1
@@ -335,6 +365,8 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             elif t.kind == "word" and t.low in _UNDER:
                 bound = "under"
         text_end = tokens[i].end if unit and i < len(tokens) else last.end
+        if unit is not None and " per " in unit and i + 1 < len(tokens) and tokens[i + 1].low in _PER_TIME:
+            text_end = tokens[i + 1].end  # "km/h"
         is_year = not spelled and not decade and value.is_integer() and 1000 <= value <= 2100 and token.low.isdigit()
         found.append(
             _Quantity(
@@ -347,6 +379,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 spelled=spelled,
                 start=token.start,
                 end=text_end,
+                ordinal=ordinal,
             )
         )
     return tuple(found)
@@ -449,7 +482,7 @@ def _quantities_of(text: str) -> tuple[_Quantity, ...]:
 
 
 _NUMBER_ANYWHERE: Final = re.compile(
-    r"(?=[\dzotfsenhmbd])(?:\d+|\b(?:" + "|".join([*_UNITS, *_SCALES]) + r")\b)", re.IGNORECASE
+    r"(?=[\dzotfsenhmbd])(?:\d+|\b(?:" + "|".join([*_UNITS, *_SCALES, *_ORDINAL_WORDS]) + r")\b)", re.IGNORECASE
 )
 # How much text around a number is read for its slot (the words before it, its unit after it).
 _NUMBER_WINDOW: Final = 60
@@ -528,7 +561,8 @@ def _lexicon(text: str) -> _Lexicon:
 
 
 _WORD_OR_NUMBER: Final = re.compile(r"[a-z0-9]+")
-_DIGITS: Final = re.compile(r"\d+(?:[.,]\d+)*")
+# A number in digits, with its minus sign ("-12", "\u221212"; not the dash of "1990-2000").
+_DIGITS: Final = re.compile(r"(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*")
 
 
 # Where a sentence ends, and how much of the mark is the sentence's: ". " keeps its period, a line break nothing.
@@ -567,10 +601,15 @@ def _piece(text: str, start: int) -> _Sentence:
     return _sentence(_tokens(text), start, start + len(text))
 
 
+# Thousands set apart by a space ("1 000", "12\u00a0500"): read as one number too, beside its parts.
+_SPACED_THOUSANDS: Final = re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+(?![\d.,]\d|\d)")
+
+
 @functools.lru_cache(maxsize=8192)
 def _digit_values(text: str) -> frozenset[float]:
     """The values of the numbers a text writes in digits: the cheap look-up, before any tokenising."""
-    values = (_number_value(n) for n in _DIGITS.findall(text))
+    values = [_number_value(n) for n in _DIGITS.findall(text)]
+    values += [_number_value(re.sub(r"\D", "", n)) for n in _SPACED_THOUSANDS.findall(text)]
     return frozenset(v[0] for v in values if v is not None)
 
 
@@ -596,11 +635,12 @@ _END: Final = _Token("mark", ".", ".", 0, 0, False)
 
 # ---- polarity ----
 
-_NEGATIONS: Final = frozenset(
+# The words that negate, and those after which a negation negates nothing (the claim checker reads them too).
+NEGATIONS: Final = frozenset(
     {"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "cannot", "without", "nowhere"}
 )
 # A negation followed by one of these negates nothing: "not only", "not just", "no doubt", "no wonder".
-_NOT_NEGATING_NEXT: Final = frozenset({"only", "just", "doubt", "question", "wonder", "sooner", "less", "matter"})
+NOT_NEGATING: Final = frozenset({"only", "just", "doubt", "question", "wonder", "sooner", "less", "matter"})
 # Words of a negation's scope that say nothing of what is negated: "no longer", "not even".
 _SCOPE_SKIP: Final = frozenset({"longer", "even", "yet", "ever", "always", "necessarily", "also"})
 _SCOPE_WORDS: Final = 4
@@ -609,7 +649,7 @@ _NEGATIVE_PREFIXES: Final = ("un", "in", "im", "il", "ir", "dis", "non")
 
 
 def _is_negation(token: _Token) -> bool:
-    return token.kind == "word" and (token.low in _NEGATIONS or token.low.endswith(("n't", "n\u2019t")))
+    return token.kind == "word" and (token.low in NEGATIONS or token.low.endswith(("n't", "n\u2019t")))
 
 
 def _sentence(tokens: tuple[_Token, ...], start: int, end: int) -> _Sentence:
@@ -630,7 +670,7 @@ def _negated(tokens: Sequence[_Token]) -> list[tuple[int, tuple[str, ...]]]:
     for i, token in enumerate(tokens):
         if not _is_negation(token):
             continue
-        if i + 1 < len(tokens) and tokens[i + 1].low in _NOT_NEGATING_NEXT:
+        if i + 1 < len(tokens) and tokens[i + 1].low in NOT_NEGATING:
             continue
         scope: list[str] = []
         for other in tokens[i + 1 : i + 1 + _SCOPE_REACH]:
@@ -677,6 +717,17 @@ def _flipped(negating: _Sentence, affirming: _Sentence) -> tuple[str, ...] | Non
 
 # ---- antonyms ----
 
+# Words whose opposite is made with a negative prefix, by prefix (the antonym guard's pairs).
+_PREFIXED: Final = {
+    "un": "able available aware certain clear common conventional employed ethical fair finished healthy known lawful"
+    " likely official paid popular profitable reliable resolved safe stable successful constitutional armed",
+    "in": "valid accessible accurate adequate complete consistent correct effective sufficient visible dependent"
+    " direct formal",
+    "im": "possible mature moral perfect partial practical",
+    "ir": "regular responsible relevant reversible",
+    "dis": "honest loyal agree agreed approve approved connected continued appear appeared obey obeyed",
+    "non": "profit",
+}
 ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
     (frozenset(a.split()), frozenset(b.split()))
     for a, b in (
@@ -706,6 +757,8 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
         ("positive", "negative"),
         ("true", "false"),
         ("legal", "illegal"),
+        # A word and the one its negative prefix makes: "valid", "invalid".
+        *((word, f"{prefix}{word}") for prefix, words in _PREFIXED.items() for word in words.split()),
         ("open", "closed"),
         ("alive", "dead"),
         ("approved approve approves", "rejected reject rejects banned ban bans"),
@@ -798,7 +851,8 @@ def _list_marker(tokens: Sequence[_Token], quantity: _Quantity) -> bool:
 
 _MAYBE_NUMBER: Final = re.compile(
     r"\d|\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty"
-    r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen)",
+    r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen"
+    r"|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|twentieth)",
     re.IGNORECASE,
 )
 
@@ -839,8 +893,8 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     # The common case first: every number of the claim written in digits, each one written in the evidence too.
     if not _NUMBER_WORD.search(claim) and set(_DIGITS.findall(claim)) <= _digit_strings(evidence):
         return None
-    # "one of", "two countries": numbers in words below ten are too often a paraphrase to hold to.
-    claimed = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10)]
+    # "one of", "two countries": numbers in words below ten are too often a paraphrase to hold to (a rank is not).
+    claimed = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)]
     if not claimed:
         return None
     digits = _digit_values(evidence)
@@ -850,17 +904,21 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     stated = _quantities_near(evidence)
     values = {q.value for q in stated}
     tokens = _tokens(claim)
-    mine = {q.value for q in claimed}
+    # A value the claim states itself (of another of its slots: "300 km ... and 120 km") is no other value.
+    mine = {q.value for q in _quantities_of(claim)}
     for quantity in claimed:
         if _agrees(quantity, values) or _list_marker(tokens, quantity) or _range_end(claim, quantity):
             continue
         said = _as_written(quantity.start, quantity.end, claim)
         for other in stated:
             # The same unit, or the same word before and no other unit ("330 metres" is not "1,083 feet").
-            same_slot = (quantity.unit is not None and other.unit == quantity.unit) or (
-                quantity.before is not None
-                and other.before == quantity.before
-                and (quantity.unit is None or other.unit is None)
+            same_slot = other.ordinal == quantity.ordinal and (
+                (quantity.unit is not None and other.unit == quantity.unit)
+                or (
+                    quantity.before is not None
+                    and other.before == quantity.before
+                    and (quantity.unit is None or other.unit is None)
+                )
             )
             if other.year == quantity.year and same_slot and other.value not in mine:
                 value = _as_written(other.start, other.end, evidence)
@@ -874,6 +932,8 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
                     start=sentence.start if sentence else other.start,
                     end=sentence.end if sentence else other.end,
                 )
+        if quantity.ordinal:
+            continue  # a rank the sources do not give ("a second time") is no claim of a number
         return GuardFinding(
             guard="number", label="Neutral", claim_value=said, source_value=None,
             reason=f"the sources do not state {said}",
@@ -1090,7 +1150,11 @@ def name_guard(claim: str, evidence: str) -> GuardFinding | None:
         if before is not None and before.initial and _capitalised(before) and before.low in lexicon.names:
             run = [run[0] - 1, *run]
         together = _found_together(tokens, run, lexicon)
-        missing = [i for i in run if i not in together and not _name_in(tokens[i], lexicon)]
+        missing = [
+            i
+            for i in run
+            if i not in together and not _name_in(tokens[i], lexicon) and not _currency_of(tokens, i, claim, evidence)
+        ]
         if not missing:
             continue
         # A longer name whose other parts the evidence has, as a name: "Neil Armstrong" for "Armstrong" passes,
@@ -1129,6 +1193,24 @@ def name_guard(claim: str, evidence: str) -> GuardFinding | None:
             reason=f"the sources do not mention {said}",
         )  # fmt: skip
     return None
+
+
+# A country's letters written onto its currency: "US$5", "5 million US dollars".
+_CURRENCY_COUNTRIES: Final = {"us": "$", "u.s.": "$", "usd": "$"}
+
+
+def _currency_of(tokens: Sequence[_Token], at: int, claim: str, evidence: str) -> bool:
+    """Whether the word at ``at`` names the country of a currency the evidence writes by its sign ("US$" for "$").
+
+    Example:
+        >>> _currency_of(_tokens("It raised US$5 million."), 2, "It raised US$5 million.", "It raised $5 million.")
+        True
+    """
+    sign = _CURRENCY_COUNTRIES.get(tokens[at].low)
+    if sign is None or sign not in evidence:
+        return False
+    after = tokens[at + 1] if at + 1 < len(tokens) else None
+    return claim.startswith(sign, tokens[at].end) or (after is not None and after.low.startswith("dollar"))
 
 
 def _found_together(tokens: Sequence[_Token], run: list[int], evidence: _Lexicon) -> set[int]:
@@ -1241,18 +1323,19 @@ def _negation_cues(evidence: str) -> tuple[tuple[int, str | None], ...]:
 def _first_content_stem(lowered: str, at: int) -> str | None:
     """The stem of the first content word after offset ``at`` of a lowered text within a negation's reach, or None."""
     for i, word in enumerate(_NEXT_WORDS.findall(lowered, at, at + 80)[:_SCOPE_REACH]):
-        if i == 0 and word in _NOT_NEGATING_NEXT:
+        if i == 0 and word in NOT_NEGATING:
             return None
         if not word[0].isalpha():
             return None
-        if word not in STOP_WORDS and word not in _SCOPE_SKIP and word not in _NEGATIONS:
+        if word not in STOP_WORDS and word not in _SCOPE_SKIP and word not in NEGATIONS:
             return stem(word)
     return None
 
 
 # Verbs that negate what follows them: a sentence holding one does not plainly state what it reaches.
 _NEGATING_VERB: Final = re.compile(
-    r"(?=[apfrscb])\b(?:avoid\w*|prevent\w*|refrain\w*|refus\w*|fail\w*|stop\w*|ceas\w*|prohibit\w*|forb[ia]d\w*|ban|banned)\b"
+    r"(?=[apfrscbu])\b(?:avoid\w*|prevent\w*|refrain\w*|refus\w*|fail\w*|stop\w*|ceas\w*|prohibit\w*|forb[ia]d\w*|ban|banned"
+    r"|unable)\b"
 )
 
 
@@ -1362,6 +1445,7 @@ _NEGATED_AS: Final = {
     "includ": (r"exclud\w*", r"except\w*"),
     "remember": (r"forg[eo]t\w*",),
     "succeed": (r"fail\w*",),
+    "open": (r"closed\b", r"shut\b"),
 }
 
 
@@ -1615,6 +1699,8 @@ def _negated_word(tokens: tuple[_Token, ...], at: int) -> bool:
 
     Its scope is what `_negated` finds: "not only open" negates nothing.
     """
+    if at and _is_negation(tokens[at - 1]):
+        return True  # a word the negation stands right before, though no content word: "not all"
     word = stem(tokens[at].low)
     return any(where < at and word in scope for where, scope in _negated(tokens))
 

@@ -539,11 +539,29 @@ def test_bare_answer_number_conflict_is_a_contradiction() -> None:
         pytest.param(
             "Selling the drug is not legal in Canada.", "Selling the drug is illegal in Canada.", id="not-legal"
         ),
+        # "Nobody", "nothing" negate as "no one", "no items" do (the guards' list of negations, read here too).
+        pytest.param(
+            "Nobody was injured when the fire broke out at the warehouse on Monday.",
+            "No one was injured when the fire broke out at the warehouse on Monday.",
+            id="nobody",
+        ),
+        pytest.param(
+            "Nothing was stolen from the house during the break-in last week.",
+            "No items were stolen from the house during the break-in last week.",
+            id="nothing",
+        ),
     ],
 )
 def test_supported_claims_are_not_contradicted(claim: str, reference: str) -> None:
     """Cases from the dev data where the old rule said Contradiction on a supported claim: now Entailment."""
     assert ScorerClaimChecker().check(Claim(text=claim), [reference]).label == "Entailment"
+
+
+def test_two_numbers_from_two_references_are_supported_together() -> None:
+    """Each half of the claim stands in one reference: the window with one number does not contradict the other."""
+    claim = Claim(text="The river is 300 km long and the canal is 120 km long.")
+    check = ScorerClaimChecker().check(claim, ["The river is 300 km long.", "The canal is 120 km long."])
+    assert (check.label, check.guard) == ("Entailment", None)
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,20 @@ NUMBER_FIRES = [
     ("The repair takes 3 hours.", "The repair takes 3 days.", "Contradiction", "3 days"),
     ("It is given at 200,000 subscribers.", "It is given at 100k subscribers.", "Contradiction", "100k subscribers"),
     ("The wall is 5,000 m long.", "The wall is 5m long.", "Neutral", None),  # "5m" is five metres, not five million
+    # A bound is read from its own word: "less than", "fewer than" are under the value ("than" is none).
+    ("The village has fewer than 100 residents.", "The village has 140 residents.", "Contradiction", "140 residents"),
+    ("Inflation rose to 5% in May.", "Inflation rose to 4.5% in May.", "Contradiction", "4.5%"),  # "to" is no "about"
+    ("It was -12 degrees at night.", "It was 12 degrees at night.", "Contradiction", "12 degrees"),  # a minus sign
+    ("It was 12 degrees at night.", "It was \u221212 degrees at night.", "Contradiction", "\u221212 degrees"),
+    # A rank against another rank in its slot, in words or digits.
+    ("She finished third in the race.", "She finished second in the race.", "Contradiction", "second"),
+    ("It was their fifth studio album.", "It was their 4th studio album.", "Contradiction", "4th studio"),
+    # Units of one kind: micrograms and milligrams, the temperature scales, speeds, the time of day.
+    ("Each tablet holds 50 mcg.", "Each tablet holds 50 mg.", "Contradiction", "50 mg"),
+    ("Each tablet holds 200 mg.", "Each tablet holds 200 \u00b5g.", "Contradiction", "200 \u00b5g"),
+    ("Water boils at 100 \u00b0F here.", "Water boils at 100 \u00b0C here.", "Contradiction", "100 \u00b0C"),
+    ("The car reaches 100 mph.", "The car reaches 100 km/h.", "Contradiction", "100 km/h"),
+    ("The shop opens at 9 pm.", "The shop opens at 9 am.", "Contradiction", "9 am"),
 ]
 NUMBER_QUIET = [
     ("The Eiffel Tower is three hundred and thirty metres tall.", TOWER),  # the number in words
@@ -76,6 +90,23 @@ NUMBER_QUIET = [
     ("It is awarded at 100,000 subscribers.", "It is awarded at 100k subscribers."),  # a scale written on the number
     ("It cost 5 million dollars.", "It cost $5M."),
     ("It cost 2,500,000,000 dollars.", "It cost $2.5bn."),
+    ("The device weighs less than 50 grams.", "The device weighs 45 grams."),
+    ("Up to 50 people attend.", "45 people attend."),
+    ("The range is from -5 to 10 degrees.", "The range is from -5 to 10 degrees."),
+    ("It ran from 1990-2000.", "It ran from 1990-2000."),  # a dash between years is no minus sign
+    # Halves, thousands set apart by spaces, ranks in words and digits, a rank the sources do not give.
+    ("The meeting lasted 2.5 hours.", "The meeting lasted two and a half hours."),
+    ("The city had one and a half million inhabitants.", "The city had 1.5 million inhabitants."),
+    ("The town has 1,000 residents.", "The town has 1 000 residents."),
+    ("The lake lies at 1,200 metres.", "The lake lies at 1\u00a0200 metres."),
+    ("He was the sixteenth president.", "He was the 16th president."),
+    ("He won a second title.", "He won another title."),
+    ("It has 2 towers.", "The second tower fell in 1990 and it has 2 towers."),
+    # Two values of the claim, each from another source: neither is the other's contradiction.
+    (
+        "The river is 300 km long and the canal is 120 km long.",
+        "The river is 300 km long.\n\nThe canal is 120 km long.",
+    ),
 ]
 NAME_FIRES = [
     ("The Louvre museum is in London.", LOUVRE, "Contradiction", "Paris"),
@@ -101,6 +132,8 @@ NAME_QUIET = [
         "It is read from the body mass index (BMI) of the patient.",
         "It is read from the body mass index of the patient.",
     ),
+    ("The startup raised US$5 million.", "The startup raised $5 million."),  # the country of the dollar sign
+    ("The startup raised 5 million US dollars.", "The startup raised $5 million."),
 ]
 # Names said another way (name parts, countries, abbreviations, words written as one): each rule with a case
 # that must pass and a near miss that must still fire.
@@ -158,6 +191,8 @@ POLARITY_QUIET = [
     ),
     ("The museum is not in London.", "The museum is not in London but in Paris."),  # negated on both sides
     ("No doubt the museum is in Paris.", LOUVRE),
+    ("The company could not pay its debts.", "The company was unable to pay its debts."),  # "unable" negates
+    ("The museum does not open on Mondays.", "The museum is closed on Mondays."),  # "closed" is "not open"
 ]
 # A sentence that negates in a verb of its own ("avoid") does not plainly state what the claim negates.
 NEGATING_VERB_CASES = [
@@ -227,6 +262,11 @@ ANTONYM_FIRES = [
     ("It was built before the war.", "It was built after the war.", "after"),
     ("All students passed the exam.", "Some students passed the exam.", "Some"),
     ("She was the first woman to win the prize.", "She was the last woman to win the prize.", "last"),
+    # A word and its negative prefix: "valid", "invalid".
+    ("The contract was invalid under state law.", "The contract was valid under state law.", "valid"),
+    ("The witness was reliable, the judge said.", "The witness was unreliable, the judge said.", "unreliable"),
+    ("The company was unable to pay its debts.", "The company was able to pay its debts.", "able"),
+    ("It is impossible to visit in winter.", "It is possible to visit in winter.", "possible"),
     (
         "Michael Jordan holds the lowest career scoring average record against many teams, including the Blazers, "
         "Jazz, Suns, Celtics and Hornets.",
@@ -241,6 +281,7 @@ ANTONYM_QUIET = [
     # A negated word says its opposite: the polarity guard reads negations.
     ("Selling the drug is not legal in Canada.", "Selling the drug is illegal in Canada."),
     ("Selling the drug is illegal in Canada.", "Selling the drug is not legal in Canada."),
+    ("Some birds cannot fly.", "Not all birds can fly."),  # "not all" is "some ... not"
     ("It was built before the war.", "It was built before the war and restored after it."),
     ("The heart pumps more blood with fewer beats.", "The heart pumps more blood with fewer beats."),
     ("Sales increased in 2020.", "Sales increased in 2020, while costs decreased."),
