@@ -53,6 +53,7 @@ from langchain_refs.grounding._guards import (
 )
 from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._scoring import LexicalScorer
+from langchain_refs.grounding._verifier import checked_scorer
 from langchain_refs.streaming import checked_support_threshold
 from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, SentenceSplitter, Span, fold, sentence_windows, stem
 
@@ -770,6 +771,8 @@ class ScorerClaimChecker:
         if window < 1:
             msg = f"ScorerClaimChecker: window must be 1 sentence or more, got {window!r}"
             raise ValueError(msg)
+        if scorer is not None:
+            checked_scorer(scorer, "ScorerClaimChecker")
         self.scorer = scorer or LexicalScorer()
         self.threshold = checked_support_threshold(threshold, option="threshold", none_means=None)
         self.contradiction_overlap = contradiction_overlap

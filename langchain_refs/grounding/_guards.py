@@ -1734,6 +1734,13 @@ class MeaningGuards:
     polarity: bool = True
     antonym: bool = True
 
+    def __post_init__(self) -> None:
+        # A truthy word ("no") would leave a guard on: only True and False are taken.
+        for name in _GUARDS:
+            if not isinstance(getattr(self, name), bool):
+                msg = f"MeaningGuards: {name} must be True or False, got {type(getattr(self, name)).__name__}"
+                raise TypeError(msg)
+
     @classmethod
     def off(cls) -> MeaningGuards:
         """Every guard off: the scorer's word alone.
@@ -1786,6 +1793,10 @@ class MeaningGuards:
             >>> MeaningGuards().check("It is 330 metres tall.", "It is 330 metres tall.") is None
             True
         """
+        for name, given in (("claim", claim), ("evidence", evidence)):
+            if not isinstance(given, str):
+                msg = f"MeaningGuards.check: {name} must be a text (str), got {type(given).__name__}"
+                raise TypeError(msg)
         # isspace() stops at the first letter; strip() would copy a long evidence text.
         if not claim or claim.isspace() or not evidence or evidence.isspace():
             return None

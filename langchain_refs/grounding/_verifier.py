@@ -71,6 +71,21 @@ class SupportScorer(BaseCrossEncoder):
         return verify_citations(references, documents, self, threshold=threshold, guards=self.guards)
 
 
+def checked_scorer(scorer: object, owner: str) -> None:
+    """Nothing when ``scorer`` scores pairs (``score(pairs)``), else a TypeError naming ``owner``.
+
+    Example:
+        >>> checked_scorer("lexical", "ScorerClaimChecker")
+        Traceback (most recent call last):
+        ...
+        TypeError: ScorerClaimChecker: scorer must have score(pairs) (LexicalScorer(), a cross-encoder...), got str
+    """
+    if not callable(getattr(scorer, "score", None)):
+        got = type(scorer).__name__
+        msg = f"{owner}: scorer must have score(pairs) (LexicalScorer(), a cross-encoder...), got {got}"
+        raise TypeError(msg)
+
+
 def verify_citations(
     references: AnswerReferences,
     documents: Sequence[BaseMedia],
@@ -123,7 +138,12 @@ def verify_citations(
         >>> verify_citations(wrong, [Document("Paris is a city in France.")], LexicalScorer()).citations[0].supported
         False
     """
+    if not isinstance(references, AnswerReferences):
+        got = type(references).__name__
+        msg = f"verify_citations(): references must be an AnswerReferences (a session's), got {got}"
+        raise TypeError(msg)
     checked_documents(documents, "verify_citations()")
+    checked_scorer(scorer, "verify_citations()")
     guards = checked_guards(guards, "verify_citations()")
     threshold = checked_support_threshold(threshold, option="threshold", none_means="the scorer's own")
     if threshold is None:

@@ -81,6 +81,11 @@ class LexicalSupport:
             >>> LexicalSupport().score([("Lyon silk", "Lyon is known for silk."), ("", "Anything.")])
             [1.0, 0.0]
         """
+        if isinstance(text_pairs, str) or not hasattr(text_pairs, "__iter__"):
+            msg = (
+                f"score: text_pairs must be a list of (claim, evidence) pairs of texts, got {type(text_pairs).__name__}"
+            )
+            raise TypeError(msg)
         pairs: list[tuple[str, str]] = []
         for position, pair in enumerate(text_pairs):
             # Any pair of two texts: a tuple, a list, a NumPy row (read as the tuple the engine takes).

@@ -16,6 +16,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.runnables import RunnableLambda
 
 from langchain_refs import (
+    AnswerReferences,
     Claim,
     LexicalScorer,
     LLMClaimChecker,
@@ -28,8 +29,10 @@ from langchain_refs import (
     manage_references,
     needs_reference,
     split_sentences,
+    verify_citations,
 )
 from langchain_refs.apps import main
+from langchain_refs.grounding import MeaningGuards
 from tests.unit_tests.fakes import str_chunks
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "check_input.json"
@@ -267,6 +270,42 @@ WRONG_INPUT = [
         TypeError,
         r"'response' must be the answer, a str or an AI message, got NoneType$",
         id="filter-response",
+    ),
+    pytest.param(
+        lambda: ScorerClaimChecker(scorer="lexical"),
+        TypeError,
+        r"^ScorerClaimChecker: scorer must have score\(pairs\) .*, got str$",
+        id="checker-scorer",
+    ),
+    pytest.param(
+        lambda: verify_citations(AnswerReferences(references=(), citations=()), [], None),  # type: ignore[arg-type]
+        TypeError,
+        r"^verify_citations\(\): scorer must have score\(pairs\) .*, got NoneType$",
+        id="verify-scorer",
+    ),
+    pytest.param(
+        lambda: verify_citations("Paris[1]", [], LexicalScorer()),  # type: ignore[arg-type]
+        TypeError,
+        r"^verify_citations\(\): references must be an AnswerReferences .*, got str$",
+        id="verify-references",
+    ),
+    pytest.param(
+        lambda: LexicalScorer().score(None),  # type: ignore[arg-type]
+        TypeError,
+        r"^score: text_pairs must be a list of \(claim, evidence\) pairs of texts, got NoneType$",
+        id="pairs",
+    ),
+    pytest.param(
+        lambda: MeaningGuards(number="no"),  # type: ignore[arg-type]
+        TypeError,
+        r"^MeaningGuards: number must be True or False, got str$",
+        id="guards-option",
+    ),
+    pytest.param(
+        lambda: MeaningGuards().check("It is 5 m.", None),  # type: ignore[arg-type]
+        TypeError,
+        r"^MeaningGuards.check: evidence must be a text \(str\), got NoneType$",
+        id="guards-evidence",
     ),
 ]
 
