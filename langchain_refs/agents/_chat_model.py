@@ -1069,8 +1069,8 @@ class ReferencesChatModel(BaseChatModel):
             return messages
         first = messages[0] if messages else None
         system = first if isinstance(first, SystemMessage) else None
-        if system is not None and "(id=" in system.text:
-            return messages
+        if system is not None and ("(id=" in system.text or self.instructions in system.text):
+            return messages  # a rule of its own, or this one, added by the middleware
         rest = messages[1:] if system is not None else messages
         return [with_instructions(system, self.instructions), *rest]
 

@@ -410,7 +410,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             messages.append(message)
         # What the model reads of each document this call is what a citation of it shows.
         thread = thread.replaced(read)
-        messages = [self._history(m, thread.documents) for m in messages]
+        # Ids kept in the state were never given to another document: an earlier answer's stand as they were.
+        messages = [self._history(m, thread.documents, kept=bool(known)) for m in messages]
         system = request.system_message
         if thread.documents and self.instructions and "(id=" not in (request.system_prompt or ""):
             system = with_instructions(system, self.instructions)
@@ -421,7 +422,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         request = request.override(model=model, messages=messages, system_message=system)
         return request, changed
 
-    def _history(self, message: BaseMessage, documents: Sequence[Document]) -> BaseMessage:
+    def _history(self, message: BaseMessage, documents: Sequence[Document], *, kept: bool = False) -> BaseMessage:
         """An earlier answer of the model as it reads it this call (``history``).
 
         An answer edited after it was rewritten is read as edited: its raw
@@ -433,7 +434,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             raw = message.response_metadata.get(MODEL_TEXT_KEY)
             if isinstance(raw, str):
                 if self.history == "raw":
-                    text = self._numbered(raw, documents, _cited_then(message.response_metadata.get("references")))
+                    then = _cited_then(message.response_metadata.get("references"))
+                    text = self._numbered(raw, documents, then, kept=kept)
                 else:
                     text = self._plain(raw, documents)
                 return message.model_copy(update={"content": _with_text(message.content, text)})
@@ -453,14 +455,23 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         session = self._session(documents)
         return session.feed(raw) + session.close()
 
-    def _numbered(self, raw: str, documents: Sequence[Document], then: Mapping[int, _CitedThen] | None = None) -> str:
+    def _numbered(
+        self,
+        raw: str,
+        documents: Sequence[Document],
+        then: Mapping[int, _CitedThen] | None = None,
+        *,
+        kept: bool = False,
+    ) -> str:
         """``raw`` with each citation as ``[n](id=k)``, ``n`` the number the user saw, ``k`` the ids.
 
         ``then``: what the answer's citations named when it was given (`_cited_then`), None when it
         was not recorded. An id that names another document now (the thread's ids were made again:
         no checkpointer, and a client that sent back its history without the tool results) is
         written as the id of that document now, or left out when the thread no longer holds it:
-        the model never reads its earlier claim beside another document's id.
+        the model never reads its earlier claim beside another document's id. Where nothing tells
+        (no source, no passage recorded), the id stands only when the thread's ids were ``kept``
+        in the agent state.
         """
         if then is not None:
             # Every id the answer cited stands for something while the text is read; what it stands for is `then`'s.
@@ -475,7 +486,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             number = citation.number
             if then is not None:
                 number = next((then[k].number for k in ids if k in then), number)
-                ids = self._ids_now(ids, then, documents)
+                ids = self._ids_now(ids, then, documents, kept=kept)
             if not ids:
                 continue
             pieces.append(plain[cursor : citation.start])
@@ -484,7 +495,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         pieces.append(plain[cursor:])
         return "".join(pieces)
 
-    def _ids_now(self, ids: Iterable[int], then: Mapping[int, _CitedThen], documents: Sequence[Document]) -> list[int]:
+    def _ids_now(
+        self, ids: Iterable[int], then: Mapping[int, _CitedThen], documents: Sequence[Document], *, kept: bool
+    ) -> list[int]:
         """The ids the documents an earlier answer cited as ``ids`` have in this call's ``documents``."""
         source_of = self._style_choice.source_of
         now: list[int] = []
@@ -496,6 +509,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             if same is False:
                 found = (j for j, document in enumerate(documents, start=1) if cited.names(document, source_of))
                 k = next(found, 0)
+            elif same is None and not kept:
+                k = 0  # nothing tells which document it was, and the ids were made again
             if k and k not in now:
                 now.append(k)
         return now

@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Final, Literal, NamedTuple
 
-from langchain_refs.text import DEFAULT_SPLITTER, NUMBER_WORDS, STOP_WORDS, fold, stem, stemmed_words
+from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, fold, stem, stemmed_words
 
 __all__ = [
     "ANTONYMS",
@@ -116,7 +116,8 @@ class GuardFinding:
 # suffix), a word (with inner apostrophes or hyphens), or a mark that ends a clause.
 
 _TOKEN = re.compile(
-    r"(?P<abbr>(?:[A-Za-z]\.){2,})"
+    r"(?P<degrees>\u00b0\s?[CF])(?![A-Za-z])"
+    r"|(?P<abbr>(?:[A-Za-z]\.){2,})"
     r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*(?:st|nd|rd|th|s|k|K|M|mn|bn)?)(?![\w])"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
     r"|(?P<mark>[,;:.!?()\u2013\u2014\[\]%\"\u201c\u201d\n])"
@@ -161,6 +162,8 @@ def _tokens(text: str) -> tuple[_Token, ...]:
     initial = True
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup or "mark"
+        if kind == "degrees":
+            kind = "word"  # "\u00b0C": a unit, read as the word after its number
         start, end = match.span()
         if kind == "mark":
             value = match.group()
@@ -179,7 +182,12 @@ def _tokens(text: str) -> tuple[_Token, ...]:
 
 # ---- numbers ----
 
-_UNITS: Final = {**NUMBER_WORDS, "dozen": 12}
+_UNITS: Final = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
+}  # fmt: skip
 _ORDINAL_WORDS: Final = {
     word: rank
     for rank, word in enumerate(
@@ -196,9 +204,14 @@ _SCALE_SUFFIXES: Final = {"k": 1_000, "K": 1_000, "M": 1_000_000, "mn": 1_000_00
 # ("than" is no bound of its own: "more than" is over, "less than" under; "rose to 5%" is 5%.)
 _ABOUT: Final = frozenset({"about", "around", "approximately", "nearly", "almost", "roughly", "some", "circa",
                            "c", "estimated", "approx", "close"})  # fmt: skip
-_OVER: Final = frozenset({"over", "more", "least", "above", "exceeding", "exceeds", "plus", "greater", "larger",
-                          "higher", "bigger"})  # fmt: skip
-_UNDER: Final = frozenset({"under", "less", "fewer", "below", "most", "up", "lower", "smaller", "within"})
+_OVER: Final = frozenset({"over", "more", "least", "above", "exceeding", "exceeds", "plus"})
+_UNDER: Final = frozenset({"under", "less", "fewer", "below", "most", "within"})
+# Words that bound a value only with the word after them: "greater than", "up to" ("up 5%" is a rise).
+_BOUND_WITH: Final = {
+    **dict.fromkeys(["greater", "larger", "higher", "bigger"], ("than", "over")),
+    **dict.fromkeys(["lower", "smaller"], ("than", "under")),
+    "up": ("to", "under"),
+}
 # Units spelled several ways: one name each.
 _UNIT_NAMES: Final = {
     "m": "metre", "meter": "metre", "meters": "metre", "metres": "metre", "km": "kilometre",
@@ -211,7 +224,8 @@ _UNIT_NAMES: Final = {
     "liters": "litre", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute", "minutes": "minute",
     "oz": "ounce", "ounces": "ounce", "tonnes": "tonne", "tons": "tonne", "ton": "tonne",
     "mcg": "microgram", "\u00b5g": "microgram", "\u03bcg": "microgram", "micrograms": "microgram",
-    "c": "celsius", "f": "fahrenheit", "mph": "mile per hour", "kph": "kilometre per hour",
+    "\u00b0c": "celsius", "\u00b0 c": "celsius", "\u00b0f": "fahrenheit", "\u00b0 f": "fahrenheit",
+    "celsius": "celsius", "fahrenheit": "fahrenheit", "mph": "mile per hour", "kph": "kilometre per hour",
     "kmh": "kilometre per hour", "am": "a.m.", "pm": "p.m.",
 }  # fmt: skip
 # A unit of length over one of time, written with a slash: "km/h" (the slash is no token).
@@ -234,7 +248,7 @@ _MEASURES: Final = {
 _CURRENCY_SIGNS: Final = {"$": "dollar", "\u20ac": "euro", "\u00a3": "sterling"}
 # A claim that may give a quantity a unit of measure: a currency sign, then a number; or a number, then a
 # word (or "%") that `_unit_after` reads as a unit of measure.
-_SIGN_OR_UNIT: Final = re.compile(r"[$\u20ac\u00a3\u00a5]\s?\d|\d\s?\u00b0?\s?(%|[A-Za-z\u00b5\u03bc]+)")
+_SIGN_OR_UNIT: Final = re.compile(r"[$\u20ac\u00a3\u00a5]\s?\d|\d\s?(\u00b0\s?[CF]|%|[A-Za-z\u00b5\u03bc]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,13 +371,25 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         unit = _unit_after(tokens, i)
         before = next((stem(t.low) for t in reversed(tokens[max(0, start - 3) : start]) if _is_content(t)), None)
         bound = None
-        for t in tokens[max(0, start - 3) : start]:
-            if t.kind == "word" and t.low in _ABOUT:
+        for at in range(max(0, start - 3), start):
+            t = tokens[at]
+            if t.kind != "word":
+                continue
+            if t.low in _ABOUT:
                 bound = "about"
-            elif t.kind == "word" and t.low in _OVER:
+            elif t.low in _OVER:
                 bound = "over"
-            elif t.kind == "word" and t.low in _UNDER:
+            elif t.low in _UNDER:
                 bound = "under"
+            elif t.low in _BOUND_WITH and tokens[at + 1].low == _BOUND_WITH[t.low][0]:
+                bound = _BOUND_WITH[t.low][1]
+        # A sign in words ("minus 12", "12 degrees below zero"); a dash after a number is a range's ("5 -10").
+        before_number = tokens[start - 1] if start else None
+        if before_number is not None and (before_number.low == "minus" or (value < 0 and before_number.kind == "num")):
+            value = -value
+        after_unit = [t.low for t in tokens[i + 1 : i + 3]] if unit else []
+        if after_unit in (["below", "zero"], ["below", "freezing"]):
+            value = -abs(value)
         text_end = tokens[i].end if unit and i < len(tokens) else last.end
         if unit is not None and " per " in unit and i + 1 < len(tokens) and tokens[i + 1].low in _PER_TIME:
             text_end = tokens[i + 1].end  # "km/h"
@@ -383,6 +409,11 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             )
         )
     return tuple(found)
+
+
+def _near(stated: float, claimed: Sequence[_Quantity]) -> set[float]:
+    """The values of ``claimed`` within the reach of "about" of ``stated``, a value the sources give as approximate."""
+    return {q.value for q in claimed if q.bound is None and abs(q.value - stated) <= 0.15 * abs(stated)}
 
 
 def _agrees(claimed: _Quantity, values: frozenset[float] | set[float]) -> bool:
@@ -719,14 +750,14 @@ def _flipped(negating: _Sentence, affirming: _Sentence) -> tuple[str, ...] | Non
 
 # Words whose opposite is made with a negative prefix, by prefix (the antonym guard's pairs).
 _PREFIXED: Final = {
-    "un": "able available aware certain clear common conventional employed ethical fair finished healthy known lawful"
-    " likely official paid popular profitable reliable resolved safe stable successful constitutional armed",
-    "in": "valid accessible accurate adequate complete consistent correct effective sufficient visible dependent"
-    " direct formal",
-    "im": "possible mature moral perfect partial practical",
+    # Adjectives only: a verb's participle ("known", "continued", "employed") reads as a paraphrase as often
+    # ("little is known" is "largely unknown"; "continued until 2010" is "discontinued in 2010").
+    "un": "able available aware certain clear common conventional ethical fair healthy lawful likely official"
+    " popular profitable reliable safe stable constitutional",
+    "in": "valid accessible accurate adequate complete consistent correct effective sufficient visible formal",
+    "im": "possible mature moral perfect practical",
     "ir": "regular responsible relevant reversible",
-    "dis": "honest loyal agree agreed approve approved connected continued appear appeared obey obeyed",
-    "non": "profit",
+    "dis": "honest loyal",
 }
 ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
     (frozenset(a.split()), frozenset(b.split()))
@@ -852,7 +883,7 @@ def _list_marker(tokens: Sequence[_Token], quantity: _Quantity) -> bool:
 _MAYBE_NUMBER: Final = re.compile(
     r"\d|\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty"
     r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen"
-    r"|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|twentieth)",
+    r"|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|twentieth)",
     re.IGNORECASE,
 )
 
@@ -903,9 +934,11 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         return None
     stated = _quantities_near(evidence)
     values = {q.value for q in stated}
+    # A value the sources give as approximate ("about 520") allows one near it ("500").
+    values |= {v for q in stated if q.bound == "about" for v in _near(q.value, claimed)}
     tokens = _tokens(claim)
     # A value the claim states itself (of another of its slots: "300 km ... and 120 km") is no other value.
-    mine = {q.value for q in _quantities_of(claim)}
+    mine = {q.value for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)}
     for quantity in claimed:
         if _agrees(quantity, values) or _list_marker(tokens, quantity) or _range_end(claim, quantity):
             continue
@@ -1207,7 +1240,8 @@ def _currency_of(tokens: Sequence[_Token], at: int, claim: str, evidence: str) -
         True
     """
     sign = _CURRENCY_COUNTRIES.get(tokens[at].low)
-    if sign is None or sign not in evidence:
+    # The sign alone in the evidence: "C$5" and "A$5" are other dollars.
+    if sign is None or not re.search(rf"(?<![A-Za-z]){re.escape(sign)}", evidence):
         return False
     after = tokens[at + 1] if at + 1 < len(tokens) else None
     return claim.startswith(sign, tokens[at].end) or (after is not None and after.low.startswith("dollar"))

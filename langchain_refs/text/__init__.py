@@ -22,13 +22,12 @@ from langchain_refs.text._sentences import (
     split_sentences,
     window_indices,
 )
-from langchain_refs.text._words import NUMBER_WORDS, STOP_WORDS, WORD, content_words, fold, stem, words
+from langchain_refs.text._words import STOP_WORDS, WORD, content_words, fold, stem, words
 
 __all__ = [
     "DEFAULT_ABBREVIATIONS",
     "DEFAULT_SPLITTER",
     "EXTENDED_ABBREVIATIONS",
-    "NUMBER_WORDS",
     "PASSAGE_SUPPORT",
     "STOP_WORDS",
     "WORD",

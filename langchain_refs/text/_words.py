@@ -7,7 +7,7 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["NUMBER_WORDS", "STOP_WORDS", "WORD", "content_words", "fold", "stem", "words"]
+__all__ = ["STOP_WORDS", "WORD", "content_words", "fold", "stem", "words"]
 
 STOP_WORDS: Final = frozenset(
     """a an and are as at be been being but by can could did do does doing for from had has have having he her
@@ -19,21 +19,6 @@ STOP_WORDS: Final = frozenset(
 )
 """Function words that carry no claim on their own."""
 
-NUMBER_WORDS: Final = {
-    word: value
-    for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
-        " seventeen eighteen nineteen twenty".split()
-    )
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-"""Numbers written as one word, and their values: `content_words` reads "two" as "2".
-
-Example:
-    >>> NUMBER_WORDS["twelve"], NUMBER_WORDS["ninety"]
-    (12, 90)
-"""
-# A number word as `content_words` gives it: its digits.
-_NUMBER_DIGITS: Final = {word: str(value) for word, value in NUMBER_WORDS.items()}
 # A comma between thousands ("1,000"): read as no mark, so that "1,000" and "1000" are one word.
 _THOUSANDS_COMMA: Final = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
@@ -150,8 +135,7 @@ class _PieceWords(dict[str, tuple[str, ...]]):
         folded = fold(piece)
         if "," in folded:
             folded = _THOUSANDS_COMMA.sub("", folded)
-        digits = _NUMBER_DIGITS
-        found = tuple(digits.get(w) or stem(w) for w in words(folded) if w not in STOP_WORDS)
+        found = tuple(stem(w) for w in words(folded) if w not in STOP_WORDS)
         if len(piece) <= _LONGEST_PIECE_KEPT:
             if len(self) >= _PIECES_KEPT:
                 self.clear()
@@ -165,13 +149,13 @@ _PIECE_WORDS: Final = _PieceWords()
 
 
 def content_words(text: str) -> list[str]:
-    """The stemmed content words of ``text``, in order; a number as its digits ("two", "1,000": "2", "1000").
+    """The stemmed content words of ``text``, in order (a number's thousands commas left out: "1,000" is "1000").
 
     Example:
         >>> content_words("How are the citations renumbered? Migrate, migrating!")
         ['citation', 'renumber', 'migrat', 'migrat']
         >>> content_words("Two towns of 1,000 people")
-        ['2', 'town', '1000', 'peopl']
+        ['two', 'town', '1000', 'peopl']
     """
     words: list[str] = []
     pieces = _PIECE_WORDS

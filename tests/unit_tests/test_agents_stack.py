@@ -452,6 +452,34 @@ def test_a_dynamic_prompt_on_either_side_keeps_the_citation_rule(order: str) -> 
     assert [m.text for m in answer if m.type == "system"] == [f"You are a city guide.\n\n{FORMAT_REFERENCES}"]
 
 
+def test_instructions_of_ones_own_are_added_once() -> None:
+    """A citation rule of the user's, without "(id=": the model reads it once (the middleware's, not again)."""
+    rule = "Cite each claim with the number of its document in square brackets."
+    model = ScriptedToolModel(script=[search("paris"), say("Paris is the capital[1](id=1).")])
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references(instructions=rule)])
+    agent.invoke({"messages": [{"role": "user", "content": "?"}]})
+    assert [m.text.count(rule) for m in model.seen[-1] if m.type == "system"] == [1]
+
+
+@pytest.mark.parametrize(("kept", "read"), [(True, "Paris is big[1](id=1)."), (False, "Paris is big.")])
+def test_an_earlier_citation_nothing_identifies_keeps_its_id_only_where_the_ids_were_kept(
+    kept: bool, read: str
+) -> None:
+    """Documents without a source, no passages: an id is kept from the state's ids, else left out (sent back)."""
+    sourceless = [Document(d.page_content) for d in CITY_DOCUMENTS]
+    script = [search("paris"), say("Paris is big[1](id=1)."), search("rome", first_id=5), say("Noted.")]
+    model = ScriptedToolModel(script=script)
+    saver = InMemorySaver() if kept else None
+    agent = create_agent(
+        model, tools=[retriever_tool(sourceless)], middleware=[references(passages=False)], checkpointer=saver
+    )
+    config = {"configurable": {"thread_id": "sourceless"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "Paris?"}]}, config)["messages"]
+    history = [] if kept else [m for m in first if not isinstance(m, ToolMessage) and m.text]
+    agent.invoke({"messages": [*history, HumanMessage("And Rome?")]}, config)
+    assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == [read]
+
+
 @pytest.mark.parametrize("order", ["guardrail first", "references first"])
 def test_a_cited_sentence_a_guardrail_deletes_leaves_no_citation_behind(order: str) -> None:
     """An after_model guardrail takes a cited sentence out: its citation goes from the state and the annotations."""

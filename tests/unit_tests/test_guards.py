@@ -62,6 +62,17 @@ NUMBER_FIRES = [
     ("Water boils at 100 \u00b0F here.", "Water boils at 100 \u00b0C here.", "Contradiction", "100 \u00b0C"),
     ("The car reaches 100 mph.", "The car reaches 100 km/h.", "Contradiction", "100 km/h"),
     ("The shop opens at 9 pm.", "The shop opens at 9 am.", "Contradiction", "9 am"),
+    ("She finished first in the race.", "She finished second in the race.", "Contradiction", "second"),
+    # "up 5%" is a rise, "Greater" a name, "higher" an adjective: no bound without "to" or "than" after them.
+    ("Sales were up 5% this year.", "Sales were up 3% this year.", "Contradiction", "3%"),
+    (
+        "Greater London has 9 million people.",
+        "Greater London has 12 million people.",
+        "Contradiction",
+        "12 million people",
+    ),
+    ("The higher 20% rate applies.", "The higher 25% rate applies.", "Contradiction", "25%"),
+    ("One bridge is 5 km long.", "One bridge is 1 km long.", "Contradiction", "1 km"),  # "one" is no value of its own
 ]
 NUMBER_QUIET = [
     ("The Eiffel Tower is three hundred and thirty metres tall.", TOWER),  # the number in words
@@ -102,6 +113,12 @@ NUMBER_QUIET = [
     ("He was the sixteenth president.", "He was the 16th president."),
     ("He won a second title.", "He won another title."),
     ("It has 2 towers.", "The second tower fell in 1990 and it has 2 towers."),
+    # A sign in words, and a range's dash: no minus sign.
+    ("It fell to -12 degrees.", "It fell to minus 12 degrees."),
+    ("It fell to -12 degrees.", "It fell to 12 degrees below zero."),
+    ("Temperatures of 5 -10 degrees.", "Temperatures of 5 to 10 degrees."),
+    ("It grew to 500 members.", "It grew to about 520 members."),  # the sources' own "about"
+    ("It was 12 degrees.", "It was 12 degrees in Grade 5 C."),  # a letter after a number is no temperature
     # Two values of the claim, each from another source: neither is the other's contradiction.
     (
         "The river is 300 km long and the canal is 120 km long.",
@@ -118,6 +135,7 @@ NAME_FIRES = [
     ("Museums, e.g. the Prado, are in Paris.", LOUVRE, "Neutral", None),
     ("Art, i.e. Prado art, is in Paris.", LOUVRE, "Neutral", None),
     ("The _Prado_ museum is in Paris.", LOUVRE, "Neutral", None),
+    ("The grant was US$5 million.", "The grant was C$5 million.", "Neutral", None),  # other dollars
 ]
 NAME_QUIET = [
     ("The Louvre museum is in PARIS.", LOUVRE),  # another case
@@ -176,6 +194,7 @@ NAME_FORMS_QUIET = [
     ("In October 2018 she joined India's squad.", "In NZ she joined India's squad in October 2018."),
 ]
 POLARITY_FIRES = [
+    ("Two of the three bridges opened.", "Two of the three bridges never opened."),  # words that are numbers
     ("The Eiffel Tower is not 330 metres tall.", TOWER),
     ("The Eiffel Tower is never open to visitors.", "The Eiffel Tower is open to visitors every day."),
     ("The Louvre museum is no longer in Paris.", LOUVRE),
@@ -192,6 +211,7 @@ POLARITY_QUIET = [
     ("The museum is not in London.", "The museum is not in London but in Paris."),  # negated on both sides
     ("No doubt the museum is in Paris.", LOUVRE),
     ("The company could not pay its debts.", "The company was unable to pay its debts."),  # "unable" negates
+    ("Two of the three bridges never opened.", "Two of the three bridges never opened."),
     ("The museum does not open on Mondays.", "The museum is closed on Mondays."),  # "closed" is "not open"
 ]
 # A sentence that negates in a verb of its own ("avoid") does not plainly state what the claim negates.
@@ -282,6 +302,10 @@ ANTONYM_QUIET = [
     ("Selling the drug is not legal in Canada.", "Selling the drug is illegal in Canada."),
     ("Selling the drug is illegal in Canada.", "Selling the drug is not legal in Canada."),
     ("Some birds cannot fly.", "Not all birds can fly."),  # "not all" is "some ... not"
+    # A participle's prefix is no opposite: "little is known" is "largely unknown".
+    ("Little is known about his early life.", "His early life is largely unknown."),
+    ("The series continued until 2010.", "The series was discontinued in 2010."),
+    ("The colony became independent in 1960.", "The colony, long dependent on France, gained independence in 1960."),
     ("It was built before the war.", "It was built before the war and restored after it."),
     ("The heart pumps more blood with fewer beats.", "The heart pumps more blood with fewer beats."),
     ("Sales increased in 2020.", "Sales increased in 2020, while costs decreased."),
