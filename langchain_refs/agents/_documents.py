@@ -606,7 +606,12 @@ def _aligned(
             taken_words[position] = -2  # every word it overlaps
     piece_words = [_words_of(piece) for piece in pieces]
     candidates = []
+    text_pairs = words.pairs.keys()
     for k, piece in enumerate(piece_words):
+        # A piece that shares no pair of words with the text has no anchor there (one test in C, where many
+        # pieces face a short text: a JSON result's strings, each against every document).
+        if text_pairs.isdisjoint(_pairs_of(pieces[k])):
+            continue
         anchors = _longest_chain(words.anchors(piece, taken_words))
         if anchors:
             core = _Core.of(anchors, piece)
@@ -727,6 +732,12 @@ _WORD: Final = re.compile(r"\w+")
 def _words_of(piece: str) -> tuple[str, ...]:
     """The words of a document's text, casefolded (kept: a thread's documents are aligned again at each call)."""
     return tuple(word.casefold() for word in _WORD.findall(piece))
+
+
+@functools.lru_cache(maxsize=1024)
+def _pairs_of(piece: str) -> frozenset[tuple[str, str]]:
+    """The pairs of consecutive words of a document's text (`_words_of`), as a set."""
+    return frozenset(itertools.pairwise(_words_of(piece)))
 
 
 @dataclass(frozen=True, slots=True)
