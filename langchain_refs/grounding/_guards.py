@@ -413,7 +413,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
 
 def _near(stated: float, claimed: Sequence[_Quantity]) -> set[float]:
     """The values of ``claimed`` within the reach of "about" of ``stated``, a value the sources give as approximate."""
-    return {q.value for q in claimed if q.bound is None and abs(q.value - stated) <= 0.15 * abs(stated)}
+    return {q.value for q in claimed if q.bound is None and not q.year and abs(q.value - stated) <= 0.15 * abs(stated)}
 
 
 def _agrees(claimed: _Quantity, values: frozenset[float] | set[float]) -> bool:
@@ -935,7 +935,7 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     stated = _quantities_near(evidence)
     values = {q.value for q in stated}
     # A value the sources give as approximate ("about 520") allows one near it ("500").
-    values |= {v for q in stated if q.bound == "about" for v in _near(q.value, claimed)}
+    values |= {v for q in stated if q.bound == "about" and not q.year for v in _near(q.value, claimed)}
     tokens = _tokens(claim)
     # A value the claim states itself (of another of its slots: "300 km ... and 120 km") is no other value.
     mine = {q.value for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)}

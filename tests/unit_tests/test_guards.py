@@ -73,6 +73,7 @@ NUMBER_FIRES = [
     ),
     ("The higher 20% rate applies.", "The higher 25% rate applies.", "Contradiction", "25%"),
     ("One bridge is 5 km long.", "One bridge is 1 km long.", "Contradiction", "1 km"),  # "one" is no value of its own
+    ("He asked him in 2046.", "He asked him about 2018.", "Contradiction", "2018"),  # "about" a year: no year near it
 ]
 NUMBER_QUIET = [
     ("The Eiffel Tower is three hundred and thirty metres tall.", TOWER),  # the number in words
