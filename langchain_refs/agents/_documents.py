@@ -538,6 +538,23 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
                 spans[index] = span
                 bisect.insort(taken, span)
     left = [index for index, span in enumerate(spans) if span is None and pieces[index].strip()]
+    # A piece found as is that is part of one not found so (an excerpt, and its full page redacted) may
+    # stand inside that one's edited copy: it moves to a place where the other's words do not go on around it.
+    for index, span in enumerate(spans):
+        piece = pieces[index]
+        longer = [pieces[j] for j in left if span is not None and piece in pieces[j]]
+        if longer and span is not None and _inside_copy(text, span, piece, longer):
+            taken.remove(span)
+
+            def inside(at: int, end: int, piece: str = piece, longer: list[str] = longer) -> bool:
+                return _inside_copy(text, (at, end), piece, longer)
+
+            moved = _free_occurrence(text, piece, taken, inside)
+            spans[index] = moved
+            if moved is not None:
+                bisect.insort(taken, moved)
+            else:
+                left.append(index)
     if left:
         placed = _aligned(text, _Words.of(text), [pieces[index] for index in left], taken)
         for index, span in zip(left, placed, strict=True):
@@ -545,14 +562,39 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
     return spans
 
 
-def _free_occurrence(text: str, piece: str, taken: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
-    """Where ``piece`` first stands in ``text`` without overlapping a span of ``taken`` (in order; None: nowhere)."""
+def _inside_copy(text: str, span: tuple[int, int], piece: str, longer: Sequence[str]) -> bool:
+    """Whether ``piece``, found at ``span``, has around it the words one of ``longer`` has around it (their copy).
+
+    Example:
+        >>> _inside_copy("A b. C d.", (0, 4), "A b.", ["A b. C d e."])
+        True
+    """
+    before, after = _WORD.findall(text[: span[0]])[-1:], _WORD.findall(text[span[1] : span[1] + 80])[:1]
+    for whole in longer:
+        at = whole.find(piece)
+        around_before = _WORD.findall(whole[:at])[-1:]
+        around_after = _WORD.findall(whole[at + len(piece) : at + len(piece) + 80])[:1]
+        if (around_after and [w.casefold() for w in around_after] == [w.casefold() for w in after]) or (
+            around_before and [w.casefold() for w in around_before] == [w.casefold() for w in before]
+        ):
+            return True
+    return False
+
+
+def _free_occurrence(
+    text: str, piece: str, taken: Sequence[tuple[int, int]], avoid: Callable[[int, int], bool] | None = None
+) -> tuple[int, int] | None:
+    """Where ``piece`` first stands in ``text`` without overlapping a span of ``taken`` (in order; None: nowhere).
+
+    ``avoid``: places not to take (``avoid(start, end)`` true), though free.
+    """
     at = _find_whole(text, piece, 0)
     while at >= 0:
         end = at + len(piece)
         # The spans either side of it (they do not overlap one another): the one starting before it must end first.
         after = bisect.bisect_left(taken, (end, -1))
-        if (after == 0 or taken[after - 1][1] <= at) and (after == len(taken) or taken[after][0] >= end):
+        free = (after == 0 or taken[after - 1][1] <= at) and (after == len(taken) or taken[after][0] >= end)
+        if free and (avoid is None or not avoid(at, end)):
             return at, end
         at = _find_whole(text, piece, at + 1)
     return None

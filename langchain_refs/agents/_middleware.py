@@ -128,10 +128,18 @@ class _CitedThen:
     def names(self, document: Document, source_of: Callable[[Document], Any]) -> bool | None:
         """Whether ``document`` is the one cited (by its source, else by its passage; None: nothing tells)."""
         if self.source is not None:
-            return bool(source_of(document) == self.source)
+            # The references' data hold a source as text (`Reference.source`), whatever the key gave.
+            now = source_of(document)
+            return now is not None and str(now) == self.source
         if self.excerpt:
             return self.excerpt in document.page_content
         return None
+
+
+def _padded(documents: Sequence[Document], then: Mapping[int, _CitedThen] | None) -> Sequence[Document]:
+    """``documents`` with blank ones after them up to the highest id ``then`` names."""
+    blanks = max(then or (), default=0) - len(documents)
+    return [*documents, *(Document(page_content="") for _ in range(blanks))] if blanks > 0 else documents
 
 
 def _cited_then(references: Any) -> dict[int, _CitedThen] | None:
@@ -433,11 +441,13 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         if isinstance(message, AIMessage) and self.history != "rendered":
             raw = message.response_metadata.get(MODEL_TEXT_KEY)
             if isinstance(raw, str):
+                then = _cited_then(message.response_metadata.get("references"))
                 if self.history == "raw":
-                    then = _cited_then(message.response_metadata.get("references"))
                     text = self._numbered(raw, documents, then, kept=kept)
                 else:
-                    text = self._plain(raw, documents)
+                    # Every id it cited stands for something while it is read: none is logged as unknown.
+                    session = self._session(_padded(documents, then))
+                    text = session.feed(raw) + session.close()
                 return message.model_copy(update={"content": _with_text(message.content, text)})
         return message
 
@@ -450,10 +460,6 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             max_holdback=self.max_holdback,
             passages=False,
         )
-
-    def _plain(self, raw: str, documents: Sequence[Document]) -> str:
-        session = self._session(documents)
-        return session.feed(raw) + session.close()
 
     def _numbered(
         self,
@@ -473,10 +479,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         (no source, no passage recorded), the id stands only when the thread's ids were ``kept``
         in the agent state.
         """
-        if then is not None:
-            # Every id the answer cited stands for something while the text is read; what it stands for is `then`'s.
-            blanks = max(then, default=0) - len(documents)
-            documents = [*documents, *(Document(page_content="") for _ in range(blanks))]
+        # Every id the answer cited stands for something while the text is read; what it stands for is `then`'s.
+        documents = _padded(documents, then)
         session = self._session(documents)
         plain = session.feed(raw) + session.close()
         pieces: list[str] = []

@@ -296,6 +296,16 @@ EDITED_RESULTS = {
             2: "Paris is the capital of France. It has about two million inhabitants.",
         },
     ),
+    "an excerpt after its full page, the page redacted": (
+        ["Paris is big.", "Paris is big. Write to ann@x.org."],
+        "Paris is big. Write to [EMAIL].\n\nParis is big.",
+        {1: "Paris is big.", 2: "Paris is big. Write to [EMAIL]."},
+    ),
+    "an excerpt before its full page, the page redacted": (
+        ["Paris is big.", "Paris is big. Write to ann@x.org."],
+        "Paris is big.\n\nParis is big. Write to [EMAIL].",
+        {1: "Paris is big.", 2: "Paris is big. Write to [EMAIL]."},
+    ),
     "an excerpt the tool left out, found only inside the full page": (
         ["Paris is the capital of France.", "Paris is the capital of France. It has two million inhabitants."],
         "Paris is the capital of France. It has two million inhabitants.",

@@ -452,6 +452,33 @@ def test_a_dynamic_prompt_on_either_side_keeps_the_citation_rule(order: str) -> 
     assert [m.text for m in answer if m.type == "system"] == [f"You are a city guide.\n\n{FORMAT_REFERENCES}"]
 
 
+def test_an_earlier_citation_of_a_source_that_is_no_text_keeps_its_id() -> None:
+    """A source key giving a number (a database row): the earlier answer's id is checked as the data hold it, text."""
+    rows = [Document(d.page_content, metadata={"row": 100 + i}) for i, d in enumerate(CITY_DOCUMENTS)]
+    script = [search("paris"), say("Paris is big[1](id=1)."), search("rome", first_id=5), say("Noted.")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(
+        model, tools=[retriever_tool(rows)], middleware=[references(source_key="row")], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "rows"}}
+    agent.invoke({"messages": [{"role": "user", "content": "Paris?"}]}, config)
+    agent.invoke({"messages": [HumanMessage("And Rome?")]}, config)
+    assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == ["Paris is big[1](id=1)."]
+
+
+def test_plain_history_sent_back_logs_no_unknown_id(caplog: pytest.LogCaptureFixture) -> None:
+    """history="plain", the history sent back without its tool results: the earlier ids are no warning each call."""
+    script = [search("paris lyon"), say("Lyon has silk[1](id=2). Paris is big[2](id=1)."), search("rome"), say("Ok.")]
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references(history="plain")])
+    first = agent.invoke({"messages": [{"role": "user", "content": "?"}]})["messages"]
+    history = [m for m in first if not isinstance(m, ToolMessage) and m.text]
+    with caplog.at_level("WARNING", logger="langchain_refs"):
+        agent.invoke({"messages": [*history, HumanMessage("And Rome?")]})
+    assert [r.getMessage() for r in caplog.records if "dropped citation" in r.getMessage()] == []
+    assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == ["Lyon has silk. Paris is big."]
+
+
 def test_instructions_of_ones_own_are_added_once() -> None:
     """A citation rule of the user's, without "(id=": the model reads it once (the middleware's, not again)."""
     rule = "Cite each claim with the number of its document in square brackets."
