@@ -34,7 +34,7 @@ import bisect
 import copy
 import difflib
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -109,14 +109,15 @@ class OffsetMap:
     """``(tag, old start, old end, new start, new end)`` per run, as difflib gives them."""
 
     @classmethod
-    def between(cls, old: str, new: str) -> OffsetMap:
+    def between(cls, old: str, new: str, keep: Sequence[tuple[int, int]] = ()) -> OffsetMap:
         """The map from offsets in ``old`` to offsets in ``new``.
 
         A text taken out or put in where the same characters stand on either
         side can be aligned in several places ("France[1]. It has 9 million
         people[1]." less its second sentence: difflib takes out "e[1]. It has 9
         million peopl"); it is slid to where it starts and ends at word and
-        sentence bounds (`_slid`), so that the spans around it keep their text.
+        sentence bounds (`_slid`), so that the spans around it keep their text; never through a span of
+        ``keep`` (the citations' markers) where a place around it does as well.
 
         Example:
             >>> old, new = "Paris is in France[1]. It has 9 people[1]. End", "Paris is in France[1]. End"
@@ -124,7 +125,7 @@ class OffsetMap:
             >>> new[: offsets.end(18)], offsets.start(23) == offsets.end(38)
             ('Paris is in France', True)
         """
-        runs = _slid(difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes(), old, new)
+        runs = _slid(difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes(), old, new, keep)
         return cls(old_starts=tuple(run[1] for run in runs), runs=runs)
 
     def _run(self, offset: int) -> tuple[str, int, int, int, int] | None:
@@ -192,24 +193,37 @@ def realigned(edited: AIMessage, rendered: AIMessage | None) -> AIMessage:
         old_blocks = None
     new_text = "".join(_text_blocks(edited))
     old_text = "".join(old_blocks) if old_blocks is not None else None
-    offsets = OffsetMap.between(old_text, new_text) if old_text is not None else None
     references = metadata.get("references")
-    if isinstance(references, Mapping) and isinstance(references.get("citations"), list):
+    citations = references.get("citations") if isinstance(references, Mapping) else None
+    citations = citations if isinstance(citations, list) else []
+    markers = sorted(
+        (c["start"], c["end"])
+        for c in citations
+        if isinstance(c, Mapping) and isinstance(c.get("start"), int) and isinstance(c.get("end"), int)
+    )
+    offsets = OffsetMap.between(old_text, new_text, markers) if old_text is not None else None
+    # The claims (as they stood) of the citations whose marker the edit took out: their annotations go with them.
+    gone: set[tuple[int, int]] = set()
+    if isinstance(references, Mapping) and citations:
         references = copy.deepcopy(dict(references))
         kept = []
         for citation in references["citations"]:
             if isinstance(citation, dict):
                 marker = _marker(citation, old_text)
+                claim = (citation.get("text_start"), citation.get("text_end"))
                 _move(citation, offsets, new_text)
                 if marker and _marker(citation, new_text) != marker:
-                    continue  # the edit took its marker out: the reader no longer sees the citation
+                    # The edit took its marker out: the reader no longer sees the citation.
+                    if isinstance(claim[0], int) and isinstance(claim[1], int):
+                        gone.add((claim[0], claim[1]))
+                    continue
             kept.append(citation)
         references["citations"] = kept
         metadata["references"] = references
     if isinstance(metadata.get("citations"), list):
         # The annotations of the whole text (all of a str answer's): moved as the blocks' are.
-        metadata["citations"] = _moved_annotations(metadata["citations"], offsets)
-    content = _realigned_content(edited.content, old_blocks)
+        metadata["citations"] = _moved_annotations(metadata["citations"], offsets, gone)
+    content = _realigned_content(edited.content, old_blocks, markers, gone)
     return edited.model_copy(update={"content": content, "response_metadata": metadata})
 
 
@@ -221,8 +235,14 @@ def _marker(citation: Mapping[str, Any], text: str | None) -> str | None:
     return text[start:end]
 
 
-def _moved_annotations(annotations: list[Any], offsets: OffsetMap | None) -> list[Any]:
-    """``annotations`` with their spans moved; those whose text the edit took out (or all: no ``offsets``) dropped."""
+def _moved_annotations(
+    annotations: list[Any], offsets: OffsetMap | None, gone: Collection[tuple[int, int]] = (), base: int = 0
+) -> list[Any]:
+    """``annotations`` with their spans moved; those whose text the edit took out (or all: no ``offsets``) dropped.
+
+    ``gone``: the claims (in the whole text as it stood) of citations the edit took out; ``base``: where the
+    annotations' block started in it.
+    """
     if offsets is None:
         return []
     moved: list[Any] = []
@@ -230,17 +250,20 @@ def _moved_annotations(annotations: list[Any], offsets: OffsetMap | None) -> lis
         start, end = annotation.get("start_index"), annotation.get("end_index")
         if isinstance(annotation, Mapping) and isinstance(start, int) and isinstance(end, int):
             new_start, new_end = offsets.start(start), offsets.end(end)
-            if end > start and new_end <= new_start:
-                continue  # its claim was taken out
+            if (end > start and new_end <= new_start) or (base + start, base + end) in gone:
+                continue  # its claim, or its citation, was taken out
             annotation = {**annotation, "start_index": new_start, "end_index": new_end}
         moved.append(annotation)
     return moved
 
 
 def _slid(
-    runs: Sequence[tuple[str, int, int, int, int]], old: str, new: str
+    runs: Sequence[tuple[str, int, int, int, int]], old: str, new: str, keep: Sequence[tuple[int, int]] = ()
 ) -> tuple[tuple[str, int, int, int, int], ...]:
-    """``runs`` with each text taken out or put in between two equal runs slid to its best bounds (`_bounds`)."""
+    """``runs`` with each text taken out or put in between two equal runs slid to its best bounds (`_bounds`).
+
+    A place that cuts through a span of ``keep`` (in ``old``) comes after every place that does not.
+    """
     out = list(runs)
     for position in range(1, len(out) - 1):
         tag, i1, i2, j1, j2 = out[position]
@@ -257,7 +280,14 @@ def _slid(
         right = start
         while right + end - start < high and text[right] == text[right + end - start]:
             right += 1
-        best = max(range(left, right + 1), key=lambda at: (_bounds(text, at, at + end - start), at))
+
+        # Where the run stands in the old text, placed at ``at``: a text taken out spans it, one put in is a point.
+        def cuts(at: int, tag: str = tag, i1: int = i1, start: int = start, end: int = end) -> bool:
+            first = i1 + at - start
+            last = first + (end - start if tag == "delete" else 0)
+            return any(s < x < e for s, e in keep for x in (first, last))
+
+        best = max(range(left, right + 1), key=lambda at: (not cuts(at), _bounds(text, at, at + end - start), at))
         shift = best - start
         if shift:
             out[position - 1] = (*before[:2], before[2] + shift, before[3], before[4] + shift)
@@ -267,9 +297,13 @@ def _slid(
 
 
 def _bounds(text: str, start: int, end: int) -> int:
-    """How well ``text[start:end]`` is cut: a point per end at a space or a mark, not inside a word."""
+    """How well ``text[start:end]`` is cut: two points per end at a space, one per end at a mark, not in a word."""
+    spaced = (start == 0 or text[start - 1].isspace() or text[start].isspace()) + (
+        end == len(text) or text[end].isspace() or text[end - 1].isspace()
+    )
     return (
-        (start == 0 or not text[start - 1].isalnum())
+        2 * spaced
+        + (start == 0 or not text[start - 1].isalnum())
         + (not text[start].isalnum())
         + (not text[end - 1].isalnum())
         + (end == len(text) or not text[end].isalnum())
@@ -288,8 +322,16 @@ def _move(citation: dict[str, Any], offsets: OffsetMap | None, new_text: str) ->
         citation["text"] = new_text[start:end] if isinstance(start, int) and isinstance(end, int) else None
 
 
-def _realigned_content(content: str | list[Any], old_blocks: list[str] | None) -> str | list[Any]:
-    """``content`` with each text block's annotations moved (or dropped where nothing says where they go)."""
+def _realigned_content(
+    content: str | list[Any],
+    old_blocks: list[str] | None,
+    markers: Sequence[tuple[int, int]] = (),
+    gone: Collection[tuple[int, int]] = (),
+) -> str | list[Any]:
+    """``content`` with each text block's annotations moved (or dropped where nothing says where they go).
+
+    ``markers`` and ``gone`` as `realigned` reads them, in the whole text as it stood.
+    """
     if isinstance(content, str):
         return content
     texts = [b for b in content if isinstance(b, Mapping) and b.get("type") == "text"]
@@ -305,13 +347,15 @@ def _realigned_content(content: str | list[Any], old_blocks: list[str] | None) -
             out.append(block)
             continue
         old = old_blocks[position] if same_shape and old_blocks is not None else None
+        base = sum(len(text) for text in old_blocks[:position]) if old_blocks is not None else 0
         position += 1
         annotations = block.get("annotations")
         if not annotations:
             out.append(block)
             continue
-        offsets = OffsetMap.between(old, block.get("text", "")) if old is not None else None
-        moved = _moved_annotations(annotations, offsets)
+        keep = [(s - base, e - base) for s, e in markers if old is not None and base <= s and e <= base + len(old)]
+        offsets = OffsetMap.between(old, block.get("text", ""), keep) if old is not None else None
+        moved = _moved_annotations(annotations, offsets, gone, base)
         fixed = {k: v for k, v in block.items() if k != "annotations"}
         if moved:
             fixed["annotations"] = moved

@@ -124,3 +124,25 @@ def test_a_citation_the_edit_took_out_is_dropped_from_the_data_and_the_annotatio
     assert [c["text"] for c in fixed.response_metadata["references"]["citations"]] == ["Paris is in France"]
     for kept in (fixed.content[0]["annotations"], fixed.response_metadata["citations"]):  # type: ignore[index]
         assert [new[a["start_index"] : a["end_index"]] for a in kept] == ["Paris is in France"]
+
+
+def test_a_citation_whose_marker_the_edit_changed_leaves_no_annotation_behind() -> None:
+    """An edit writes "[1]" as "(1)": the citation goes from the data, and its annotation with it (both places)."""
+    old = "Paris is in France[1]. Lyon has silk[2]."
+    new = "Paris is in France(1). Lyon has silk[2]."
+    claims = [(0, 18, 18, 21), (23, 36, 36, 39)]  # (claim start, end, marker start, end), by hand
+    data = {
+        "citations": [{"start": m, "end": e, "text_start": a, "text_end": b, "text": old[a:b]} for a, b, m, e in claims]
+    }
+    annotations = [{"type": "citation", "start_index": a, "end_index": b} for a, b, _, _ in claims]
+    rendered = AIMessage(
+        [{"type": "text", "text": old, "annotations": annotations}],
+        response_metadata={"references": data, "citations": annotations},
+    )
+    edited = stamped(rendered).model_copy(
+        update={"content": [{"type": "text", "text": new, "annotations": annotations}]}
+    )
+    fixed = realigned(edited, rendered)
+    assert [c["text"] for c in fixed.response_metadata["references"]["citations"]] == ["Lyon has silk"]
+    for kept in (fixed.content[0]["annotations"], fixed.response_metadata["citations"]):  # type: ignore[index]
+        assert [new[a["start_index"] : a["end_index"]] for a in kept] == ["Lyon has silk"]
