@@ -136,10 +136,24 @@ class _CitedThen:
         return None
 
 
+# The stand-in of a call with no document yet: no id stands then, and its source is never read (`_session`).
+_NO_DOCUMENT: Final = Document(page_content="")
+
+
 def _padded(documents: Sequence[Document], then: Mapping[int, _CitedThen] | None) -> Sequence[Document]:
-    """``documents`` with blank ones after them up to the highest id ``then`` names."""
-    blanks = max(then or (), default=0) - len(documents)
-    return [*documents, *(Document(page_content="") for _ in range(blanks))] if blanks > 0 else documents
+    """``documents`` and after them stand-ins up to the highest id ``then`` names, for reading an earlier answer.
+
+    A stand-in is the last document again: a source key of the user's reads it as it reads the others (a
+    blank one may lack the metadata it reads). What an id stands for is ``then``'s, never the stand-in's.
+    """
+    missing = max(then or (), default=0) - len(documents)
+    if missing <= 0:
+        return documents
+    return [*documents, *([documents[-1] if documents else _NO_DOCUMENT] * missing)]
+
+
+def _no_source(document: Document) -> None:
+    return None
 
 
 def _cited_then(references: Any) -> dict[int, _CitedThen] | None:
@@ -452,9 +466,11 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         return message
 
     def _session(self, documents: Sequence[Document]) -> ReferenceSession:
+        # Stand-ins alone (no document yet): their source is nobody's, and a source key of the user's never sees them.
+        alone = bool(documents) and all(document is _NO_DOCUMENT for document in documents)
         return ReferenceSession(
             documents,
-            source_key=self._style_choice.source_of,
+            source_key=_no_source if alone else self._style_choice.source_of,
             style=EmptyReferenceStyle(),
             syntaxes=self.syntaxes,
             max_holdback=self.max_holdback,
@@ -480,8 +496,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         in the agent state.
         """
         # Every id the answer cited stands for something while the text is read; what it stands for is `then`'s.
-        documents = _padded(documents, then)
-        session = self._session(documents)
+        session = self._session(_padded(documents, then))
         plain = session.feed(raw) + session.close()
         pieces: list[str] = []
         cursor = 0

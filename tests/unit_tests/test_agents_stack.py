@@ -479,6 +479,19 @@ def test_plain_history_sent_back_logs_no_unknown_id(caplog: pytest.LogCaptureFix
     assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == ["Lyon has silk. Paris is big."]
 
 
+@pytest.mark.parametrize("history", ["raw", "plain"])
+def test_a_source_key_that_reads_metadata_as_is_reads_history_sent_back(history: Any) -> None:
+    """A source key indexing the metadata (``d.metadata["source"]``): earlier ids read without a KeyError."""
+    script = [search("paris lyon"), say("Lyon has silk[1](id=2). Paris is big[2](id=1)."), search("rome"), say("Ok.")]
+    model = ScriptedToolModel(script=script)
+    middleware = references(source_key=lambda d: d.metadata["source"], history=history)
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[middleware])
+    first = agent.invoke({"messages": [{"role": "user", "content": "?"}]})["messages"]
+    history_sent = [m for m in first if not isinstance(m, ToolMessage) and m.text]
+    agent.invoke({"messages": [*history_sent, HumanMessage("And Rome?")]})
+    assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == ["Lyon has silk. Paris is big."]
+
+
 def test_instructions_of_ones_own_are_added_once() -> None:
     """A citation rule of the user's, without "(id=": the model reads it once (the middleware's, not again)."""
     rule = "Cite each claim with the number of its document in square brackets."
