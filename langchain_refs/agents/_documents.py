@@ -569,10 +569,12 @@ def _inside_copy(text: str, span: tuple[int, int], piece: str, longer: Sequence[
         >>> _inside_copy("A b. C d.", (0, 4), "A b.", ["A b. C d e."])
         True
     """
-    before, after = _WORD.findall(text[: span[0]])[-1:], _WORD.findall(text[span[1] : span[1] + 80])[:1]
+    # The word either side (read in a few dozen characters: the cost stays that of the piece, not of the text).
+    before = _WORD.findall(text[max(0, span[0] - 80) : span[0]])[-1:]
+    after = _WORD.findall(text[span[1] : span[1] + 80])[:1]
     for whole in longer:
         at = whole.find(piece)
-        around_before = _WORD.findall(whole[:at])[-1:]
+        around_before = _WORD.findall(whole[max(0, at - 80) : at])[-1:]
         around_after = _WORD.findall(whole[at + len(piece) : at + len(piece) + 80])[:1]
         if (around_after and [w.casefold() for w in around_after] == [w.casefold() for w in after]) or (
             around_before and [w.casefold() for w in around_before] == [w.casefold() for w in before]
