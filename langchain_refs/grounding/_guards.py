@@ -387,7 +387,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         before_number = tokens[start - 1] if start else None
         if before_number is not None and (before_number.low == "minus" or (value < 0 and before_number.kind == "num")):
             value = -value
-        after_unit = [t.low for t in tokens[i + 1 : i + 3]] if unit else []
+        after_unit = [t.low for t in tokens[i + 1 : i + 3]] if unit else [t.low for t in tokens[i : i + 2]]
         if after_unit in (["below", "zero"], ["below", "freezing"]):
             value = -abs(value)
         text_end = tokens[i].end if unit and i < len(tokens) else last.end

@@ -117,6 +117,7 @@ NUMBER_QUIET = [
     # A sign in words, and a range's dash: no minus sign.
     ("It fell to -12 degrees.", "It fell to minus 12 degrees."),
     ("It fell to -12 degrees.", "It fell to 12 degrees below zero."),
+    ("It fell to -12 at night.", "It fell to 12 below zero at night."),
     ("Temperatures of 5 -10 degrees.", "Temperatures of 5 to 10 degrees."),
     ("It grew to 500 members.", "It grew to about 520 members."),  # the sources' own "about"
     ("It was 12 degrees.", "It was 12 degrees in Grade 5 C."),  # a letter after a number is no temperature
