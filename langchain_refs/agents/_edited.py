@@ -204,26 +204,70 @@ def realigned(edited: AIMessage, rendered: AIMessage | None) -> AIMessage:
     offsets = OffsetMap.between(old_text, new_text, markers) if old_text is not None else None
     # The claims (as they stood) of the citations whose marker the edit took out: their annotations go with them.
     gone: set[tuple[int, int]] = set()
+    # Claims whose text the alignment took out though it still stands before their kept marker (two sentences
+    # alike, one taken out: the other's words may be aligned with the one taken out): (before) -> (now).
+    found_again: dict[tuple[int, int], tuple[int, int]] = {}
     if isinstance(references, Mapping) and citations:
         references = copy.deepcopy(dict(references))
-        kept = []
+        kept: list[Any] = []
+        # Per citation the edit took out: it as it stood, its claim's text and what stood before its marker.
+        dropped: list[tuple[dict[str, Any], str, str]] = []
+        emptied: list[tuple[int, tuple[int, int], str, str]] = []  # kept ones whose claim the move emptied
         for citation in references["citations"]:
             if isinstance(citation, dict):
                 marker = _marker(citation, old_text)
                 claim = (citation.get("text_start"), citation.get("text_end"))
+                marked_at = citation.get("start")
+                # The claim as it stood, and what stood between it and its marker.
+                said, gap = "", ""
+                if old_text is not None and all(isinstance(v, int) for v in (*claim, marked_at)):
+                    said, gap = old_text[claim[0] : claim[1]], old_text[claim[1] : marked_at]
+                before = dict(citation)
                 _move(citation, offsets, new_text)
                 if marker and _marker(citation, new_text) != marker:
                     # The edit took its marker out: the reader no longer sees the citation.
                     if isinstance(claim[0], int) and isinstance(claim[1], int):
                         gone.add((claim[0], claim[1]))
+                        dropped.append((before, said, gap))
                     continue
+                if said and isinstance(claim[0], int) and isinstance(claim[1], int):
+                    emptied.append((len(kept), (claim[0], claim[1]), said, gap))
             kept.append(citation)
+        for position, claim, said, gap in emptied:
+            citation = kept[position]
+            again = _claim_before_marker(citation, said, gap, new_text)
+            if again is not None:
+                found_again[claim] = again
+                citation["text_start"], citation["text_end"] = again
+                citation["text"] = new_text[again[0] : again[1]]
+                continue
+            # Its marker may be another's alike whose claim stands before it (two citations "[2]", one taken
+            # out): the one whose claim the reader sees there is the one kept.
+            for index, (other, other_said, other_gap) in enumerate(dropped):
+                again = _claim_before_marker(citation, other_said, other_gap, new_text)
+                same_marker = isinstance(other.get("marker"), str) and other.get("marker") == citation.get("marker")
+                if again is None or not same_marker:
+                    continue
+                old_claim = (other["text_start"], other["text_end"])
+                gone.discard(old_claim)
+                gone.add(claim)
+                found_again[old_claim] = again
+                kept[position] = {
+                    **other,
+                    "start": citation["start"],
+                    "end": citation["end"],
+                    "text_start": again[0],
+                    "text_end": again[1],
+                    "text": new_text[again[0] : again[1]],
+                }
+                del dropped[index]
+                break
         references["citations"] = kept
         metadata["references"] = references
     if isinstance(metadata.get("citations"), list):
         # The annotations of the whole text (all of a str answer's): moved as the blocks' are.
-        metadata["citations"] = _moved_annotations(metadata["citations"], offsets, gone)
-    content = _realigned_content(edited.content, old_blocks, markers, gone)
+        metadata["citations"] = _moved_annotations(metadata["citations"], offsets, gone, found_again=found_again)
+    content = _realigned_content(edited.content, old_blocks, markers, gone, found_again)
     return edited.model_copy(update={"content": content, "response_metadata": metadata})
 
 
@@ -235,13 +279,35 @@ def _marker(citation: Mapping[str, Any], text: str | None) -> str | None:
     return text[start:end]
 
 
+def _claim_before_marker(citation: Mapping[str, Any], said: str, gap: str, new_text: str) -> tuple[int, int] | None:
+    """Where a kept citation's claim stands now, when the move emptied it but ``said`` stands before its marker.
+
+    ``said``: the claim as it stood; ``gap``: what stood between it and the marker. Two sentences alike, one
+    taken out: the alignment may give the kept one's words to the one taken out.
+    """
+    start, end, marker = citation.get("text_start"), citation.get("text_end"), citation.get("start")
+    if not said or not isinstance(start, int) or not isinstance(end, int) or not isinstance(marker, int):
+        return None
+    at = marker - len(gap) - len(said)
+    if end <= start and at >= 0 and new_text[at:marker] == said + gap:
+        return at, at + len(said)
+    return None
+
+
 def _moved_annotations(
-    annotations: list[Any], offsets: OffsetMap | None, gone: Collection[tuple[int, int]] = (), base: int = 0
+    annotations: list[Any],
+    offsets: OffsetMap | None,
+    gone: Collection[tuple[int, int]] = (),
+    base: int = 0,
+    *,
+    found_again: Mapping[tuple[int, int], tuple[int, int]] | None = None,
+    new_base: int = 0,
 ) -> list[Any]:
     """``annotations`` with their spans moved; those whose text the edit took out (or all: no ``offsets``) dropped.
 
     ``gone``: the claims (in the whole text as it stood) of citations the edit took out; ``base``: where the
-    annotations' block started in it.
+    annotations' block started in it (``new_base``: in the edited text); ``found_again``: claims put back
+    before their marker (see `realigned`).
     """
     if offsets is None:
         return []
@@ -250,6 +316,9 @@ def _moved_annotations(
         start, end = annotation.get("start_index"), annotation.get("end_index")
         if isinstance(annotation, Mapping) and isinstance(start, int) and isinstance(end, int):
             new_start, new_end = offsets.start(start), offsets.end(end)
+            again = (found_again or {}).get((base + start, base + end))
+            if again is not None:
+                new_start, new_end = again[0] - new_base, again[1] - new_base
             if (end > start and new_end <= new_start) or (base + start, base + end) in gone:
                 continue  # its claim, or its citation, was taken out
             annotation = {**annotation, "start_index": new_start, "end_index": new_end}
@@ -327,6 +396,7 @@ def _realigned_content(
     old_blocks: list[str] | None,
     markers: Sequence[tuple[int, int]] = (),
     gone: Collection[tuple[int, int]] = (),
+    found_again: Mapping[tuple[int, int], tuple[int, int]] | None = None,
 ) -> str | list[Any]:
     """``content`` with each text block's annotations moved (or dropped where nothing says where they go).
 
@@ -338,9 +408,11 @@ def _realigned_content(
     same_shape = old_blocks is not None and len(old_blocks) == len(texts) + sum(isinstance(b, str) for b in content)
     out: list[Any] = []
     position = 0
+    new_base = 0  # where the block starts in the edited text
     for block in content:
         if isinstance(block, str):
             position += 1
+            new_base += len(block)
             out.append(block)
             continue
         if not (isinstance(block, Mapping) and block.get("type") == "text"):
@@ -350,12 +422,13 @@ def _realigned_content(
         base = sum(len(text) for text in old_blocks[:position]) if old_blocks is not None else 0
         position += 1
         annotations = block.get("annotations")
+        block_base, new_base = new_base, new_base + len(block.get("text") or "")
         if not annotations:
             out.append(block)
             continue
         keep = [(s - base, e - base) for s, e in markers if old is not None and base <= s and e <= base + len(old)]
         offsets = OffsetMap.between(old, block.get("text", ""), keep) if old is not None else None
-        moved = _moved_annotations(annotations, offsets, gone, base)
+        moved = _moved_annotations(annotations, offsets, gone, base, found_again=found_again, new_base=block_base)
         fixed = {k: v for k, v in block.items() if k != "annotations"}
         if moved:
             fixed["annotations"] = moved

@@ -146,3 +146,29 @@ def test_a_citation_whose_marker_the_edit_changed_leaves_no_annotation_behind() 
     assert [c["text"] for c in fixed.response_metadata["references"]["citations"]] == ["Lyon has silk"]
     for kept in (fixed.content[0]["annotations"], fixed.response_metadata["citations"]):  # type: ignore[index]
         assert [new[a["start_index"] : a["end_index"]] for a in kept] == ["Lyon has silk"]
+
+
+def test_two_citations_alike_one_taken_out_the_one_the_reader_sees_is_kept() -> None:
+    """Two "[2]" markers, the edit keeps "Paris is big[2]." only: the kept citation's claim is that sentence."""
+    old = f"Paris is big[1]. Paris is big[2]. It has 9 people[2].{SOURCES}"
+    new = f"Paris is big[2].{SOURCES}"
+    claims = [(0, 12, 12, 15, "[1](id=1)"), (17, 29, 29, 32, "[2](id=2)"), (34, 49, 49, 52, "[2](id=2)")]  # by hand
+    data = {
+        "citations": [
+            {"start": m, "end": e, "text_start": a, "text_end": b, "text": old[a:b], "marker": raw}
+            for a, b, m, e, raw in claims
+        ]
+    }
+    annotations = [{"type": "citation", "start_index": a, "end_index": b} for a, b, _, _, _ in claims]
+    rendered = AIMessage(
+        [{"type": "text", "text": old, "annotations": annotations}],
+        response_metadata={"references": data, "citations": annotations},
+    )
+    edited = stamped(rendered).model_copy(
+        update={"content": [{"type": "text", "text": new, "annotations": annotations}]}
+    )
+    fixed = realigned(edited, rendered)
+    (citation,) = fixed.response_metadata["references"]["citations"]
+    assert (citation["text"], new[citation["start"] : citation["end"]]) == ("Paris is big", "[2]")
+    for kept in (fixed.content[0]["annotations"], fixed.response_metadata["citations"]):  # type: ignore[index]
+        assert [new[a["start_index"] : a["end_index"]] for a in kept] == ["Paris is big"]
