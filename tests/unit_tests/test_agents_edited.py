@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
@@ -104,15 +106,20 @@ def test_without_the_rendered_answer_offsets_are_cleared_not_guessed() -> None:
     assert rendered.response_metadata["references"]["citations"][0]["text"] == "Paris is big"
 
 
-def test_a_citation_the_edit_took_out_is_dropped_from_the_data_and_the_annotations() -> None:
-    """A guardrail deletes a cited sentence: its citation and annotation go; the others keep their text."""
-    old = "Paris is in France[1]. It has 9 people[1]."
-    new = "Paris is in France[1]."
-    claims = [(0, 18, 18, 21), (23, 38, 38, 41)]  # (claim start, end, marker start, end), by hand
+def realigned_by_hand(old: str, new: str, claims: list[tuple[Any, ...]]) -> AIMessage:
+    """`realigned` of an answer rendered as ``old`` and edited into ``new``, one text block with its annotations.
+
+    ``claims``: (claim start, end, marker start, end[, raw marker]) of each citation in ``old``, worked out by
+    hand; the annotations (in the block and in the metadata) are the claims'.
+    """
     data = {
-        "citations": [{"start": m, "end": e, "text_start": a, "text_end": b, "text": old[a:b]} for a, b, m, e in claims]
+        "citations": [
+            {"start": m, "end": e, "text_start": a, "text_end": b, "text": old[a:b]}
+            | ({"marker": rest[0]} if rest else {})
+            for a, b, m, e, *rest in claims
+        ]
     }
-    annotations = [{"type": "citation", "start_index": a, "end_index": b} for a, b, _, _ in claims]
+    annotations = [{"type": "citation", "start_index": a, "end_index": b} for a, b, *_ in claims]
     rendered = AIMessage(
         [{"type": "text", "text": old, "annotations": annotations}],
         response_metadata={"references": data, "citations": annotations},
@@ -120,55 +127,39 @@ def test_a_citation_the_edit_took_out_is_dropped_from_the_data_and_the_annotatio
     edited = stamped(rendered).model_copy(
         update={"content": [{"type": "text", "text": new, "annotations": annotations}]}
     )
-    fixed = realigned(edited, rendered)
+    return realigned(edited, rendered)
+
+
+def annotated(message: AIMessage, text: str) -> list[list[str]]:
+    """The text each annotation spans, in the block and in the metadata."""
+    places = (message.content[0]["annotations"], message.response_metadata["citations"])  # type: ignore[index]
+    return [[text[a["start_index"] : a["end_index"]] for a in kept] for kept in places]
+
+
+def test_a_citation_the_edit_took_out_is_dropped_from_the_data_and_the_annotations() -> None:
+    """A guardrail deletes a cited sentence: its citation and annotation go; the others keep their text."""
+    old = "Paris is in France[1]. It has 9 people[1]."
+    new = "Paris is in France[1]."
+    fixed = realigned_by_hand(old, new, [(0, 18, 18, 21), (23, 38, 38, 41)])
     assert [c["text"] for c in fixed.response_metadata["references"]["citations"]] == ["Paris is in France"]
-    for kept in (fixed.content[0]["annotations"], fixed.response_metadata["citations"]):  # type: ignore[index]
-        assert [new[a["start_index"] : a["end_index"]] for a in kept] == ["Paris is in France"]
+    assert annotated(fixed, new) == [["Paris is in France"], ["Paris is in France"]]
 
 
 def test_a_citation_whose_marker_the_edit_changed_leaves_no_annotation_behind() -> None:
     """An edit writes "[1]" as "(1)": the citation goes from the data, and its annotation with it (both places)."""
     old = "Paris is in France[1]. Lyon has silk[2]."
     new = "Paris is in France(1). Lyon has silk[2]."
-    claims = [(0, 18, 18, 21), (23, 36, 36, 39)]  # (claim start, end, marker start, end), by hand
-    data = {
-        "citations": [{"start": m, "end": e, "text_start": a, "text_end": b, "text": old[a:b]} for a, b, m, e in claims]
-    }
-    annotations = [{"type": "citation", "start_index": a, "end_index": b} for a, b, _, _ in claims]
-    rendered = AIMessage(
-        [{"type": "text", "text": old, "annotations": annotations}],
-        response_metadata={"references": data, "citations": annotations},
-    )
-    edited = stamped(rendered).model_copy(
-        update={"content": [{"type": "text", "text": new, "annotations": annotations}]}
-    )
-    fixed = realigned(edited, rendered)
+    fixed = realigned_by_hand(old, new, [(0, 18, 18, 21), (23, 36, 36, 39)])
     assert [c["text"] for c in fixed.response_metadata["references"]["citations"]] == ["Lyon has silk"]
-    for kept in (fixed.content[0]["annotations"], fixed.response_metadata["citations"]):  # type: ignore[index]
-        assert [new[a["start_index"] : a["end_index"]] for a in kept] == ["Lyon has silk"]
+    assert annotated(fixed, new) == [["Lyon has silk"], ["Lyon has silk"]]
 
 
 def test_two_citations_alike_one_taken_out_the_one_the_reader_sees_is_kept() -> None:
     """Two "[2]" markers, the edit keeps "Paris is big[2]." only: the kept citation's claim is that sentence."""
     old = f"Paris is big[1]. Paris is big[2]. It has 9 people[2].{SOURCES}"
     new = f"Paris is big[2].{SOURCES}"
-    claims = [(0, 12, 12, 15, "[1](id=1)"), (17, 29, 29, 32, "[2](id=2)"), (34, 49, 49, 52, "[2](id=2)")]  # by hand
-    data = {
-        "citations": [
-            {"start": m, "end": e, "text_start": a, "text_end": b, "text": old[a:b], "marker": raw}
-            for a, b, m, e, raw in claims
-        ]
-    }
-    annotations = [{"type": "citation", "start_index": a, "end_index": b} for a, b, _, _, _ in claims]
-    rendered = AIMessage(
-        [{"type": "text", "text": old, "annotations": annotations}],
-        response_metadata={"references": data, "citations": annotations},
-    )
-    edited = stamped(rendered).model_copy(
-        update={"content": [{"type": "text", "text": new, "annotations": annotations}]}
-    )
-    fixed = realigned(edited, rendered)
+    claims = [(0, 12, 12, 15, "[1](id=1)"), (17, 29, 29, 32, "[2](id=2)"), (34, 49, 49, 52, "[2](id=2)")]
+    fixed = realigned_by_hand(old, new, claims)
     (citation,) = fixed.response_metadata["references"]["citations"]
     assert (citation["text"], new[citation["start"] : citation["end"]]) == ("Paris is big", "[2]")
-    for kept in (fixed.content[0]["annotations"], fixed.response_metadata["citations"]):  # type: ignore[index]
-        assert [new[a["start_index"] : a["end_index"]] for a in kept] == ["Paris is big"]
+    assert annotated(fixed, new) == [["Paris is big"], ["Paris is big"]]
