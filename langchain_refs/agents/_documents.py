@@ -541,9 +541,11 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
     # A piece found as is that is part of one not found so (an excerpt, and its full page redacted) may
     # stand inside that one's edited copy: it moves to a place where the other's words do not go on around it.
     for index, span in enumerate(spans):
+        if span is None:
+            continue
         piece = pieces[index]
-        longer = [pieces[j] for j in left if span is not None and piece in pieces[j]]
-        if longer and span is not None and _inside_copy(text, span, piece, longer):
+        longer = [pieces[j] for j in left if piece in pieces[j]]
+        if longer and _inside_copy(text, span, piece, longer):
             taken.remove(span)
 
             def inside(at: int, end: int, piece: str = piece, longer: list[str] = longer) -> bool:

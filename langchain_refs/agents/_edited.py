@@ -212,7 +212,7 @@ def realigned(edited: AIMessage, rendered: AIMessage | None) -> AIMessage:
         kept: list[Any] = []
         # Per citation the edit took out: it as it stood, its claim's text and what stood before its marker.
         dropped: list[tuple[dict[str, Any], str, str]] = []
-        emptied: list[tuple[int, tuple[int, int], str, str]] = []  # kept ones whose claim the move emptied
+        emptied: list[tuple[int, tuple[int, int], str, str]] = []  # kept ones whose claim the move emptied (where)
         for citation in references["citations"]:
             if isinstance(citation, dict):
                 marker = _marker(citation, old_text)
@@ -230,8 +230,18 @@ def realigned(edited: AIMessage, rendered: AIMessage | None) -> AIMessage:
                         gone.add((claim[0], claim[1]))
                         dropped.append((before, said, gap))
                     continue
-                if said and isinstance(claim[0], int) and isinstance(claim[1], int):
-                    emptied.append((len(kept), (claim[0], claim[1]), said, gap))
+                # Its claim emptied by the move: looked for again before its marker, below.
+                now_start, now_end = citation.get("text_start"), citation.get("text_end")
+                was_start, was_end = claim
+                if (
+                    said
+                    and isinstance(was_start, int)
+                    and isinstance(was_end, int)
+                    and isinstance(now_start, int)
+                    and isinstance(now_end, int)
+                    and now_end <= now_start
+                ):
+                    emptied.append((len(kept), (was_start, was_end), said, gap))
             kept.append(citation)
         for position, claim, said, gap in emptied:
             citation = kept[position]
@@ -313,8 +323,12 @@ def _moved_annotations(
         return []
     moved: list[Any] = []
     for annotation in annotations:
-        start, end = annotation.get("start_index"), annotation.get("end_index")
-        if isinstance(annotation, Mapping) and isinstance(start, int) and isinstance(end, int):
+        start, end = (
+            (annotation.get("start_index"), annotation.get("end_index"))
+            if isinstance(annotation, Mapping)
+            else (None, None)
+        )
+        if isinstance(start, int) and isinstance(end, int):
             new_start, new_end = offsets.start(start), offsets.end(end)
             again = (found_again or {}).get((base + start, base + end))
             if again is not None:

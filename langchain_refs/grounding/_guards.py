@@ -882,8 +882,9 @@ def _list_marker(tokens: Sequence[_Token], quantity: _Quantity) -> bool:
 
 _MAYBE_NUMBER: Final = re.compile(
     r"\d|\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty"
-    r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen"
-    r"|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|twentieth)",
+    r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen|"
+    + "|".join(_ORDINAL_WORDS)
+    + ")",
     re.IGNORECASE,
 )
 
@@ -925,11 +926,11 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     if not _NUMBER_WORD.search(claim) and set(_DIGITS.findall(claim)) <= _digit_strings(evidence):
         return None
     # "one of", "two countries": numbers in words below ten are too often a paraphrase to hold to (a rank is not).
-    claimed = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)]
-    if not claimed:
+    held = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)]
+    if not held:
         return None
     digits = _digit_values(evidence)
-    claimed = [q for q in claimed if not _agrees(q, digits)]
+    claimed = [q for q in held if not _agrees(q, digits)]
     if not claimed:
         return None
     stated = _quantities_near(evidence)
@@ -938,7 +939,7 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     values |= {v for q in stated if q.bound == "about" and not q.year for v in _near(q.value, claimed)}
     tokens = _tokens(claim)
     # A value the claim states itself (of another of its slots: "300 km ... and 120 km") is no other value.
-    mine = {q.value for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)}
+    mine = {q.value for q in held}
     for quantity in claimed:
         if _agrees(quantity, values) or _list_marker(tokens, quantity) or _range_end(claim, quantity):
             continue
