@@ -80,6 +80,7 @@ from langchain_refs.streaming import (
     ReferenceStyle,
     SyntaxName,
     checked_max_holdback,
+    checked_whole_number,
     choose_style,
     marker_syntaxes,
     passage_scorer,
@@ -355,13 +356,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         self.documents_from = documents_from
         passage_scorer(passages)  # a wrong value fails here, not at the end of the first answer
         self.passages = passages
-        if isinstance(max_document_texts, bool) or not isinstance(max_document_texts, int):
-            msg = f"max_document_texts must be a whole number of documents, got {type(max_document_texts).__name__}"
-            raise TypeError(msg)
-        if max_document_texts < 0:
-            msg = f"max_document_texts must be 0 or more documents, got {max_document_texts!r}"
-            raise ValueError(msg)
-        self.max_document_texts = max_document_texts
+        self.max_document_texts = checked_whole_number(
+            max_document_texts, "max_document_texts", "documents", at_least=0
+        )
 
     # -- the model call ------------------------------------------------------
 

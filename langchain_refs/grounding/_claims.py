@@ -54,7 +54,7 @@ from langchain_refs.grounding._guards import (
 from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._scoring import LexicalScorer
 from langchain_refs.grounding._verifier import checked_scorer
-from langchain_refs.streaming import checked_support_threshold
+from langchain_refs.streaming import checked_support_threshold, checked_whole_number
 from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, SentenceSplitter, Span, fold, sentence_windows, stem
 
 __all__ = [
@@ -765,12 +765,7 @@ class ScorerClaimChecker:
         if isinstance(overlap, bool) or not isinstance(overlap, (int, float)) or not 0 <= overlap <= 1:
             msg = f"ScorerClaimChecker: contradiction_overlap must be a number from 0 to 1, got {overlap!r}"
             raise TypeError(msg) if not isinstance(overlap, (int, float)) else ValueError(msg)
-        if isinstance(window, bool) or not isinstance(window, int):
-            msg = f"ScorerClaimChecker: window must be a whole number of sentences, got {type(window).__name__}"
-            raise TypeError(msg)
-        if window < 1:
-            msg = f"ScorerClaimChecker: window must be 1 sentence or more, got {window!r}"
-            raise ValueError(msg)
+        checked_whole_number(window, "ScorerClaimChecker: window", "sentences")
         if scorer is not None:
             checked_scorer(scorer, "ScorerClaimChecker")
         self.scorer = scorer or LexicalScorer()

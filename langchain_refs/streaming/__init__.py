@@ -41,7 +41,12 @@ from langchain_refs.streaming._parser import (
 )
 from langchain_refs.streaming._passages import attach_passages, passage_scorer, scored_at_close
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, format_documents
-from langchain_refs.streaming._protocols import CitationVerifier, checked_support_threshold, support_threshold_of
+from langchain_refs.streaming._protocols import (
+    CitationVerifier,
+    checked_support_threshold,
+    checked_whole_number,
+    support_threshold_of,
+)
 from langchain_refs.streaming._provider_content import standard_content, with_refusal
 from langchain_refs.streaming._references import (
     AnswerContext,
@@ -116,6 +121,7 @@ __all__ = [
     "attach_passages",
     "checked_max_holdback",
     "checked_support_threshold",
+    "checked_whole_number",
     "choose_style",
     "format_documents",
     "join_text_runs",

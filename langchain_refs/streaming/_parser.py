@@ -131,6 +131,8 @@ from typing import Final, Literal
 
 import regex
 
+from langchain_refs.streaming._protocols import checked_whole_number
+
 __all__ = [
     "BRACKET_SYNTAX",
     "DAGGER_SYNTAX",
@@ -513,7 +515,7 @@ _MODE_NAMES: Final = {
 
 
 def checked_max_holdback(max_holdback: object) -> int:
-    """``max_holdback`` itself, or an error when it is not a positive whole number of characters.
+    """``max_holdback`` itself, or an error when it is not a whole number of characters, 1 or more.
 
     Every option that takes it checks it here, when it is given.
 
@@ -523,19 +525,13 @@ def checked_max_holdback(max_holdback: object) -> int:
         >>> checked_max_holdback(0)
         Traceback (most recent call last):
         ...
-        ValueError: max_holdback must be a positive number of characters, got 0
+        ValueError: max_holdback must be 1 or more characters, got 0
         >>> checked_max_holdback(2.5)
         Traceback (most recent call last):
         ...
         TypeError: max_holdback must be a whole number of characters, got float 2.5
     """
-    if isinstance(max_holdback, bool) or not isinstance(max_holdback, int):
-        msg = f"max_holdback must be a whole number of characters, got {type(max_holdback).__name__} {max_holdback!r}"
-        raise TypeError(msg)
-    if max_holdback < 1:
-        msg = f"max_holdback must be a positive number of characters, got {max_holdback!r}"
-        raise ValueError(msg)
-    return max_holdback
+    return checked_whole_number(max_holdback, "max_holdback", "characters")
 
 
 def _partial_match(pattern: regex.Pattern[str], buf: str, start: int) -> regex.Match[str] | None:

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, overload, runtime_checka
 if TYPE_CHECKING:
     from langchain_refs.streaming._references import AnswerReferences
 
-__all__ = ["CitationVerifier", "check_style", "checked_support_threshold", "scorer_lock", "support_threshold_of"]
+__all__ = [
+    "CitationVerifier",
+    "check_style",
+    "checked_support_threshold",
+    "checked_whole_number",
+    "scorer_lock",
+    "support_threshold_of",
+]
 
 # One lock per scorer object, by its id while it lives (a scorer need be neither hashable nor comparable).
 _SCORER_LOCKS: dict[int, threading.Lock] = {}
@@ -131,6 +138,32 @@ def checked_support_threshold(
         msg = f"{option} must be a number from 0 to 1 (scores' scale), got {threshold!r}"
         raise ValueError(msg)
     return float(threshold)
+
+
+def checked_whole_number(value: object, option: str, unit: str, *, at_least: int = 1) -> int:
+    """``value`` itself, or an error naming ``option`` when it is not a whole number of ``unit``, ``at_least`` or more.
+
+    The one check of every option that counts something (characters, documents, sentences).
+
+    Example:
+        >>> checked_whole_number(3, "window", "sentences")
+        3
+        >>> checked_whole_number(2.5, "window", "sentences")
+        Traceback (most recent call last):
+        ...
+        TypeError: window must be a whole number of sentences, got float 2.5
+        >>> checked_whole_number(-1, "max_document_texts", "documents", at_least=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: max_document_texts must be 0 or more documents, got -1
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{option} must be a whole number of {unit}, got {type(value).__name__} {value!r}"
+        raise TypeError(msg)
+    if value < at_least:
+        msg = f"{option} must be {at_least} or more {unit}, got {value!r}"
+        raise ValueError(msg)
+    return value
 
 
 def check_style(style: object, methods: Sequence[str] = ("format_reference", "format_all_references")) -> None:

@@ -264,7 +264,12 @@ WRONG_INPUT = [
     pytest.param(
         lambda: ScorerClaimChecker(window="a"), TypeError, r"window must be a whole number of sentences", id="window"
     ),
-    pytest.param(lambda: ScorerClaimChecker(window=0), ValueError, r"window must be 1 sentence or more", id="window-0"),
+    pytest.param(
+        lambda: ScorerClaimChecker(window=0),
+        ValueError,
+        r"ScorerClaimChecker: window must be 1 or more sentences, got 0$",
+        id="window-0",
+    ),
     pytest.param(
         lambda: SimilarityReferenceFilter().invoke({"response": None, "documents": DOCS}),
         TypeError,

@@ -572,7 +572,7 @@ def test_max_holdback_below_one_is_refused_by_every_entry_point(bound: int) -> N
     from langchain_refs.streaming import CitationParser
 
     middleware = agents_or_skip()
-    message = rf"max_holdback must be a positive number of characters, got {bound}"
+    message = rf"max_holdback must be 1 or more characters, got {bound}"
     with pytest.raises(ValueError, match=message):
         manage_references(str_chunks(["x"]), max_holdback=bound)
     with pytest.raises(ValueError, match=message):
@@ -611,7 +611,7 @@ WRONG_OPTIONS = [
     ({"style": TextReferenceStyle}, TypeError, r"style must be a style, not the class TextReferenceStyle: write"),
     ({"style": object()}, TypeError, r"style must be a style such as MarkdownReferenceStyle\(\), got object"),
     ({"source_key": 5}, TypeError, r"source_key must be a metadata key \(str\) or a callable, got int"),
-    ({"max_holdback": 0}, ValueError, r"max_holdback must be a positive number of characters, got 0"),
+    ({"max_holdback": 0}, ValueError, r"max_holdback must be 1 or more characters, got 0"),
     ({"max_holdback": 2.5}, TypeError, r"max_holdback must be a whole number of characters, got float 2.5"),
     ({"max_holdback": True}, TypeError, r"max_holdback must be a whole number of characters, got bool True"),
     ({"syntaxes": ("idd",)}, ValueError, r"unknown marker syntax 'idd'"),
