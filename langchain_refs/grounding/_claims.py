@@ -49,6 +49,7 @@ from langchain_refs.grounding._guards import (
     GuardFinding,
     MeaningGuards,
     checked_guards,
+    negating_verb,
     number_guard,
 )
 from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
@@ -581,11 +582,14 @@ def _read(text: str) -> _Reading:
     folded = _CONTRACTED_NOT.sub(" not", fold(CITATION_MARKER.sub(" ", text)))
     # Each token: ("n", value) number, ("w", stem) content word, ("s", word) stop word, ("|", mark) clause mark.
     tokens: list[tuple[str, str]] = []
-    for number, word, mark in (m.groups() for m in _TOKEN.finditer(folded)):
+    matches = list(_TOKEN.finditer(folded))
+    found = [m.group() for m in matches]
+    for i, (number, word, mark) in enumerate(m.groups() for m in matches):
         if number:
             tokens.append(("n", number.replace(",", "")))
         elif word:
-            if word in NEGATIONS:
+            following, after = (found[i + k] if i + k < len(found) else None for k in (1, 2))
+            if word in NEGATIONS or negating_verb(word, following, after) is not None:
                 tokens.append(("c", word))
             else:
                 tokens.append(("s", word) if word in STOP_WORDS else ("w", stem(word)))

@@ -68,6 +68,7 @@ __all__ = [
     "antonym_guard",
     "checked_guards",
     "name_guard",
+    "negating_verb",
     "number_guard",
     "polarity_guard",
 ]
@@ -695,16 +696,62 @@ def _sentence(tokens: tuple[_Token, ...], start: int, end: int) -> _Sentence:
     )
 
 
+# Verbs that negate the verb after their "to" ("failed to improve" is "did not improve"), and those that negate
+# what follows them ("lacks support" is "has no support"). Not before a number or a determiner: "sales declined to
+# 5%", "declined to the lowest level" say how far, not that something was not done.
+_NEGATING_BEFORE_TO: Final = frozenset(
+    "fail fails failed failing refuse refuses refused refusing decline declines declined declining"
+    " neglect neglects neglected neglecting unable".split()
+)
+_LACKING: Final = frozenset({"lack", "lacks", "lacked", "lacking"})
+_NOT_AN_ACT: Final = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "about", "around", "some"})
+
+
+def negating_verb(word: str, following: str | None, after: str | None) -> int | None:
+    """How many words after a lowered ``word`` its negation's scope starts, when it is a verb that negates; else None.
+
+    ``following`` and ``after`` are the two lowered words after it. "lacks support": 1; "failed to improve": 2;
+    "declined to 5%", "failed." : None. The claim checker reads negations with it too.
+
+    Example:
+        >>> negating_verb("failed", "to", "improve"), negating_verb("declined", "to", "the")
+        (2, None)
+        >>> negating_verb("lacks", "support", None)
+        1
+    """
+    if word in _LACKING:
+        return 1
+    if word in _NEGATING_BEFORE_TO and following == "to" and after:
+        return 2 if after not in _NOT_AN_ACT and after[0].isalpha() else None
+    return None
+
+
+def _scope_start(tokens: Sequence[_Token], i: int) -> int | None:
+    """Where the scope of a negation at token ``i`` starts, or None when token ``i`` negates nothing.
+
+    A negation word ("not", "never", "n't"), or a verb that negates (`negating_verb`).
+    """
+    token = tokens[i]
+    if _is_negation(token):
+        return i + 1
+    if token.kind != "word" or (token.low not in _LACKING and token.low not in _NEGATING_BEFORE_TO):
+        return None
+    following, after = (tokens[i + k].low if i + k < len(tokens) else None for k in (1, 2))
+    reach = negating_verb(token.low, following, after)
+    return None if reach is None else i + reach
+
+
 def _negated(tokens: Sequence[_Token]) -> list[tuple[int, tuple[str, ...]]]:
     """Each negation of the text (its token index) with the content words it covers (its scope)."""
     scopes = []
-    for i, token in enumerate(tokens):
-        if not _is_negation(token):
+    for i in range(len(tokens)):
+        first = _scope_start(tokens, i)
+        if first is None:
             continue
-        if i + 1 < len(tokens) and tokens[i + 1].low in NOT_NEGATING:
+        if first < len(tokens) and tokens[first].low in NOT_NEGATING:
             continue
         scope: list[str] = []
-        for other in tokens[i + 1 : i + 1 + _SCOPE_REACH]:
+        for other in tokens[first : first + _SCOPE_REACH]:
             if (other.kind == "mark" and other.text in _CLAUSE_END) or len(scope) == _SCOPE_WORDS:
                 break
             if _is_negation(other):
@@ -1331,7 +1378,9 @@ def _name_in_slot(tokens: Sequence[_Token], run: list[int], evidence: str) -> tu
 # Lower case only (the text is lowered first): a case-blind pattern costs twice as much on long evidence. Each
 # scanning pattern opens on a class of the first letters it can match: the engine rejects other offsets at once.
 _NEGATION_CUE: Final = re.compile(
-    r"(?=[ncw'\u2019])(?:\b(?:n(?:o(?:t|ne|thing|body|where)?|e(?:ver|ither)|or)|cannot|without)|n['\u2019]t)\b"
+    r"(?=[ncwfrdul'\u2019])(?:\b(?:n(?:o(?:t|ne|thing|body|where)?|e(?:ver|ither)|or)|cannot|without"
+    r"|(?:fail(?:s|ed|ing)?|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)|neglect(?:s|ed|ing)?|unable) to"
+    r"|lack(?:s|ed|ing)?)|n['\u2019]t)\b"
 )
 
 
@@ -1682,11 +1731,17 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
         True
     """
     # Read the claim only when the evidence has the opposite of one of its listed words somewhere.
-    listed = _OPPOSITE_WORDS.intersection(_LETTERS.findall(_lower(claim)))
+    claim_words = _LETTERS.findall(_lower(claim))
+    listed = _OPPOSITE_WORDS.intersection(claim_words)
     if not listed:
         return None
     present = _letter_words(evidence)
-    if all(_OPPOSITES[word].isdisjoint(present) for word in listed):
+    opposed = not all(_OPPOSITES[word].isdisjoint(present) for word in listed)
+    # A comparison ("than", "before") whose word the evidence uses too may be turned round.
+    compared = not listed.isdisjoint(present) and (
+        ("than" in present and "than" in claim_words) or not listed.isdisjoint(_ORDER_WORDS)
+    )
+    if not opposed and not compared:
         return None
     lowered = _lowered(evidence)
     said = _whole(claim)
@@ -1695,6 +1750,8 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
     candidates = [(i, word) for i, word in candidates if word in _OPPOSITES]
     if not candidates or not said.words:
         return None
+    if not opposed:
+        return _turned_round(said, evidence, candidates, coverage)
     mine = set(_word_places(said.tokens))
     for at, word in candidates:
         opposites = _OPPOSITES[word] - mine
@@ -1721,11 +1778,76 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
                     continue
             elif not (beside and covered >= coverage):
                 continue
+            if _swapped(said.tokens, at, sentence.tokens, where):
+                continue  # the converse: "Mars is larger than Mercury" for "Mercury is smaller than Mars"
             value, said_word = sentence.tokens[where].text, said.tokens[at].text
             return GuardFinding(
                 guard="antonym", label="Contradiction", claim_value=said_word, source_value=value,
                 reason=f"the sources say {value}, not {said_word}", start=sentence.start, end=sentence.end,
             )  # fmt: skip
+    return _turned_round(said, evidence, candidates, coverage)
+
+
+# Words that relate what stands before them to what stands after: "A before B" is "B after A".
+_ORDER_WORDS: Final = frozenset({"before", "after", "above", "below"})
+
+
+def _sides(tokens: Sequence[_Token], at: int) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What a comparison at token ``at`` compares: the words only on its left, and those only on its right.
+
+    Its right starts after the first "than" past the word ("larger than Mercury"), or, for a word of order
+    ("before", "after"), after the word itself; None when the word compares nothing. Words are content words
+    (stemmed) and numbers, the listed words of a pair left out; the sentence's own words on both sides cancel.
+    """
+    split = next((i for i in range(at + 1, len(tokens)) if tokens[i].low == "than"), None)
+    if split is None:
+        if tokens[at].low not in _ORDER_WORDS:
+            return None
+        split = at
+
+    def words(part: Sequence[_Token]) -> set[str]:
+        return {
+            t.low if t.kind == "num" else stem(t.low)
+            for t in part
+            if (t.kind == "num" or _is_content(t)) and t.low not in _OPPOSITE_WORDS
+        }
+
+    left, right = words([t for i, t in enumerate(tokens[:split]) if i != at]), words(tokens[split + 1 :])
+    return frozenset(left - right), frozenset(right - left)
+
+
+def _swapped(claim: Sequence[_Token], at: int, source: Sequence[_Token], where: int) -> bool:
+    """Whether the claim's comparison at ``at`` has the sides of the source's at ``where`` the other way round."""
+    mine, theirs = _sides(claim, at), _sides(source, where)
+    if mine is None or theirs is None:
+        return False
+    (left, right), (their_left, their_right) = mine, theirs
+    return bool(left & their_right) and bool(right & their_left) and not right & their_right
+
+
+def _turned_round(
+    said: _Sentence, evidence: str, candidates: Sequence[tuple[int, str]], coverage: float
+) -> GuardFinding | None:
+    """A comparison the evidence makes with the same word, its sides the other way round.
+
+    "Mars is smaller than Mercury" against "Mercury is smaller than Mars".
+    """
+    lowered = _lowered(evidence)
+    for at, word in candidates:
+        if _negated_word(said.tokens, at):
+            continue
+        for match in _WORD_PATTERNS[word].finditer(lowered):
+            sentence = _around_offset(evidence, match.start())
+            where = _word_places(sentence.tokens).get(word)
+            if where is None or _coverage(said, sentence) < coverage or _negated_word(sentence.tokens, where):
+                continue
+            if _swapped(said.tokens, at, sentence.tokens, where):
+                quoted = _as_written(sentence.start, sentence.end, evidence)
+                return GuardFinding(
+                    guard="antonym", label="Contradiction", claim_value=said.tokens[at].text, source_value=quoted,
+                    reason=f'the sources compare them the other way round: "{quoted}"',
+                    start=sentence.start, end=sentence.end,
+                )  # fmt: skip
     return None
 
 

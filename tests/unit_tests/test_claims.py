@@ -580,6 +580,23 @@ def test_bare_answer_number_conflict_is_a_contradiction() -> None:
             "The team failed to qualify for the 2022 tournament.",
             id="failed-to",
         ),
+        # The other way round: the claim's verb negates, the reference says "did not".
+        pytest.param(
+            "The drug failed to improve survival in the trial.",
+            "The drug did not improve survival in the trial.",
+            id="failed-to-in-the-claim",
+        ),
+        pytest.param(
+            "The witness refused to answer the question.",
+            "The witness did not answer the question.",
+            id="refused-to-in-the-claim",
+        ),
+        # A converse comparison: the opposite word, the sides turned round.
+        pytest.param(
+            "The CEO resigned after the board approved the budget.",
+            "The board approved the budget before the CEO resigned.",
+            id="converse",
+        ),
         pytest.param(
             "Selling the drug is not legal in Canada.", "Selling the drug is illegal in Canada.", id="not-legal"
         ),

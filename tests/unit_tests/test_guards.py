@@ -202,6 +202,12 @@ POLARITY_FIRES = [
     ("The Louvre museum is no longer in Paris.", LOUVRE),
     ("The Louvre museum isn't in Paris.", LOUVRE),
     ("The museum is in Paris.", "The museum is not in Paris, it moved to Lens."),
+    # A verb that negates: "lacks", "declined to", "failed to", on either side.
+    ("The patch has support for Windows.", "The patch lacks support for Windows."),
+    ("The minister commented on the report.", "The minister declined to comment on the report."),
+    ("The drug improved survival in the trial.", "The drug failed to improve survival in the trial."),
+    ("The drug failed to improve survival in the trial.", "The drug improved survival in the trial."),
+    ("The bank failed in 2008.", "The bank did not fail in 2008."),  # "failed" with no "to" is the claim's verb
 ]
 POLARITY_QUIET = [
     ("The disease is not uncommon in children.", "The disease is common in children."),  # double negation
@@ -215,6 +221,14 @@ POLARITY_QUIET = [
     ("The company could not pay its debts.", "The company was unable to pay its debts."),  # "unable" negates
     ("Two of the three bridges never opened.", "Two of the three bridges never opened."),
     ("The museum does not open on Mondays.", "The museum is closed on Mondays."),  # "closed" is "not open"
+    # "failed to", "refused to", "declined to" say "did not"; "lacks" says "does not have".
+    ("The drug failed to improve survival in the trial.", "The drug did not improve survival in the trial."),
+    ("The witness refused to answer the question.", "The witness did not answer the question."),
+    ("The board declined to approve the merger.", "The board did not approve the merger."),
+    ("The patch does not support Windows.", "The patch lacks support for Windows."),
+    # "declined to" before a number or a determiner says how far: nothing is negated.
+    ("Sales fell to 5% in May.", "Sales declined to 5% in May."),
+    ("Sales dropped to the lowest level in May.", "Sales declined to the lowest level in May."),
 ]
 # A sentence that negates in a verb of its own ("avoid") does not plainly state what the claim negates.
 NEGATING_VERB_CASES = [
@@ -289,6 +303,7 @@ ANTONYM_FIRES = [
     ("The witness was reliable, the judge said.", "The witness was unreliable, the judge said.", "unreliable"),
     ("The company was unable to pay its debts.", "The company was able to pay its debts.", "able"),
     ("It is impossible to visit in winter.", "It is possible to visit in winter.", "possible"),
+    ("Mars is smaller than Mercury.", "Mars is larger than Mercury.", "larger"),  # the same sides
     (
         "Michael Jordan holds the lowest career scoring average record against many teams, including the Blazers, "
         "Jazz, Suns, Celtics and Hornets.",
@@ -316,6 +331,24 @@ ANTONYM_QUIET = [
         "Exports increased sharply in 2020 across Europe.",
         "Across Europe in 2020, exports increased; imports from distant Asian markets decreased.",
     ),  # the opposite beside other words, the claim's own word in the evidence
+    # The converse: the opposite word with the sides turned round says the same.
+    ("Mars is larger than Mercury.", "Mercury is smaller than Mars."),
+    ("Bob is younger than Alice.", "Alice is older than Bob."),
+    ("The CEO resigned after the board approved the budget.", "The board approved the budget before the CEO resigned."),
+    ("Inflation was higher in 2022 than in 2023.", "Inflation was lower in 2023 than in 2022."),
+    # The same word, the same sides.
+    ("Mars is smaller than Earth.", "Mars is smaller than Earth and Venus."),
+    ("The museum opened before the war.", "Before the war, the museum opened."),
+    ("Prices were higher than expected.", "Prices were higher than expected, analysts said."),
+]
+# The same word of a comparison, its sides turned round: a Contradiction quoting the sentence.
+TURNED_ROUND = [
+    ("Mars is smaller than Mercury.", "Mercury is smaller than Mars."),
+    (
+        "The CEO resigned before the board approved the budget.",
+        "The board approved the budget before the CEO resigned.",
+    ),
+    ("Inflation was higher in 2023 than in 2022.", "Inflation was higher in 2022 than in 2023."),
 ]
 
 
@@ -402,6 +435,15 @@ def test_antonym_guard_fires(claim: str, evidence: str, value: str) -> None:
     found = antonym_guard(claim, evidence)
     assert found is not None
     assert (found.guard, found.label, found.source_value) == ("antonym", "Contradiction", value)
+
+
+@pytest.mark.parametrize(("claim", "evidence"), TURNED_ROUND)
+def test_antonym_guard_finds_a_comparison_turned_round(claim: str, evidence: str) -> None:
+    """ "A is smaller than B" against "B is smaller than A": a Contradiction quoting the source's sentence."""
+    found = antonym_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("antonym", "Contradiction", evidence)
+    assert found.reason == f'the sources compare them the other way round: "{evidence}"'
 
 
 @pytest.mark.parametrize(("claim", "evidence"), ANTONYM_QUIET)
