@@ -372,9 +372,12 @@ def _direct_call(
         or model.disable_streaming
         or model.callbacks
         or getattr(model, "output_version", None) == "v1"
+        # LangChain's own opt-outs of streaming for one model: built with streaming=False, or called with stream=False.
+        or ("streaming" in model.model_fields_set and getattr(model, "streaming", None) is False)
     ):
         return None
-    return model, _call_options(bound, stop, kwargs)
+    call = _call_options(bound, stop, kwargs)
+    return None if "stream" in call and not call["stream"] else (model, call)
 
 
 def _call_options(bound: dict[str, Any], stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:

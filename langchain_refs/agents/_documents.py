@@ -46,6 +46,8 @@ from typing import Any, Final
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, ToolMessage
 
+from langchain_refs.streaming import escape_document_tags
+
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_TEXTS",
     "DocumentsFromTool",
@@ -357,6 +359,12 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
         >>> shown.documents[3].page_content
         'Mail [REDACTED_EMAIL] for Paris.'
     """
+    # A document's own text may not write a tag: it would lend its words another document's id.
+    content = _tags_escaped(content)
+    documents = [
+        _as_read(d, escaped) if (escaped := escape_document_tags(d.page_content)) != d.page_content else d
+        for d in documents
+    ]
     if isinstance(content, str):
         text, shown = _tagged(content, documents, ids)
         return ShownToolResult(content=text, documents=shown)
@@ -387,6 +395,19 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
         blocks[first] = tag if isinstance(blocks[first], str) else {**blocks[first], "text": tag}
         found = {k: _as_read(d, text) for d, k in zip(documents, ids, strict=True)}
     return ShownToolResult(content=blocks, documents=found)
+
+
+def _tags_escaped(content: str | list[Any]) -> str | list[Any]:
+    """``content`` with `escape_document_tags` applied to its text (a str, or each text block's)."""
+    if isinstance(content, str):
+        return escape_document_tags(content)
+    blocks = []
+    for block in content:
+        text = _block_text(block)
+        if text is not None and (escaped := escape_document_tags(text)) != text:
+            block = escaped if isinstance(block, str) else {**block, "text": escaped}
+        blocks.append(block)
+    return blocks
 
 
 def _block_text(block: Any) -> str | None:

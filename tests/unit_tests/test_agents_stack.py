@@ -1198,6 +1198,43 @@ INNER_RUN_OPTIONS = {
 }
 
 
+class NoStreamingEndpoint(ScriptedToolModel):
+    """A provider-like model with LangChain's ``streaming`` field, whose endpoint refuses a streamed request."""
+
+    streaming: bool = True
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.streaming:
+            msg = "this deployment does not support stream=true"
+            raise RuntimeError(msg)
+        return super()._stream(*args, **kwargs)
+
+
+@pytest.mark.parametrize("call", ["stream", "astream"])
+async def test_a_model_built_with_streaming_off_is_never_streamed_by_the_agent(call: str) -> None:
+    """LangChain's opt-out ``streaming=False`` holds inside the middleware: the model is invoked, the text rewritten."""
+    model = NoStreamingEndpoint(script=[search("rome"), say("Rome is old[1](id=1).")], streaming=False)
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references()])
+    question = {"messages": [{"role": "user", "content": "Rome?"}]}
+    if call == "stream":
+        streamed = list(agent.stream(question, stream_mode="messages"))
+    else:
+        streamed = [item async for item in agent.astream(question, stream_mode="messages")]
+    text = "".join(message.text for message, meta in streamed if meta["langgraph_node"] == "model")
+    assert text == "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+
+
+def test_a_wrapped_model_built_with_streaming_off_is_never_streamed() -> None:
+    """``ReferencesChatModel.stream`` of a model built with ``streaming=False`` invokes it, as its own stream would."""
+    from langchain_refs.agents import ReferencesChatModel
+
+    inner = NoStreamingEndpoint(script=[say("Rome is old[1](id=1).")], streaming=False)
+    wrapper = ReferencesChatModel(inner=inner, documents=CITY_DOCUMENTS[2:3], style=TextReferenceStyle())
+    assert "".join(chunk.text for chunk in wrapper.stream("Rome?")) == (
+        "Rome is old[1].\n\n- [1] Rome (https://example.org/rome)\n"
+    )
+
+
 @pytest.mark.parametrize("options", INNER_RUN_OPTIONS.values(), ids=INNER_RUN_OPTIONS.keys())
 @pytest.mark.parametrize("call", ["stream", "astream"])
 async def test_the_inner_models_own_run_reaches_no_handler_of_the_caller(options: dict[str, Any], call: str) -> None:
