@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-__all__ = ["CommandError", "first_line", "utf8_problem", "utf8_text"]
+__all__ = ["CommandError", "UnreadableJSON", "first_line", "json_int", "utf8_problem", "utf8_text"]
 
 
 class CommandError(Exception):
@@ -27,6 +28,32 @@ def first_line(error: BaseException) -> str:
     """
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
+
+
+class UnreadableJSON(ValueError):
+    """JSON that Python cannot read although it may be valid: too deep, or an integer too long."""
+
+
+def json_int(digits: str) -> int:
+    """An integer of JSON text (``json.loads(parse_int=json_int)``), or an `UnreadableJSON` saying it is too long.
+
+    Python refuses to read an integer of more than ``sys.get_int_max_str_digits()`` digits (a guard against
+    quadratic parsing); its message tells a program's developer what to change, this one tells the sender.
+
+    Example:
+        >>> json_int("-42")
+        -42
+        >>> json_int("9" * 5000)
+        Traceback (most recent call last):
+        ...
+        langchain_refs.apps._errors.UnreadableJSON: an integer of 5000 digits (Python reads at most 4300)
+    """
+    try:
+        return int(digits)
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        msg = f"an integer of {len(digits.lstrip('-'))} digits (Python reads at most {limit})"
+        raise UnreadableJSON(msg) from None
 
 
 def utf8_problem(text: str) -> str | None:

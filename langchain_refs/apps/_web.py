@@ -35,7 +35,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from langchain_refs.apps._errors import utf8_text
+from langchain_refs.apps._errors import json_int, utf8_problem, utf8_text
 
 __all__ = [
     "NOSNIFF",
@@ -130,14 +130,20 @@ class BodyError(Exception):
         self.status = status
 
 
-async def read_json_body(request: Request, limit: int, read_json: Callable[[str], Any] = json.loads) -> Any:
+def _read_json(text: str) -> Any:
+    """JSON text as `json.loads` reads it, an integer too long refused in the sender's words (`json_int`)."""
+    return json.loads(text, parse_int=json_int)
+
+
+async def read_json_body(request: Request, limit: int, read_json: Callable[[str], Any] = _read_json) -> Any:
     """The request's body read as JSON by ``read_json``, or a `BodyError` saying why not.
 
     415 unless it is sent as JSON (a page of another site can send text and
     forms without asking first); 413 as soon as it is over ``limit`` bytes (a
     large upload is never held in memory); 400 when it is not UTF-8 or not
-    JSON that Python can read (nested too deep, an integer too long), or when
-    the client disconnected before sending all of it.
+    JSON that Python can read (nested too deep, an integer too long), when it
+    holds a lone surrogate (``"\\ud800"``: valid JSON, but no answer could
+    write it back), or when the client disconnected before sending all of it.
 
     Example:
         >>> import asyncio
@@ -172,16 +178,21 @@ async def read_json_body(request: Request, limit: int, read_json: Callable[[str]
         msg = f"the body is not UTF-8 ({error})"
         raise BodyError(msg) from None
     try:
-        return read_json(text)
+        body = read_json(text)
     except json.JSONDecodeError as error:
         msg = f"the body is not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
         raise BodyError(msg) from None
     except RecursionError:
         msg = "cannot read the body's JSON: nested too deeply to read"
         raise BodyError(msg) from None
-    except ValueError as error:  # an integer too long (Python's own message, or the reader's)
+    except ValueError as error:  # an integer too long (`json_int`'s message, or the reader's)
         msg = f"cannot read the body's JSON: {str(error).splitlines()[0]}"
         raise BodyError(msg) from None
+    problem = utf8_problem(json.dumps(body, ensure_ascii=False))
+    if problem is not None:  # a "\ud800" escape, anywhere: nothing downstream could write it (nor stream it)
+        msg = f"the body {problem}"
+        raise BodyError(msg)
+    return body
 
 
 def check_size(what: str, size: int, limit: int, unit: str) -> None:

@@ -781,6 +781,8 @@ async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[
         for event in answer.close():
             yield event
     except Exception as error:  # the model or a tool failed: say so on the page, in one line
+        if answer.source:  # the words streamed since the last render stay on the page (it draws renders only)
+            yield answer.render()
         yield _event("error", {"message": f"{type(error).__name__}: {first_line(error)}"})
         return
     answer.drop_spaces_before(invalid.offset for invalid in references.invalid_citations)

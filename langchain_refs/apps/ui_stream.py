@@ -19,6 +19,8 @@ chunk                     when
 ``tool-input-delta``      client shows the tool as running)
 ``tool-input-available``, the tool's result arrived (``output``: the title and
 ``tool-output-available`` source of each document it found)
+``tool-output-error``     instead of ``tool-output-available`` when the tool
+                          failed (``errorText``: the first line of its error)
 ``text-start``,           the rewritten answer (never a raw marker); a tool
 ``text-delta``,           step between two stretches of text ends a text part
 ``text-end``
@@ -73,7 +75,7 @@ from typing import TYPE_CHECKING, Any, Final
 from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
 
 from langchain_refs.apps._content import content_text, reasoning_text
-from langchain_refs.apps._errors import first_line
+from langchain_refs.apps._errors import first_line, utf8_problem
 from langchain_refs.streaming import AnswerReferences, TemplateReferenceStyle, safe_url
 
 if TYPE_CHECKING:
@@ -169,7 +171,9 @@ class ToolResult:
 
     ``arguments`` are the call's arguments (a dict when they were JSON),
     ``documents`` the documents the tool found (``None`` when its artifact is
-    not a list of documents), ``output`` the text of its message.
+    not a list of documents), ``output`` the text of its message, ``failed``
+    whether the tool failed (LangChain's ``ToolMessage(status="error")``: its
+    text is then the error).
 
     Example:
         >>> ToolResult(call_id="c1", name="search_docs", arguments={"query": "Paris"}, documents=(),
@@ -182,6 +186,7 @@ class ToolResult:
     arguments: Any
     documents: tuple[Any, ...] | None
     output: str
+    failed: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,7 +299,14 @@ def _tool_result(message: ToolMessage, calls: _Calls) -> ToolResult:
         arguments=arguments,
         documents=documents,
         output=content_text(message.content),
+        failed=message.status == "error",
     )
+
+
+def _error_text(output: str) -> str:
+    """A failed tool's error as ``errorText``: the first line of its message's text."""
+    lines = output.strip().splitlines()
+    return lines[0] if lines else "the tool failed"
 
 
 # -- Steps as UI message chunks ----------------------------------------------------------
@@ -343,7 +355,10 @@ class _Message:
             yield from self.end_text()
             call = {"toolCallId": step.call_id, "toolName": step.name}
             yield {"type": "tool-input-available", **call, "input": step.arguments}
-            yield {"type": "tool-output-available", "toolCallId": step.call_id, "output": _tool_output(step)}
+            if step.failed:  # the client shows the tool as failed, with its error
+                yield {"type": "tool-output-error", "toolCallId": step.call_id, "errorText": _error_text(step.output)}
+            else:
+                yield {"type": "tool-output-available", "toolCallId": step.call_id, "output": _tool_output(step)}
         else:
             self.references = step.references
 
@@ -509,6 +524,13 @@ def sse_data(data: Any) -> str:
     # json.dumps escapes every line break; < > & occur only inside JSON strings,
     # where \uXXXX means the same text, so no event carries a character of markup.
     payload = json.dumps(data, ensure_ascii=False)
+    if not payload.isascii():
+        try:
+            payload.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (a file name that is not UTF-8, an emoji a model split across two chunks): UTF-8
+            # cannot write it, a JSON escape can, and JavaScript joins the two halves of a split emoji again.
+            payload = json.dumps(data)
     return payload.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -578,5 +600,9 @@ def question_of(body: Any) -> tuple[str, str]:
         raise ValueError(msg)
     if len(question) > _MAX_QUESTION:
         msg = f"the question is over {_MAX_QUESTION} characters"
+        raise ValueError(msg)
+    problem = utf8_problem(chat_id + question)  # "\ud800": valid JSON, but no answer could write it back
+    if problem is not None:
+        msg = f"the question or the chat id {problem}"
         raise ValueError(msg)
     return chat_id, question

@@ -276,6 +276,39 @@ def test_the_fastapi_example_serves_an_agent_to_the_ai_sdk_client(package: str) 
     assert json.loads(refused["body"]) == {"detail": 'send the body useChat sends: {"id": ..., "messages": [...]}'}
 
 
+@agents
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_tool_that_fails_reaches_the_ai_sdk_client_as_a_failed_tool_part(package: str) -> None:
+    """A tool's error (``ToolMessage(status="error")``): the client's tool part is in ``output-error`` with it."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import ToolException, tool
+
+    from langchain_refs import ReferencesMiddleware
+    from langchain_refs.apps.ui_stream import citation_numbers_style
+    from tests.unit_tests.agent_fakes import ScriptedToolModel, Step, search
+
+    @tool
+    def search_docs(query: str) -> str:
+        """Search the docs."""
+        msg = "the index is down"
+        raise ToolException(msg)
+
+    search_docs.handle_tool_error = True  # LangChain's way: the error becomes the tool's message, status "error"
+    spec = importlib.util.spec_from_file_location("ai_sdk_example_server", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    model = ScriptedToolModel(script=[search("Paris", tool="search_docs"), Step(["The search failed."])])
+    middleware = [ReferencesMiddleware(style=citation_numbers_style())]
+    agent = create_agent(model, tools=[search_docs], middleware=middleware)
+    with serving(example.build_app(agent)) as url:
+        result = read(package, url, body("Paris?"), path="api/chat")
+    [part] = parts(result["message"], "tool-*")
+    assert (part["type"], part["state"], part["errorText"]) == ("tool-search_docs", "output-error", "the index is down")
+    assert [p["text"] for p in parts(result["message"], "text")] == ["The search failed."]
+
+
 def failing_model() -> RunnableGenerator[Any, Any]:
     """A chat model that streams a cited sentence, then fails."""
 

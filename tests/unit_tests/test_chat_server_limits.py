@@ -259,6 +259,9 @@ BAD_BODIES = {
     "no user message": json.dumps({"id": "c1", "messages": []}).encode(),
     "parts a number": b'{"id": "c1", "messages": [{"id": "u", "role": "user", "parts": 5}]}',
     "parts true": b'{"id": "c1", "messages": [{"id": "u", "role": "user", "parts": true}]}',
+    # Valid JSON (JSON.stringify sends a lone surrogate so), that no answer could write back in UTF-8.
+    "a lone surrogate": b'{"id": "c1", "messages": [{"id": "u", "role": "user", "parts": '
+    b'[{"type": "text", "text": "Paris \\ud800?"}]}]}',
 }
 
 
@@ -379,3 +382,19 @@ def test_a_page_that_does_not_exist_stays_plain_text() -> None:
     """Outside /api/ (a page a browser asked for), the 404 stays Starlette's plain text."""
     response = TestClient(app()).get("/nope")
     assert (response.status_code, response.text) == (404, "Not Found")
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ('{"question": "Paris \\ud800?"}', "the body holds \\ud800, a lone surrogate that UTF-8 cannot write"),
+        ('{"question": "Paris?", "n": ' + "9" * 5000 + "}", "an integer of 5000 digits (Python reads at most 4300)"),
+    ],
+    ids=["lone surrogate", "integer too long"],
+)
+@pytest.mark.parametrize("path", ["/api/chat", "/api/ui-stream"])
+def test_a_body_no_answer_could_be_written_for_is_a_400_before_any_event(path: str, body: str, error: str) -> None:
+    """Both chat endpoints refuse it up front, in one line the /api/check endpoint words the same way."""
+    response = TestClient(app()).post(path, content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["error"].endswith(error)

@@ -29,13 +29,12 @@ import decimal
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
-from langchain_refs.apps._errors import CommandError, utf8_problem
+from langchain_refs.apps._errors import CommandError, UnreadableJSON, json_int, utf8_problem
 from langchain_refs.apps._models import load_model
 from langchain_refs.grounding import (
     Claim,
@@ -385,19 +384,6 @@ MODEL_FAILED: Final = "the chat model failed or its reply could not be read"
 """How `model_failure`'s reason starts."""
 
 
-class _UnreadableJSON(ValueError):
-    """JSON that Python cannot read although it may be valid: too deep, or an integer too long."""
-
-
-def _read_int(digits: str) -> int:
-    try:
-        return int(digits)
-    except ValueError:  # Python's guard against quadratic int parsing
-        limit = sys.get_int_max_str_digits()
-        msg = f"an integer of {len(digits.lstrip('-'))} digits (Python reads at most {limit})"
-        raise _UnreadableJSON(msg) from None
-
-
 def read_json_text(text: str, *, count: list[int]) -> Any:
     """Parse JSON text; numbers JSON cannot hold become None, counted in ``count[0]``.
 
@@ -421,10 +407,10 @@ def read_json_text(text: str, *, count: list[int]) -> Any:
         return None
 
     try:
-        return json.loads(text, parse_constant=constant, parse_float=number, parse_int=_read_int)
+        return json.loads(text, parse_constant=constant, parse_float=number, parse_int=json_int)
     except RecursionError:
         msg = "nested too deeply to read"
-        raise _UnreadableJSON(msg) from None
+        raise UnreadableJSON(msg) from None
 
 
 def is_json_list(text: str) -> bool:
@@ -457,7 +443,7 @@ def read_items(
         except json.JSONDecodeError as error:
             msg = f"{path}: not valid JSON ({error})"
             raise CommandError(msg) from None
-        except _UnreadableJSON as error:
+        except UnreadableJSON as error:
             msg = f"{path}: cannot read this JSON: {error}"
             raise CommandError(msg) from None
         for index, item in enumerate(items, start=1):
@@ -471,7 +457,7 @@ def read_items(
         except json.JSONDecodeError as error:
             yield number, None, f"not valid JSON ({error.msg} at column {error.colno})"
             continue
-        except _UnreadableJSON as error:
+        except UnreadableJSON as error:
             yield number, None, f"cannot read this JSON: {error}"
             continue
         yield (number, item, None) if isinstance(item, dict) else (number, None, "a line must be a JSON object")
