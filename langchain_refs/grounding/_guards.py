@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Final, Literal, NamedTuple
 
+from langchain_refs.streaming import checked_flag
 from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, fold, stem, stemmed_words
 
 __all__ = [
@@ -118,6 +119,7 @@ class GuardFinding:
 
 _TOKEN = re.compile(
     r"(?P<degrees>\u00b0\s?[CF])(?![A-Za-z])"
+    r"|(?P<millions>(?<=[$\u20ac\u00a3\u00a5])\d+(?:[.,]\d+)*m)(?![\w])"  # "$3m": millions after a currency sign
     r"|(?P<abbr>(?:[A-Za-z]\.){2,})"
     r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*(?:st|nd|rd|th|s|k|K|M|mn|bn)?)(?![\w])"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
@@ -165,6 +167,13 @@ def _tokens(text: str) -> tuple[_Token, ...]:
         kind = match.lastgroup or "mark"
         if kind == "degrees":
             kind = "word"  # "\u00b0C": a unit, read as the word after its number
+        elif kind == "millions":
+            # "$3m": money is never in metres, so the "m" is a million, read as the scale written "M" is.
+            start, end = match.span()
+            value = text[start : end - 1] + "M"
+            found.append(_Token("num", value, value.lower(), start, end, initial))
+            initial = False
+            continue
         start, end = match.span()
         if kind == "mark":
             value = match.group()
@@ -264,6 +273,7 @@ class _Quantity:
     start: int
     end: int
     ordinal: bool = False  # "second", "2nd": a rank, held only against another rank in its slot
+    per: str | None = None  # the time it is a rate of: "a month", "per day", "yearly"
 
 
 _ORDINAL_OR_DECADE: Final = re.compile(r"(?:st|nd|rd|th|s)$")
@@ -308,6 +318,27 @@ def _unit_after(tokens: Sequence[_Token], at: int) -> str | None:
                 time = _PER_TIME.get(per.low)
                 return f"{unit} per {time}" if time is not None else unit
             return unit
+    return None
+
+
+# What a value may be a rate of ("4.5% per year", "500 mg a day", "twice weekly"), one name each.
+_TIMES: Final = {
+    **{word: word for word in ("second", "minute", "hour", "day", "week", "month", "year", "decade", "century")},
+    "annum": "year", "hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
+    "annually": "year", "quarter": "quarter", "quarterly": "quarter",
+}  # fmt: skip
+_RATE_WORDS: Final = frozenset({"per", "a", "an", "each", "every"})
+
+
+def _rate_after(tokens: Sequence[_Token], at: int) -> str | None:
+    """The time a value is a rate of, read at token ``at`` (after its number and unit): "per day", "a month"."""
+    if at < len(tokens) and tokens[at].low == "cent":  # "5 per cent a year": the unit's second word
+        at += 1
+    first = tokens[at].low if at < len(tokens) else None
+    if first in _TIMES and first.endswith("ly"):
+        return _TIMES[first]
+    if first in _RATE_WORDS and at + 1 < len(tokens):
+        return _TIMES.get(tokens[at + 1].low)
     return None
 
 
@@ -394,6 +425,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         text_end = tokens[i].end if unit and i < len(tokens) else last.end
         if unit is not None and " per " in unit and i + 1 < len(tokens) and tokens[i + 1].low in _PER_TIME:
             text_end = tokens[i + 1].end  # "km/h"
+        per = _rate_after(tokens, i + 1 if unit else i)
         is_year = not spelled and not decade and value.is_integer() and 1000 <= value <= 2100 and token.low.isdigit()
         found.append(
             _Quantity(
@@ -407,6 +439,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 start=token.start,
                 end=text_end,
                 ordinal=ordinal,
+                per=per,
             )
         )
     return tuple(found)
@@ -969,6 +1002,10 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         changed = _changed_unit(claim, evidence)
         if changed is not None:
             return changed
+    if _TERMS.search(claim):
+        changed = _changed_terms(claim, evidence)
+        if changed is not None:
+            return changed
     # The common case first: every number of the claim written in digits, each one written in the evidence too.
     if not _NUMBER_WORD.search(claim) and set(_DIGITS.findall(claim)) <= _digit_strings(evidence):
         return None
@@ -1020,6 +1057,62 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
             reason=f"the sources do not state {said}",
         )  # fmt: skip
     return None
+
+
+# A claim that may bound a value or make it a rate: read for `_changed_terms` (a quick test on its text).
+_TERMS: Final = re.compile(
+    r"\b(?:over|more|least|above|exceed\w*|plus|under|less|fewer|below|most|within|up|greater|larger|higher|bigger"
+    r"|lower|smaller|per|a|an|each|every|hourly|daily|weekly|monthly|yearly|annually|quarterly)\b",
+    re.IGNORECASE,
+)
+_BOUNDS_SAID: Final = {"over": "a lower bound", "under": "an upper bound"}
+
+
+def _changed_terms(claim: str, evidence: str) -> GuardFinding | None:
+    """A value of the claim the evidence states only with the opposite bound, or as a rate of another time.
+
+    "More than 10 hours" against "up to 10 hours" (a lower bound for an upper one); "4.5% per month" against
+    "4.5% per year". Only the evidence's quantities of the same value, year-ness and unit are read: a value it
+    also states with the claim's bound or rate (or with none) agrees.
+    """
+    stated = _quantities_near(evidence)
+    for quantity in _quantities_of(claim):
+        bound = quantity.bound if quantity.bound in _BOUNDS_SAID else None
+        if bound is None and quantity.per is None:
+            continue
+        same = [
+            other
+            for other in stated
+            if other.value == quantity.value and other.year == quantity.year and other.unit == quantity.unit
+        ]
+        if not same:
+            continue
+        opposed = [
+            other
+            for other in same
+            if (bound is not None and other.bound in _BOUNDS_SAID and other.bound != bound)
+            or (quantity.per is not None and other.per is not None and other.per != quantity.per)
+        ]
+        if len(opposed) < len(same):
+            continue  # stated as the claim states it (or plainly) somewhere
+        other = opposed[0]
+        said, value = _with_sign(quantity, claim), _with_sign(other, evidence)
+        if quantity.per is not None and other.per is not None and other.per != quantity.per:
+            reason = f"the sources say {value} per {other.per}, not {said} per {quantity.per}"
+        else:
+            reason = f"the sources give {value} as {_BOUNDS_SAID[str(other.bound)]}, not as {_BOUNDS_SAID[str(bound)]}"
+        sentence = _around_offset(evidence, other.start)
+        return GuardFinding(
+            guard="number", label="Contradiction", claim_value=said, source_value=value, reason=reason,
+            start=sentence.start, end=sentence.end,
+        )  # fmt: skip
+    return None
+
+
+def _with_sign(quantity: _Quantity, text: str) -> str:
+    """A quantity as ``text`` writes it, with the currency sign before it: "$500"."""
+    sign = quantity.start and text[quantity.start - 1] in _CURRENCY_SIGNS
+    return _as_written(quantity.start - sign, quantity.end, text)
 
 
 def _may_measure(claim: str) -> bool:
@@ -1093,6 +1186,7 @@ _NAME_PREFIXES: Final = frozenset(
     {"neo", "pre", "post", "anti", "pro", "non", "ex", "mid", "pan", "proto", "pseudo", "sub", "trans", "ultra"}
 )
 # Abbreviations of one word, read as the word.
+_UNIT_SYMBOLS: Final = {"celsius": ("\u00b0c", "\u00b0 c"), "fahrenheit": ("\u00b0f", "\u00b0 f")}
 _WORD_ABBREVIATIONS: Final = {"tv": "television", "dr": "doctor", "st": "saint", "mt": "mount", "jr": "junior"}
 
 
@@ -1120,6 +1214,9 @@ def _name_in(token: _Token, evidence: _Lexicon) -> bool:
     if nation is not None and nation in evidence.nations:
         return True
     if low in _WORD_ABBREVIATIONS and _WORD_ABBREVIATIONS[low] in evidence.folded:
+        return True
+    # A unit named after someone, written as its symbol: "degrees Celsius" for "\u00b0C".
+    if not evidence.folded.isdisjoint(_UNIT_SYMBOLS.get(low, ())):
         return True
     # An abbreviation of the claim ("NASA", "U.S.") for a name the evidence spells out, or written the same.
     letters = low.replace(".", "")
@@ -1894,9 +1991,7 @@ class MeaningGuards:
     def __post_init__(self) -> None:
         # A truthy word ("no") would leave a guard on: only True and False are taken.
         for name in _GUARDS:
-            if not isinstance(getattr(self, name), bool):
-                msg = f"MeaningGuards: {name} must be True or False, got {type(getattr(self, name)).__name__}"
-                raise TypeError(msg)
+            checked_flag(getattr(self, name), f"MeaningGuards: {name}")
 
     @classmethod
     def off(cls) -> MeaningGuards:

@@ -74,8 +74,22 @@ NUMBER_FIRES = [
     ("The higher 20% rate applies.", "The higher 25% rate applies.", "Contradiction", "25%"),
     ("One bridge is 5 km long.", "One bridge is 1 km long.", "Contradiction", "1 km"),  # "one" is no value of its own
     ("He asked him in 2046.", "He asked him about 2018.", "Contradiction", "2018"),  # "about" a year: no year near it
+    ("The deal is worth $4 million.", "The deal is worth $3m.", "Contradiction", "3m"),  # "m" after a currency sign
+    # The same value with the opposite bound, or as a rate of another time.
+    ("The battery lasts more than 10 hours.", "The battery lasts up to 10 hours.", "Contradiction", "10 hours"),
+    ("The drug costs up to $500 a month.", "The drug costs at least $500 a month.", "Contradiction", "$500"),
+    ("The rate is 4.5% per month.", "The rate is 4.5% per year.", "Contradiction", "4.5%"),
+    ("The dose is 500 mg per hour.", "The dose is 500 mg daily.", "Contradiction", "500 mg"),
 ]
 NUMBER_QUIET = [
+    ("The deal is worth $3 million.", "The deal is worth $3m, the company said."),
+    ("The club paid \u00a3250 million.", "The club paid \u00a3250m."),
+    ("The tower is 5m tall.", "The tower is 5m tall."),  # no currency sign: metres
+    ("The dose is 500 mg a day.", "The dose is 500 mg daily."),  # a rate said another way
+    ("The loan costs 4.5% a year.", "The loan costs 4.5% per annum."),
+    ("Prices rose 3% a month.", "Prices rose 3% in a month."),
+    ("The battery lasts up to 10 hours.", "The battery lasts up to 10 hours, or 8 with the screen on."),
+    ("It lasts more than 10 hours.", "It lasts more than 10 hours of music and up to 10 hours of video."),
     ("The Eiffel Tower is three hundred and thirty metres tall.", TOWER),  # the number in words
     ("The tower has three levels.", TOWER),
     ("It cost 5,000,000 euros.", "It cost five million euros."),
@@ -176,6 +190,8 @@ NAME_FORMS_FIRE = [
     ("The TV series aired on CBS.", "The radio series aired on CBS.", "Neutral", None),
 ]
 NAME_FORMS_QUIET = [
+    ("Water boils at 100 degrees Celsius.", "Water boils at 100 \u00b0C."),  # a unit's name for its symbol
+    ("Store it below 77 degrees Fahrenheit.", "Store it below 77 \u00b0 F."),
     (
         "Rebecca Bunch sings the songs in Crazy Ex-Girlfriend.",
         "Title: Crazy Ex-Girlfriend\nThe songs are usually sung by Rebecca.",
