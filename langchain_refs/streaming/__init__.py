@@ -43,6 +43,7 @@ from langchain_refs.streaming._passages import attach_passages, passage_scorer, 
 from langchain_refs.streaming._prompt import FORMAT_REFERENCES, escape_document_tags, format_documents
 from langchain_refs.streaming._protocols import (
     CitationVerifier,
+    checked_flag,
     checked_support_threshold,
     checked_whole_number,
     support_threshold_of,
@@ -119,6 +120,7 @@ __all__ = [
     "Text",
     "TextReferenceStyle",
     "attach_passages",
+    "checked_flag",
     "checked_max_holdback",
     "checked_support_threshold",
     "checked_whole_number",

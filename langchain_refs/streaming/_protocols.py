@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CitationVerifier",
     "check_style",
+    "checked_flag",
     "checked_support_threshold",
     "checked_whole_number",
     "scorer_lock",
@@ -138,6 +139,25 @@ def checked_support_threshold(
         msg = f"{option} must be a number from 0 to 1 (scores' scale), got {threshold!r}"
         raise ValueError(msg)
     return float(threshold)
+
+
+def checked_flag(value: object, option: str) -> bool:
+    """``value`` itself when it is True or False, else a TypeError naming ``option``.
+
+    A truthy word would do the opposite of what it says: ``escape_text="false"`` would escape.
+
+    Example:
+        >>> checked_flag(True, "show_passages")
+        True
+        >>> checked_flag("false", "escape_text")
+        Traceback (most recent call last):
+        ...
+        TypeError: escape_text must be True or False, got str 'false'
+    """
+    if not isinstance(value, bool):
+        msg = f"{option} must be True or False, got {type(value).__name__} {value!r}"
+        raise TypeError(msg)
+    return value
 
 
 def checked_whole_number(value: object, option: str, unit: str, *, at_least: int = 1) -> int:

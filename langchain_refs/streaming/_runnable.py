@@ -42,6 +42,7 @@ from langchain_refs.streaming._passages import passage_scorer
 from langchain_refs.streaming._plumbing import astream_run, in_graph_node, stream_run
 from langchain_refs.streaming._protocols import (
     CitationVerifier,
+    checked_flag,
     checked_support_threshold,
     scorer_lock,
     support_threshold_of,
@@ -128,9 +129,7 @@ def _model_inside(runnable: Runnable[Any, Any]) -> BaseLanguageModel[Any] | None
 
 def _refuse_options_not_used(runnable: ReferencesRunnable) -> None:
     """Refuse an option that the others given would leave unused (it would be ignored without a word)."""
-    if not isinstance(runnable.keep_citations, bool):
-        msg = f"keep_citations must be True or False, got {type(runnable.keep_citations).__name__}"
-        raise TypeError(msg)
+    checked_flag(runnable.keep_citations, "keep_citations")
     if runnable.support_threshold is not None and runnable.verifier is None:
         msg = "support_threshold is the verifier's: give verifier=... too (e.g. LexicalScorer()), or leave it out"
         raise ValueError(msg)
@@ -199,6 +198,10 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         self.passages = passages
         self.output_version = output_version
         self.bound = runnable
+        if not isinstance(documents_key, str):
+            kind = type(documents_key).__name__
+            msg = f"documents_key must be the input's key (a str) holding the documents, got {kind}"
+            raise TypeError(msg)
         self.documents_key = documents_key
         self._style_choice = choose_style(style, source_key)
         self.style = self._style_choice.style

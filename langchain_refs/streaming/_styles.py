@@ -30,7 +30,7 @@ from langchain_core.documents import Document
 from langchain_core.documents.base import BaseMedia
 from typing_extensions import override
 
-from langchain_refs.streaming._protocols import check_style
+from langchain_refs.streaming._protocols import check_style, checked_flag
 from langchain_refs.streaming._references import AnswerContext, Passage
 from langchain_refs.streaming._registry import key_function
 from langchain_refs.streaming._urls import URL_SCHEME, safe_url
@@ -400,16 +400,28 @@ class TemplateReferenceStyle(ReferenceStyle):
         show_passages: bool | None = None,
         show_consulted: bool | None = None,
     ) -> None:
+        # Each option checked as it is given: a truthy word ("false") would do the opposite of what it says.
         if autoescape is not None:
-            self.autoescape = autoescape
+            self.autoescape = checked_flag(autoescape, "autoescape")
         if show_passages is not None:
-            self.show_passages = show_passages
+            self.show_passages = checked_flag(show_passages, "show_passages")
         if show_consulted is not None:
-            self.show_consulted = show_consulted
+            self.show_consulted = checked_flag(show_consulted, "show_consulted")
         if source_id_key is not None:
+            source_key_function(source_id_key)  # a wrong type fails here, not at the first answer
             self.source_id_key = source_id_key
         if escape_text is not None:
-            self.escape_text = escape_text
+            self.escape_text = checked_flag(escape_text, "escape_text")
+        for option, value, kinds in (
+            ("template", template, (str,)),
+            ("name", name, (str,)),
+            ("path", path, (str, Path)),
+            ("directory", directory, (str, Path)),
+        ):
+            if value is not None and not isinstance(value, kinds):
+                wanted = " or a ".join(kind.__name__ for kind in kinds)
+                msg = f"TemplateReferenceStyle: {option} must be a {wanted}, got {type(value).__name__}"
+                raise TypeError(msg)
         given = [x for x in (template, path, name) if x is not None]
         if len(given) > 1:
             msg = "give only one of template, path or name to TemplateReferenceStyle"

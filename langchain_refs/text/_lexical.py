@@ -19,6 +19,7 @@ compiled build compiles; this class, which users may subclass, stays Python.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Final
@@ -64,7 +65,8 @@ class LexicalSupport:
 
     def __post_init__(self) -> None:
         # A window of no sentence would read every text as empty windows: refused when the settings are given.
-        # (The weights may be anything: the engine takes odd ones, scoring them exactly without its estimate.)
+        # (Any finite weight is taken: the engine scores odd ones exactly, without its estimate; NaN or an
+        # infinity would score every text 0 or nothing, without a word.)
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
             msg = f"window must be a whole number of sentences, at least 1, got {self.window!r}"
             raise ValueError(msg)
@@ -73,6 +75,13 @@ class LexicalSupport:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 msg = f"{name} must be a number, got {type(value).__name__} {value!r}"
                 raise TypeError(msg)
+            if not math.isfinite(value):  # NaN would score every text 0, without a word
+                msg = f"{name} must be a finite number, got {value!r}"
+                raise ValueError(msg)
+        rarity = self.min_batch_for_rarity
+        if isinstance(rarity, bool) or not isinstance(rarity, int):
+            msg = f"min_batch_for_rarity must be a whole number of pairs, got {type(rarity).__name__} {rarity!r}"
+            raise TypeError(msg)
 
     def score(self, text_pairs: Sequence[tuple[str, str]]) -> list[float]:
         """One score in [0, 1] per ``(claim, evidence)`` pair, in order.

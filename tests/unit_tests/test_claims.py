@@ -303,7 +303,7 @@ WRONG_INPUT = [
     pytest.param(
         lambda: MeaningGuards(number="no"),  # type: ignore[arg-type]
         TypeError,
-        r"^MeaningGuards: number must be True or False, got str$",
+        r"^MeaningGuards: number must be True or False, got str 'no'$",
         id="guards-option",
     ),
     pytest.param(

@@ -88,6 +88,10 @@ WRONG: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      r"window must be a whole number of sentences, at least 1, got 0"),
     ("a penalty as a word", lambda: LexicalScorer(number_penalty="x"), TypeError,  # type: ignore[arg-type]
      r"number_penalty must be a number, got str 'x'"),
+    ("a weight that is not a number", lambda: LexicalScorer(phrase_weight=float("nan")), ValueError,
+     r"phrase_weight must be a finite number, got nan"),
+    ("a batch size as a word", lambda: LexicalScorer(min_batch_for_rarity="5"), TypeError,  # type: ignore[arg-type]
+     r"min_batch_for_rarity must be a whole number of pairs, got str '5'"),
     ("documents as one str", lambda: ReferencePredictor().predict(TOWER, TOWER), ValueError,  # type: ignore[arg-type]
      r"ReferencePredictor.predict: documents must be a list of Document/BaseMedia, got str"),
     ("a judge given a model's name", lambda: LLMJudgeScorer("openai:gpt-4o-mini"), TypeError,  # type: ignore[arg-type]

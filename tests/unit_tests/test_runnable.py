@@ -768,7 +768,7 @@ OPTIONS_NOT_USED = [
         ValueError,
         r"^the style's show_passages shows the passages that passages=False turns off",
     ),
-    ({"keep_citations": "no"}, TypeError, r"^keep_citations must be True or False, got str$"),
+    ({"keep_citations": "no"}, TypeError, r"^keep_citations must be True or False, got str 'no'$"),
     (
         {"keep_citations": False, "passages": LexicalSupport()},
         ValueError,
@@ -829,3 +829,17 @@ def test_missing_documents_error_names_the_real_caller(caller: str, call: Any) -
     """The error of a missing documents key names the component that was called, not always manage_references."""
     with pytest.raises(ValueError, match=f"no 'documents' key: {re.escape(caller)} needs"):
         call()
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"documents_key": 5}, r"^documents_key must be the input's key \(a str\) holding the documents, got int$"),
+        ({"documents_key": ("documents",)}, r"^documents_key must be the input's key \(a str\) .*, got tuple$"),
+    ],
+    ids=["int", "tuple"],
+)
+def test_a_wrong_option_of_manage_references_alone_is_refused_when_given(options: dict[str, Any], error: str) -> None:
+    """Options only manage_references takes: refused as given (before, documents_key=5 failed at the first call)."""
+    with pytest.raises(TypeError, match=error):
+        manage_references(RunnableLambda(str), **options)

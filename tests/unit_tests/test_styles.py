@@ -11,6 +11,7 @@ import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.documents import Document
@@ -575,3 +576,22 @@ def test_template_by_name_from_a_folder_of_your_own(tmp_path: Path) -> None:
         TemplateReferenceStyle(name="nope", directory=tmp_path)
     with pytest.raises(ValueError, match="is not a folder"):
         TemplateReferenceStyle(name="brackets", directory=tmp_path / "missing")
+
+
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda: HTMLReferenceStyle(escape_text="false"), r"^escape_text must be True or False, got str 'false'$"),
+        (lambda: TextReferenceStyle(show_passages="False"), r"^show_passages must be True or False, got str 'False'$"),
+        (lambda: MarkdownReferenceStyle(show_consulted=1), r"^show_consulted must be True or False, got int 1$"),
+        (lambda: TemplateReferenceStyle("{{ r }}", autoescape="x"), r"^autoescape must be True or False, got str 'x'$"),
+        (lambda: TemplateReferenceStyle(5), r"^TemplateReferenceStyle: template must be a str, got int$"),
+        (lambda: TemplateReferenceStyle(path=5), r"^TemplateReferenceStyle: path must be a str or a Path, got int$"),
+        (lambda: TextReferenceStyle(source_id_key=5), r"^source_id_key must be a metadata key \(str\) or a callable"),
+    ],
+    ids=["escape_text", "show_passages", "show_consulted", "autoescape", "template", "path", "source_id_key"],
+)
+def test_a_wrong_style_option_is_refused_when_given_naming_it(make: Any, error: str) -> None:
+    """A truthy word ("false") would do the opposite of what it says; a wrong type would fail at the first answer."""
+    with pytest.raises(TypeError, match=error):
+        make()
