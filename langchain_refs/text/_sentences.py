@@ -3,11 +3,14 @@
 Every `Span` slices its source exactly: ``text[span.start:span.end] ==
 span.text``. Spans never include the whitespace between sentences.
 
-A sentence ends at ``.``, ``!``, ``?`` or ``…`` (closing quotes, brackets and
-citation markers such as ``[1]`` or ``[1](id=2)`` stay with it) when
-whitespace and a plausible sentence start follow, unless the word before the
+A sentence ends at ``.``, ``!``, ``?`` or ``…`` (or the Devanagari danda and
+the Arabic question mark and full stop; closing quotes, brackets and citation markers such as
+``[1]`` or ``[1](id=2)`` stay with it) when whitespace and a plausible
+sentence start (no lower-case letter, in any script) follow, unless the word before the
 period is a known abbreviation (``Dr.``, ``e.g.``, ``U.S.``, ``No. 5``), a
-single initial, or an ellipsis runs into lower case. A blank line always ends
+single initial, or an ellipsis runs into lower case. Chinese and Japanese
+full-width stops (U+3002, U+FF01, U+FF1F) end a sentence with nothing after
+them. A blank line always ends
 a sentence; so does a line break before a Markdown bullet or heading, and a
 heading line is a sentence of its own. ``strict=True`` also ends sentences at
 every line break and at semicolons.
@@ -73,7 +76,11 @@ _CLOSERS = "\"'\u201d\u2019)\\]\u00bb*_"
 # closers again, then whitespace. It is read by hand (`_sentence_ends`) rather than
 # by one regular expression: backtracking over long runs of closers or periods, and
 # re-reading a chain of markers from every period inside it, made that quadratic.
-_STOP_RUN = re.compile(r"[.!?\u2026]+")
+_STOP_RUN = re.compile(r"[.!?\u2026\u0964\u0965\u061f\u06d4]+")  # and the danda, Arabic question mark and full stop
+# The full-width stops of Chinese and Japanese (U+3002, U+FF01, U+FF1F) end a sentence with no whitespace after
+# them; not one before a closing bracket or quote, which ends the quoted words only (Japanese "'Yes.' he said." is
+# one sentence).
+_WIDE_END = re.compile(r"[\u3002\uff01\uff1f]+(?![\u3002\uff01\uff1f\u300d\u300f\uff09\u201d\u2019\u3011\u3015])")
 _CLOSER_RUN = re.compile(rf"[{_CLOSERS}]*")
 _CITATION = re.compile(r"\[[^\[\]\n]{1,20}\](?:\([^()\n]{0,40}\))?")
 _GAP = re.compile(r"\s+")
@@ -141,6 +148,8 @@ class SentenceSplitter:
         if self.strict:
             cuts.update(m.end() for m in re.finditer(r"\n|;", text))
         cuts.update(self._sentence_ends(text))
+        if not text.isascii():
+            cuts.update(m.end() for m in _WIDE_END.finditer(text))
         spans = []
         ordered = sorted(cuts)
         for start, stop in itertools.pairwise(ordered):
@@ -204,7 +213,9 @@ class SentenceSplitter:
     def _ends_sentence(self, text: str, stop: str, stop_start: int, after: int, floor: int) -> bool:
         if after >= len(text):
             return True
-        if not _NEXT_START.match(text, after):
+        start = _NEXT_START.match(text, after)
+        # A letter that starts a sentence is no lower-case one, in any script (Russian "t. e." and Greek "p.ch." too).
+        if start is None or text[start.end() - 1].islower():
             return False
         if stop in ("...", "\u2026") and text[after].islower():
             return False
@@ -267,7 +278,7 @@ def surely_at_most(text: str, sentences: int) -> bool:
         >>> surely_at_most("Hi. Bye.", 2), surely_at_most("Hi. Bye. Now.", 2)
         (True, False)
     """
-    if sentences < 1 or "\n" in text or "#" in text:
+    if sentences < 1 or "\n" in text or "#" in text or (not text.isascii() and _WIDE_END.search(text)):
         return False
     stop = _STOP_RUN.search(text)
     if stop is None:
