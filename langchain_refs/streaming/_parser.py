@@ -59,10 +59,11 @@ States
     line start), the open span's and fence's opening runs, ``_closed``.
 
 Fences
-    A line that starts (after at most three spaces or tabs) with three or more
+    A line that starts (after any spaces, tabs and blockquote marks ``>``: a
+    fence inside a list item or a quotation is one too) with three or more
     backticks or tildes opens a fence; the rest of that line is in the fence.
-    The fence closes at a line that starts (same indentation rule) with a run
-    of the same character at least as long; the rest of that line is prose.
+    The fence closes at a line that starts (same rule) with a run of the same
+    character at least as long; the rest of that line is prose.
 
 Inline code: where a code span ends
     In prose, a run of *n* backticks that opens no fence opens a code span,
@@ -502,7 +503,8 @@ _DONE: Final = -1
 # A list of plain ids only (the common case), each of at most 9 digits.
 _PLAIN_IDS = re.compile(r"[ \t]*[0-9]{1,9}(?:[ \t]*,[ \t]*[0-9]{1,9})*[ \t]*")
 _ID_ITEM = re.compile(r"(?P<first>[0-9]+)[ \t]*-[ \t]*(?P<last>[0-9]+)|(?P<id>-?[0-9]+)")
-_BLANKS = re.compile(r"[ \t]*")
+# What may stand before a fence's run on its line: indentation (a list item's, however deep) and blockquote marks.
+_BLANKS = re.compile(r"[ \t>]*")
 _LINE_END = re.compile(r"[\r\n]")
 _CODE_SPAN_STOP = re.compile(r"[`\r\n]")
 _RUNS = {"`": re.compile(r"`*"), "~": re.compile(r"~*")}
@@ -547,7 +549,7 @@ def _run_end(buf: str, start: int, char: str) -> int:
 
 
 def _blanks_end(buf: str, start: int, end: int) -> int:
-    """Where the spaces and tabs starting at ``start`` end (looking no further than ``end``)."""
+    """Where the spaces, tabs and ``>`` starting at ``start`` end (looking no further than ``end``)."""
     found = _BLANKS.match(buf, start, end)
     return start if found is None else found.end()
 
@@ -923,7 +925,7 @@ class CitationParser:
             self._out = start + len(marker.raw)
             return self._out
         self._advance(buf, pos, start)
-        at_line_start = self._line_spaces is not None and self._line_spaces <= 3
+        at_line_start = self._line_spaces is not None
         self._line_spaces = None
         if char == "~" and not at_line_start:
             return start + 1
@@ -1035,7 +1037,7 @@ class CitationParser:
                 pos = blank_end
                 if pos == size:
                     break
-                if self._line_spaces <= 3 and buf[pos] == self._fence_char:
+                if buf[pos] == self._fence_char:
                     end = _run_end(buf, pos, self._fence_char)
                     self._line_spaces = None
                     if end == size and not final:

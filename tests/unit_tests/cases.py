@@ -155,6 +155,24 @@ CASES = [
         (t("   ```\n[1](id=3)\n   ```\nz"), m("[1](id=5)", 5)),
     ),
     Case(
+        "fence in a list item, four spaces in",
+        "10. Cite so:\n    ```\n    [1](id=3)\n    ```\nz[1](id=5)",
+        "10. Cite so:\n    ```\n    [1](id=3)\n    ```\nz[1]" + listing("c.pdf"),
+        (t("10. Cite so:\n    ```\n    [1](id=3)\n    ```\nz"), m("[1](id=5)", 5)),
+    ),
+    Case(
+        "fence in a blockquote",
+        "> ~~~\n> [1](id=3)\n> ~~~\nz[1](id=5)",
+        "> ~~~\n> [1](id=3)\n> ~~~\nz[1]" + listing("c.pdf"),
+        (t("> ~~~\n> [1](id=3)\n> ~~~\nz"), m("[1](id=5)", 5)),
+    ),
+    Case(
+        "a quoted line with a marker is prose",
+        "> Paris[1](id=3)\n>\n> ```x",
+        "> Paris[1]\n>\n> ```x" + listing("b.pdf"),
+        (t("> Paris"), m("[1](id=3)", 3), t("\n>\n> ```x")),
+    ),
+    Case(
         "fence lines ended by a bare CR",
         "x ` y\r```\r[1](id=3)\r```\rz[1](id=5)",
         "x ` y\r```\r[1](id=3)\r```\rz[1]" + listing("c.pdf"),

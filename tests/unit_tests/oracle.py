@@ -22,7 +22,7 @@ from langchain_refs import Marker, Text
 from langchain_refs.streaming import Event
 
 LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
-FENCE_OPEN = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+FENCE_OPEN = re.compile(r"[ \t>]*(`{3,}|~{3,})")
 MARKER = re.compile(r"\[[ \t]*(?:NUMBER|[-+]?[0-9]+)[ \t]*\]\([ \t]*id[ \t]*=([^)]*)\)")
 ID_LIST_CHARS = set("0123456789-, \t")
 SINGLE = re.compile(r"-?[0-9]+")
@@ -131,7 +131,7 @@ def oracle_events(answer: str, bound: int) -> list[Event]:
                 fence = (opening[1][0], len(opening[1]))
                 out.text(line)
         else:
-            closing = re.match(r"[ \t]{0,3}(" + re.escape(fence[0]) + "+)", line)
+            closing = re.match(r"[ \t>]*(" + re.escape(fence[0]) + "+)", line)
             if closing is not None and len(closing[1]) >= fence[1]:
                 fence = None
                 out.text(line[: closing.end()])
