@@ -68,13 +68,14 @@ __all__ = [
     "MeaningGuards",
     "antonym_guard",
     "checked_guards",
+    "hedge_guard",
     "name_guard",
     "negating_verb",
     "number_guard",
     "polarity_guard",
 ]
 
-GuardName = Literal["number", "name", "polarity", "antonym"]
+GuardName = Literal["number", "name", "polarity", "antonym", "hedge"]
 """The names of the guards, as `GuardFinding.guard` gives them."""
 
 
@@ -1959,11 +1960,129 @@ def _negated_word(tokens: tuple[_Token, ...], at: int) -> bool:
     return any(where < at and word in scope for where, scope in _negated(tokens))
 
 
+# ---- hedges and conditions ----
+
+# Words by which a text says something only may be so: "may reduce", "is linked to", "researchers believe".
+_HEDGE_WORDS: Final = (
+    r"may|might|could|possibly|perhaps|probably|likely|potentially|reportedly|allegedly"
+    r"|suggest(?:s|ed|ing)?|believe(?:s|d)?|appear(?:s|ed)? to|seem(?:s|ed)? to|expected to|plan(?:s|ned)? to"
+    r"|aim(?:s|ed)? to|proposed|(?:linked|associated|correlated) with|linked to"
+)
+# Opened on a class of the words' first letters, which the regex engine tests at each offset before the words.
+_HEDGES: Final = re.compile(rf"(?=[abceilmprs])\b(?:{_HEDGE_WORDS})\b")
+# Words by which a claim hedges or bounds itself (then the guard holds nothing against it): the hedges, and the
+# modal verbs that state no fact either ("can", "would", "should").
+_CLAIM_HEDGES: Final = re.compile(rf"\b(?:{_HEDGE_WORDS}|can|would|should|help(?:s|ed)? to)\b")
+# A clause that sets a condition, at the start of the sentence or after a comma: "If it overheats, ...".
+_CONDITION: Final = re.compile(r"(?=[iuopa])\b(?:if|unless|only when|only if|provided that|as long as)\b")
+_CLAIM_CONDITION: Final = re.compile(r"\b(?:if|unless|when|whenever|only|provided|as long as|once|after|before)\b")
+_HEDGE_COVERAGE: Final = 0.6
+
+
+def hedge_guard(claim: str, evidence: str, *, coverage: float = _HEDGE_COVERAGE) -> GuardFinding | None:
+    """No plain claim where the sources say it only may be so, or only under a condition: Neutral.
+
+    The claim hedges nothing ("may", "could", "is linked to", "if"...) and
+    every evidence sentence holding ``coverage`` of its content words does:
+    with a hedge ("may reduce", "researchers believe", "is associated
+    with", "plans to"), or with a condition the claim leaves out ("if the
+    product is unopened") whose clause is not what the claim states.
+
+    Example:
+        >>> hedge_guard("The policy reduces waiting times.", "The new policy may reduce waiting times.").reason
+        'the sources say it only may be so: "The new policy may reduce waiting times."'
+        >>> hedge_guard("The policy could reduce waiting times.", "The policy may reduce waiting times.") is None
+        True
+    """
+    lowered = _lower(claim)
+    if _CLAIM_HEDGES.search(lowered):
+        return None
+    hedged, conditioned = _hedge_cues(evidence)
+    if not hedged and not conditioned:
+        return None
+    said = _whole(claim)
+    if len(said.words) < 2:
+        return None
+    conditions = conditioned and not _CLAIM_CONDITION.search(lowered)
+    found: tuple[int, int, str] | None = None
+    for start, end in _spans_holding(evidence, said.words):
+        # The sentences stating the claim, read as the scorer reads them (cached per sentence).
+        if len(said.words & stemmed_words(evidence[start:end])[0]) < coverage * len(said.words):
+            continue
+        why = _why_not_plain(said, evidence[start:end], conditions)
+        if why is None:
+            return None  # a sentence states it plainly
+        found = found or (start, end, why)
+    if found is None:
+        return None
+    start, end, why = found
+    quoted = _as_written(start, end, evidence)
+    return GuardFinding(
+        guard="hedge", label="Neutral", claim_value=claim.strip(), source_value=quoted,
+        reason=f'the sources say it only {why}: "{quoted}"', start=start, end=end,
+    )  # fmt: skip
+
+
+# A hedge after these in its clause bears on a question ("asked if she could stay") or on a relative clause's
+# subject ("travellers who plan to visit Mexico ... need no visa"), not on what the sentence states.
+_NOT_HEDGING_AFTER: Final = frozenset({"if", "whether", "why", "who", "which", "whose", "whom"})
+# What ends a clause, for the clause a hedge stands in.
+_CLAUSE_MARK: Final = re.compile(r"[,;:()\u2013\u2014]")
+
+
+def _hedges_claim(said: _Sentence, text: str, lowered: str) -> bool:
+    """Whether a hedge of an evidence sentence bears on what the claim states.
+
+    It does in the clause holding most of the claim's words the sentence has ("Researchers believe the
+    fossil may be..."), not in a clause aside ("Paris, which may be the most visited city, is..."), nor after
+    "if", "whether" (a question: "asked if she could stay") or "who", "which" (a relative clause: "travellers
+    who plan to visit"); "May" capitalised inside a sentence is a month.
+    """
+    for match in _HEDGES.finditer(lowered):
+        at = match.start()
+        if at and text[at].isupper():
+            continue
+        start = max((m.end() for m in _CLAUSE_MARK.finditer(lowered, 0, at)), default=0)
+        end_mark = _CLAUSE_MARK.search(lowered, match.end())
+        end = end_mark.start() if end_mark is not None else len(lowered)
+        before = lowered[start:at].split()
+        if any(word in _NOT_HEDGING_AFTER for word in before):
+            continue
+        clause = stemmed_words(lowered[start:end])[0]
+        if 2 * len(said.words & clause) >= len(said.words & stemmed_words(lowered)[0]):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _hedge_cues(evidence: str) -> tuple[bool, bool]:
+    """Whether a text holds a hedge, and a condition, anywhere (cached: the same evidence faces many claims)."""
+    lowered = _lowered(evidence)
+    return _HEDGES.search(lowered) is not None, _CONDITION.search(lowered) is not None
+
+
+def _why_not_plain(said: _Sentence, text: str, conditions: bool) -> str | None:
+    """Why an evidence sentence stating the claim does not state it plainly ("may be so"), or None."""
+    lowered = _lower(text)
+    if _hedges_claim(said, text, lowered):
+        return "may be so"
+    if conditions and (match := _CONDITION.search(lowered)) is not None:
+        # The condition's clause: to the next comma when it opens the sentence, else to the sentence's end.
+        start = match.start()
+        end = lowered.find(",", start) if lowered[:start].strip(" ,;(") == "" else len(lowered)
+        clause = stemmed_words(lowered[start : end if end >= 0 else len(lowered)])[0]
+        # What the claim states stands outside the condition (else the claim states the condition itself).
+        if len(said.words - clause) >= _HEDGE_COVERAGE * len(said.words):
+            return "under a condition"
+    return None
+
+
 _GUARDS: Final[dict[str, Callable[[str, str], GuardFinding | None]]] = {
     "number": number_guard,
     "name": name_guard,
     "polarity": polarity_guard,
     "antonym": antonym_guard,
+    "hedge": hedge_guard,
 }
 
 
@@ -1987,6 +2106,7 @@ class MeaningGuards:
     name: bool = True
     polarity: bool = True
     antonym: bool = True
+    hedge: bool = True
 
     def __post_init__(self) -> None:
         # A truthy word ("no") would leave a guard on: only True and False are taken.
@@ -2001,7 +2121,7 @@ class MeaningGuards:
             >>> MeaningGuards.off().enabled
             ()
         """
-        return cls(number=False, name=False, polarity=False, antonym=False)
+        return cls(number=False, name=False, polarity=False, antonym=False, hedge=False)
 
     @property
     def enabled(self) -> tuple[str, ...]:
@@ -2009,7 +2129,7 @@ class MeaningGuards:
 
         Example:
             >>> MeaningGuards(polarity=False).enabled
-            ('number', 'name', 'antonym')
+            ('number', 'name', 'antonym', 'hedge')
         """
         return tuple(name for name in _GUARDS if getattr(self, name))
 
@@ -2033,6 +2153,7 @@ class MeaningGuards:
             _lowered,
             _negation_cues,
             _letter_words,
+            _hedge_cues,
         ):
             cached.cache_clear()
 
@@ -2062,6 +2183,8 @@ class MeaningGuards:
             found = polarity_guard(claim, evidence)
         if found is None and self.antonym:
             found = antonym_guard(claim, evidence)
+        if found is None and self.hedge:
+            found = hedge_guard(claim, evidence)
         return found
 
 

@@ -22,6 +22,7 @@ from langchain_refs.grounding import (
     ScorerClaimChecker,
     antonym_guard,
     citation_findings,
+    hedge_guard,
     name_guard,
     number_guard,
     polarity_guard,
@@ -366,6 +367,48 @@ TURNED_ROUND = [
     ),
     ("Inflation was higher in 2023 than in 2022.", "Inflation was higher in 2022 than in 2023."),
 ]
+
+
+# A claim stated plainly where every sentence stating it says it only may be so, or only under a condition.
+HEDGE_FIRES = [
+    ("Heavy coffee drinking prevents diabetes.", "Heavy coffee drinking is linked to a lower risk of diabetes."),
+    ("The fossil is the oldest known bird.", "Researchers believe the fossil may be the oldest known bird."),
+    ("The storm will make landfall on Thursday.", "The storm could make landfall on Thursday."),
+    ("The company opened 50 new stores in 2025.", "The company plans to open 50 new stores in 2025."),
+    ("Smoking causes cancer.", "Smoking, researchers say, may cause cancer."),
+    ("Refunds are available within 30 days.", "Refunds are available within 30 days if the product is unopened."),
+    ("The tariffs will rise in July.", "Unless parliament ratifies the treaty, the tariffs will rise in July."),
+]
+HEDGE_QUIET = [
+    ("The policy could reduce waiting times.", "The policy may reduce waiting times."),  # hedged alike
+    ("Drinking coffee is associated with a lower risk.", "Coffee drinking is linked to a lower risk."),
+    ("Users can enable two-factor login.", "Users may enable two-factor login."),  # "can" hedges the claim
+    ("The device shuts down when it is above 40 degrees.", "If it is above 40 degrees, the device shuts down."),
+    ("The museum is open on Mondays.", "The museum may be open on holidays. The museum is open on Mondays."),
+    ("He asked her to stay.", "He asked if she could stay, and she did."),  # a question's "could"
+    ("Paris is the capital of France.", "Paris, which may be the most visited city, is the capital of France."),
+    ("The drug reduces pain.", "The drug reduces pain, May trials showed."),  # the month
+    ("British citizens need no visa.", "British citizens who plan to visit need no visa."),  # a relative clause
+    ("The temperature exceeds 40 degrees.", "If the temperature exceeds 40 degrees, the device shuts down."),
+]
+
+
+@pytest.mark.parametrize(("claim", "evidence"), HEDGE_FIRES)
+def test_hedge_guard_fires(claim: str, evidence: str) -> None:
+    """A hedge or a condition the claim drops: Neutral, quoting the sentence that hedges it."""
+    found = hedge_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("hedge", "Neutral", evidence)
+    assert found.reason in (
+        f'the sources say it only may be so: "{evidence}"',
+        f'the sources say it only under a condition: "{evidence}"',
+    )
+
+
+@pytest.mark.parametrize(("claim", "evidence"), HEDGE_QUIET)
+def test_hedge_guard_near_misses(claim: str, evidence: str) -> None:
+    """A claim hedged alike, a sentence stating it plainly, a hedge of another clause, a question or a month: quiet."""
+    assert hedge_guard(claim, evidence) is None
 
 
 @pytest.mark.parametrize(("claim", "evidence", "label", "value"), NUMBER_FIRES)
