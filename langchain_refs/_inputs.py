@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.documents.base import BaseMedia
 
-__all__ = ["checked_documents", "document_text", "documents_from", "input_value"]
+__all__ = ["checked_documents", "checked_documents_key", "document_text", "documents_from", "input_value"]
 
 
 def input_value(input: Any, key: str, owner: str, what: str) -> Any:
@@ -27,6 +27,23 @@ def input_value(input: Any, key: str, owner: str, what: str) -> Any:
         msg = f"{owner} expects a dict with {what} under {key!r}"
         raise ValueError(msg)
     return input[key]
+
+
+def checked_documents_key(key: object) -> str:
+    """``key`` itself when it is a str (the input's key holding the documents), else a TypeError saying so.
+
+    Example:
+        >>> checked_documents_key("docs")
+        'docs'
+        >>> checked_documents_key(5)
+        Traceback (most recent call last):
+        ...
+        TypeError: documents_key must be the input's key (a str) holding the documents, got int
+    """
+    if not isinstance(key, str):
+        msg = f"documents_key must be the input's key (a str) holding the documents, got {type(key).__name__}"
+        raise TypeError(msg)
+    return key
 
 
 def documents_from(input: Any, documents_key: str, caller: str = "manage_references()") -> Sequence[BaseMedia]:

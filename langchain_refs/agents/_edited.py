@@ -34,7 +34,6 @@ import bisect
 import copy
 import difflib
 import hashlib
-import sys
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -274,44 +273,12 @@ def realigned(edited: AIMessage, rendered: AIMessage | None) -> AIMessage:
                 del dropped[index]
                 break
         references["citations"] = kept
-        if len(kept) < len(citations):
-            _uncite_sources(references, kept)
         metadata["references"] = references
     if isinstance(metadata.get("citations"), list):
         # The annotations of the whole text (all of a str answer's): moved as the blocks' are.
         metadata["citations"] = _moved_annotations(metadata["citations"], offsets, gone, found_again=found_again)
     content = _realigned_content(edited.content, old_blocks, markers, gone, found_again)
     return edited.model_copy(update={"content": content, "response_metadata": metadata})
-
-
-def _uncite_sources(references: dict[str, Any], kept: Sequence[Any]) -> None:
-    """Move the numbered sources no ``kept`` citation cites any more to ``references["consulted"]``, in place.
-
-    The edit took out every citation of such a source: the model was given it, the reader no longer sees it cited.
-    The numbers of the others stay as the reader sees them. Nothing moves when a kept citation has no number.
-    """
-    listed = references.get("references")
-    numbers = {c.get("number") if isinstance(c, Mapping) else None for c in kept}
-    if not isinstance(listed, list) or None in numbers:
-        return
-    still = [r for r in listed if not isinstance(r, Mapping) or r.get("number") in numbers]
-    if len(still) == len(listed):
-        return
-    uncited = [
-        {"source": r.get("source"), "title": r.get("title"), "document_positions": r.get("document_positions", [])}
-        for r in listed
-        if isinstance(r, Mapping) and r.get("number") not in numbers
-    ]
-    consulted = references.get("consulted")
-    references["references"] = still
-    merged = [*(consulted if isinstance(consulted, list) else ()), *uncited]
-    references["consulted"] = sorted(merged, key=_first_position)
-
-
-def _first_position(source: Any) -> int:
-    """Where a consulted source's first document stands (those with none last): the order `consulted` lists them."""
-    positions = source.get("document_positions") if isinstance(source, Mapping) else None
-    return min(positions) if isinstance(positions, list) and positions else sys.maxsize
 
 
 def _marker(citation: Mapping[str, Any], text: str | None) -> str | None:

@@ -21,7 +21,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, Field
 from typing_extensions import override
 
-from langchain_refs._inputs import document_text, documents_from, input_value
+from langchain_refs._inputs import checked_documents_key, document_text, documents_from, input_value
 from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._scoring import EmbeddingScorer, LexicalScorer
 from langchain_refs.streaming import checked_support_threshold, support_threshold_of
@@ -61,7 +61,7 @@ class _ReferenceFilter(Runnable[dict[str, Any], Any]):
         format_documents: Callable[[Sequence[BaseMedia]], str] | None,
     ) -> None:
         self.response_key = response_key
-        self.documents_key = documents_key
+        self.documents_key = checked_documents_key(documents_key)
         self.as_string = as_string
         self.format_documents = format_documents or format_reference_list
 

@@ -239,6 +239,7 @@ _UNIT_NAMES: Final = {
     "celsius": "celsius", "fahrenheit": "fahrenheit", "mph": "mile per hour", "kph": "kilometre per hour",
     "kmh": "kilometre per hour", "am": "a.m.", "pm": "p.m.",
 }  # fmt: skip
+_SCALES_OF_HEAT: Final = frozenset({"celsius", "fahrenheit"})
 # A unit of length over one of time, written with a slash: "km/h" (the slash is no token).
 _PER_TIME: Final = {"h": "hour", "hr": "hour", "s": "second"}
 # Units of measure and currencies (as `_unit_after` names them), each with what it measures: the same value in
@@ -315,6 +316,8 @@ def _unit_after(tokens: Sequence[_Token], at: int) -> str | None:
                 return None
             unit = _UNIT_NAMES.get(nxt.low) or stem(nxt.low)
             per = tokens[at + 1] if at + 1 < len(tokens) else None
+            if nxt.low in ("degree", "degrees") and per is not None and _UNIT_NAMES.get(per.low) in _SCALES_OF_HEAT:
+                return _UNIT_NAMES[per.low]  # "100 degrees Celsius" is 100 \u00b0C
             if unit in ("kilometre", "metre", "mile") and per is not None and per.start == nxt.end + 1:
                 time = _PER_TIME.get(per.low)
                 return f"{unit} per {time}" if time is not None else unit
@@ -329,6 +332,7 @@ _TIMES: Final = {
     "annually": "year", "quarter": "quarter", "quarterly": "quarter",
 }  # fmt: skip
 _RATE_WORDS: Final = frozenset({"per", "a", "an", "each", "every"})
+_FROM_THEN: Final = frozenset({"ago", "after", "later", "earlier", "before", "since", "from", "into", "or", "and"})
 
 
 def _rate_after(tokens: Sequence[_Token], at: int) -> str | None:
@@ -339,6 +343,10 @@ def _rate_after(tokens: Sequence[_Token], at: int) -> str | None:
     if first in _TIMES and first.endswith("ly"):
         return _TIMES[first]
     if first in _RATE_WORDS and at + 1 < len(tokens):
+        # "a year after", "a decade ago": a time from then, no rate.
+        following = tokens[at + 2].low if at + 2 < len(tokens) else None
+        if first != "per" and following in _FROM_THEN:
+            return None
         return _TIMES.get(tokens[at + 1].low)
     return None
 
@@ -416,6 +424,10 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 bound = "under"
             elif t.low in _BOUND_WITH and tokens[at + 1].low == _BOUND_WITH[t.low][0]:
                 bound = _BOUND_WITH[t.low][1]
+            else:
+                continue
+            if bound != "about" and at and tokens[at - 1].low in ("not", "no"):
+                bound = "under" if bound == "over" else "over"  # "not less than 10" is at least 10
         # A sign in words ("minus 12", "12 degrees below zero"); a dash after a number is a range's ("5 -10").
         before_number = tokens[start - 1] if start else None
         if before_number is not None and (before_number.low == "minus" or (value < 0 and before_number.kind == "num")):
@@ -424,6 +436,11 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         if after_unit in (["below", "zero"], ["below", "freezing"]):
             value = -abs(value)
         text_end = tokens[i].end if unit and i < len(tokens) else last.end
+        if i + 1 < len(tokens) and (
+            (unit == "percent" and tokens[i].low == "per" and tokens[i + 1].low == "cent")
+            or (unit in _SCALES_OF_HEAT and tokens[i].low in ("degree", "degrees"))
+        ):
+            text_end = tokens[i + 1].end  # "5 per cent", "100 degrees Celsius": the unit's two words
         if unit is not None and " per " in unit and i + 1 < len(tokens) and tokens[i + 1].low in _PER_TIME:
             text_end = tokens[i + 1].end  # "km/h"
         per = _rate_after(tokens, i + 1 if unit else i)
@@ -641,13 +658,21 @@ def _around_offset(text: str, at: int) -> _Sentence:
     return _piece(text[start:end], start)
 
 
+# How far from an offset its sentence's ends are looked for first: a search to the text's ends for a kind of
+# end the text lacks nearby, from every offset a guard reads, would be quadratic in a long text.
+_SENTENCE_REACH: Final = 2_000
+
+
 def _bounds(text: str, at: int) -> tuple[int, int]:
     """Where the sentence around offset ``at`` starts and ends, by the nearest sentence ends on either side."""
-    starts = [text.rfind(mark, 0, at) for mark, _ in _BOUNDARIES]
-    start = max(
-        (found + len(mark) for found, (mark, _) in zip(starts, _BOUNDARIES, strict=True) if found >= 0), default=0
-    )
-    ends = [found + kept for mark, kept in _BOUNDARIES if (found := text.find(mark, at)) >= 0]
+    low, high = max(0, at - _SENTENCE_REACH), at + _SENTENCE_REACH
+    starts = [(found, mark) for mark, _ in _BOUNDARIES if (found := text.rfind(mark, low, at)) >= 0]
+    if not starts and low:
+        starts = [(found, mark) for mark, _ in _BOUNDARIES if (found := text.rfind(mark, 0, at)) >= 0]
+    start = max((found + len(mark) for found, mark in starts), default=0)
+    ends = [found + kept for mark, kept in _BOUNDARIES if (found := text.find(mark, at, high)) >= 0]
+    if not ends and high < len(text):
+        ends = [found + kept for mark, kept in _BOUNDARIES if (found := text.find(mark, at)) >= 0]
     end = min(ends) if ends else len(text)
     # Spaces at either end are no part of the sentence.
     while start < end and text[start].isspace():
@@ -739,6 +764,12 @@ _NEGATING_BEFORE_TO: Final = frozenset(
 )
 _LACKING: Final = frozenset({"lack", "lacks", "lacked", "lacking"})
 _NOT_AN_ACT: Final = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "about", "around", "some"})
+# "declined to" also says how far a value fell: before these it names a level, not an act ("declined to five
+# percent", "to zero", "to record lows", "to nearly half", "to under 500", "to this level").
+_A_LEVEL: Final = frozenset(
+    "this that these those under below over nearly almost roughly just record new half less more fewer low lows"
+    " level levels single double".split()
+)
 
 
 def negating_verb(word: str, following: str | None, after: str | None) -> int | None:
@@ -756,7 +787,11 @@ def negating_verb(word: str, following: str | None, after: str | None) -> int | 
     if word in _LACKING:
         return 1
     if word in _NEGATING_BEFORE_TO and following == "to" and after:
-        return 2 if after not in _NOT_AN_ACT and after[0].isalpha() else None
+        if after in _NOT_AN_ACT or not after[0].isalpha():
+            return None
+        if word.startswith("declin") and (after in _A_LEVEL or after in _UNITS or after in _SCALES):
+            return None
+        return 2
     return None
 
 
@@ -1003,10 +1038,9 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         changed = _changed_unit(claim, evidence)
         if changed is not None:
             return changed
-    if _TERMS.search(claim):
-        changed = _changed_terms(claim, evidence)
-        if changed is not None:
-            return changed
+    changed = _changed_terms(claim, evidence)
+    if changed is not None:
+        return changed
     # The common case first: every number of the claim written in digits, each one written in the evidence too.
     if not _NUMBER_WORD.search(claim) and set(_DIGITS.findall(claim)) <= _digit_strings(evidence):
         return None
@@ -1060,12 +1094,6 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     return None
 
 
-# A claim that may bound a value or make it a rate: read for `_changed_terms` (a quick test on its text).
-_TERMS: Final = re.compile(
-    r"\b(?:over|more|least|above|exceed\w*|plus|under|less|fewer|below|most|within|up|greater|larger|higher|bigger"
-    r"|lower|smaller|per|a|an|each|every|hourly|daily|weekly|monthly|yearly|annually|quarterly)\b",
-    re.IGNORECASE,
-)
 _BOUNDS_SAID: Final = {"over": "a lower bound", "under": "an upper bound"}
 
 
@@ -1076,11 +1104,13 @@ def _changed_terms(claim: str, evidence: str) -> GuardFinding | None:
     "4.5% per year". Only the evidence's quantities of the same value, year-ness and unit are read: a value it
     also states with the claim's bound or rate (or with none) agrees.
     """
+    # The claim's own quantities first (cached, and few): most bound nothing and are rates of nothing.
+    termed = [q for q in _quantities_of(claim) if q.bound in _BOUNDS_SAID or q.per is not None]
+    if not termed:
+        return None
     stated = _quantities_near(evidence)
-    for quantity in _quantities_of(claim):
+    for quantity in termed:
         bound = quantity.bound if quantity.bound in _BOUNDS_SAID else None
-        if bound is None and quantity.per is None:
-            continue
         same = [
             other
             for other in stated
@@ -1123,7 +1153,7 @@ def _may_measure(claim: str) -> bool:
         if unit is None or unit == "%":
             return True
         low = unit.lower()
-        if (_UNIT_NAMES.get(low) or stem(low)) in _MEASURES:
+        if (_UNIT_NAMES.get(low) or stem(low)) in _MEASURES or low in ("degree", "degrees"):
             return True
     return False
 
@@ -1932,10 +1962,19 @@ def _turned_round(
     """
     lowered = _lowered(evidence)
     for at, word in candidates:
-        if _negated_word(said.tokens, at):
+        if _sides(said.tokens, at) is None or _negated_word(said.tokens, at):
             continue
+        seen: set[tuple[int, int]] = set()
         for match in _WORD_PATTERNS[word].finditer(lowered):
-            sentence = _around_offset(evidence, match.start())
+            # Each sentence once, and only one holding enough of the claim (read as the scorer reads it, cached)
+            # is tokenised: long evidence may use the word in many sentences about other things.
+            span = _bounds(evidence, match.start())
+            if span in seen:
+                continue
+            seen.add(span)
+            if len(said.words & stemmed_words(evidence[span[0] : span[1]])[0]) < coverage * len(said.words):
+                continue
+            sentence = _piece(evidence[span[0] : span[1]], span[0])
             where = _word_places(sentence.tokens).get(word)
             if where is None or _coverage(said, sentence) < coverage or _negated_word(sentence.tokens, where):
                 continue

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import override
 
-from langchain_refs._inputs import checked_documents, document_text, documents_from, input_value
+from langchain_refs._inputs import checked_documents, checked_documents_key, document_text, documents_from, input_value
 from langchain_refs.grounding._guards import DEFAULT_GUARDS, MeaningGuards, checked_guards
 from langchain_refs.grounding._scoring import LexicalScorer
 from langchain_refs.streaming import checked_support_threshold, support_threshold_of
@@ -220,7 +220,7 @@ class ReferencePredictor(Runnable[dict[str, Any], Any]):
         self.scorer = scorer or LexicalScorer()
         self.splitter = splitter or DEFAULT_SPLITTER
         self.answer_key = answer_key
-        self.documents_key = documents_key
+        self.documents_key = checked_documents_key(documents_key)
         self.answer_window = (answer_window_size, answer_window_stride)
         self.document_window = (document_window_size, document_window_stride)
         self.threshold = checked_support_threshold(threshold, option="threshold", none_means="the best window only")

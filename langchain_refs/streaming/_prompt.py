@@ -57,11 +57,11 @@ def format_documents(documents: Sequence[Document], *, ids: Sequence[int] | None
 
 
 # An opening or closing document tag, as a document's own text could write one: "</document>", "< document id=2>".
-_DOCUMENT_TAG: Final = re.compile(r"<(\s*/?\s*document)", re.IGNORECASE)
+_DOCUMENT_TAG: Final = re.compile(r"<(\s*/?\s*document)(?![\w-])", re.IGNORECASE)
 
 
 def escape_document_tags(text: str) -> str:
-    """``text`` with its ``<`` of anything that reads as a document tag written ``&lt;``.
+    """``text`` with the ``<`` of each document tag in it written ``&lt;`` (``<documentation>`` is no such tag).
 
     The text of a document (a retrieved web page, a user's upload) stands
     between the tags the model reads its id from: a ``</document>`` of its

@@ -23,7 +23,7 @@ from langchain_core.runnables.configurable import DynamicRunnable, RunnableConfi
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from typing_extensions import override
 
-from langchain_refs._inputs import documents_from
+from langchain_refs._inputs import checked_documents_key, documents_from
 from langchain_refs.streaming._chunks import (
     ChunkRewriter,
     OutputVersion,
@@ -198,11 +198,7 @@ class ReferencesRunnable(Runnable[dict[str, Any], Any]):
         self.passages = passages
         self.output_version = output_version
         self.bound = runnable
-        if not isinstance(documents_key, str):
-            kind = type(documents_key).__name__
-            msg = f"documents_key must be the input's key (a str) holding the documents, got {kind}"
-            raise TypeError(msg)
-        self.documents_key = documents_key
+        self.documents_key = checked_documents_key(documents_key)
         self._style_choice = choose_style(style, source_key)
         self.style = self._style_choice.style
         self.source_key = source_key

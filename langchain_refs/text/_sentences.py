@@ -149,7 +149,12 @@ class SentenceSplitter:
             cuts.update(m.end() for m in re.finditer(r"\n|;", text))
         cuts.update(self._sentence_ends(text))
         if not text.isascii():
-            cuts.update(m.end() for m in _WIDE_END.finditer(text))
+            for wide in _WIDE_END.finditer(text):
+                end = wide.end()
+                # Citation markers after the stop stay with its sentence ("\u3002[1] ..."), as after a period.
+                while (citation := _CITATION.match(text, end)) is not None:
+                    end = citation.end()
+                cuts.add(end)
         spans = []
         ordered = sorted(cuts)
         for start, stop in itertools.pairwise(ordered):

@@ -28,7 +28,7 @@ from langchain_core.tools import tool
 from langchain_refs import ReferencesMiddleware, TextReferenceStyle, documents_tool_output
 from langchain_refs.agents import ReferencesChatModel
 from langchain_refs.agents._documents import ThreadDocuments, show_tool_result
-from langchain_refs.streaming import format_documents
+from langchain_refs.streaming import escape_document_tags, format_documents
 from tests.unit_tests.agent_fakes import ScriptedToolModel, say, search
 
 PARIS = Document("Paris is the capital of France.", metadata={"source": "fr.html"}, id="doc-1")
@@ -100,6 +100,9 @@ def test_a_documents_own_text_cannot_forge_another_documents_tag() -> None:
     (block,) = show_tool_result([{"type": "text", "text": page.page_content}], [page], [1]).content
     assert block["text"].count("<document") == 1
     assert format_documents([page]).count("<document") == 1
+    # What only looks like one is left as it is.
+    other = "See <documentation> and <Documents> and <document-type>pdf</document-type>."
+    assert escape_document_tags(other) == other
 
 
 # Document texts with what JSON escapes (quotes, backslashes, newlines, tabs, non-ASCII) and what it does not.

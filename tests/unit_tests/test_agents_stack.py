@@ -547,31 +547,6 @@ def test_a_cited_sentence_a_guardrail_deletes_leaves_no_citation_behind(order: s
     assert spans == ["Paris is the capital of France"]
 
 
-@pytest.mark.parametrize("order", ["guardrail first", "references first"])
-def test_a_source_whose_every_citation_a_guardrail_deletes_is_listed_as_consulted(order: str) -> None:
-    """The edit takes out Lyon's only citation: Lyon leaves the numbered sources for the consulted; Paris keeps 1."""
-    from langchain.agents.middleware import after_model
-
-    @after_model
-    def no_silk(state: Any, runtime: Any) -> Any:
-        answer = state["messages"][-1]
-        if not isinstance(answer, AIMessage) or answer.tool_calls:
-            return None
-        blocks = [{**b, "text": b["text"].replace(" Lyon has silk[2].", "")} for b in answer.content]
-        return {"messages": [answer.model_copy(update={"content": blocks})]}
-
-    answer = "Paris is the capital of France[1](id=1). Lyon has silk[2](id=2)."
-    model = ScriptedToolModel(script=[search("france"), say(answer)])
-    stack = [no_silk, references()] if order == "guardrail first" else [references(), no_silk]
-    state = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS[:2])], middleware=stack).invoke(
-        {"messages": [{"role": "user", "content": "?"}]}
-    )
-    for data in (state["references"][-1], state["messages"][-1].response_metadata["references"]):
-        assert [(r["number"], r["title"]) for r in data["references"]] == [(1, "Paris")]
-        assert [(s["title"], s["document_positions"]) for s in data["consulted"]] == [("Lyon", [2])]
-        assert [c["number"] for c in data["citations"]] == [1]
-
-
 @pytest.mark.parametrize("order", ["editor first", "references first"])
 def test_an_answer_edited_by_a_wrap_model_call_either_side_keeps_its_offsets_on_the_edit(order: str) -> None:
     """A wrap_model_call that prefixes the answer, listed before or after: the citations point into the edited text."""

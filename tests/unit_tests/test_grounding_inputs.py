@@ -90,6 +90,10 @@ WRONG: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      r"number_penalty must be a number, got str 'x'"),
     ("a weight that is not a number", lambda: LexicalScorer(phrase_weight=float("nan")), ValueError,
      r"phrase_weight must be a finite number, got nan"),
+    ("a filter's documents_key as a number", lambda: SimilarityReferenceFilter(documents_key=3), TypeError,  # type: ignore[arg-type]
+     r"^documents_key must be the input's key \(a str\) holding the documents, got int$"),
+    ("a predictor's documents_key as a number", lambda: ReferencePredictor(documents_key=3), TypeError,  # type: ignore[arg-type]
+     r"^documents_key must be the input's key \(a str\) holding the documents, got int$"),
     ("a batch size as a word", lambda: LexicalScorer(min_batch_for_rarity="5"), TypeError,  # type: ignore[arg-type]
      r"min_batch_for_rarity must be a whole number of pairs, got str '5'"),
     ("documents as one str", lambda: ReferencePredictor().predict(TOWER, TOWER), ValueError,  # type: ignore[arg-type]

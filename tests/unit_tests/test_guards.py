@@ -81,6 +81,20 @@ NUMBER_FIRES = [
     ("The drug costs up to $500 a month.", "The drug costs at least $500 a month.", "Contradiction", "$500"),
     ("The rate is 4.5% per month.", "The rate is 4.5% per year.", "Contradiction", "4.5%"),
     ("The dose is 500 mg per hour.", "The dose is 500 mg daily.", "Contradiction", "500 mg"),
+    ("Prices rose 3 per cent a month.", "Prices rose 3 per cent a year.", "Contradiction", "3 per cent"),
+    # "degrees Celsius" is the unit: the same value in the other scale is another temperature.
+    (
+        "Water boils at 212 degrees Celsius.",
+        "Water boils at 100 \u00b0C (212 \u00b0F).",
+        "Contradiction",
+        "212 \u00b0F",
+    ),
+    (
+        "Water boils at 100 degrees Fahrenheit.",
+        "Water boils at 100 \u00b0C (212 \u00b0F).",
+        "Contradiction",
+        "100 \u00b0C",
+    ),
 ]
 NUMBER_QUIET = [
     ("The deal is worth $3 million.", "The deal is worth $3m, the company said."),
@@ -89,6 +103,9 @@ NUMBER_QUIET = [
     ("The dose is 500 mg a day.", "The dose is 500 mg daily."),  # a rate said another way
     ("The loan costs 4.5% a year.", "The loan costs 4.5% per annum."),
     ("Prices rose 3% a month.", "Prices rose 3% in a month."),
+    ("The firm had 500 staff a decade ago.", "The firm had 500 staff a year after its founding, a decade ago."),
+    ("The battery lasts not less than 10 hours.", "The battery lasts at least 10 hours."),  # a negated bound
+    ("The battery lasts at least 10 hours.", "The battery lasts no less than 10 hours."),
     ("The battery lasts up to 10 hours.", "The battery lasts up to 10 hours, or 8 with the screen on."),
     ("It lasts more than 10 hours.", "It lasts more than 10 hours of music and up to 10 hours of video."),
     ("The Eiffel Tower is three hundred and thirty metres tall.", TOWER),  # the number in words
@@ -243,9 +260,13 @@ POLARITY_QUIET = [
     ("The witness refused to answer the question.", "The witness did not answer the question."),
     ("The board declined to approve the merger.", "The board did not approve the merger."),
     ("The patch does not support Windows.", "The patch lacks support for Windows."),
-    # "declined to" before a number or a determiner says how far: nothing is negated.
+    # "declined to" before a number, a determiner or a level says how far: nothing is negated.
     ("Sales fell to 5% in May.", "Sales declined to 5% in May."),
     ("Sales dropped to the lowest level in May.", "Sales declined to the lowest level in May."),
+    ("The rate fell to five percent in 2020.", "The rate declined to five percent in 2020."),
+    ("Interest rates fell to zero in March 2020.", "Interest rates declined to zero in March 2020."),
+    ("Sales declined to record lows in May 2020.", "Sales fell to record lows in May 2020."),
+    ("The population fell to nearly half its size.", "The population declined to nearly half its size."),
 ]
 # A sentence that negates in a verb of its own ("avoid") does not plainly state what the claim negates.
 NEGATING_VERB_CASES = [

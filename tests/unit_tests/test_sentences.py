@@ -56,6 +56,7 @@ from langchain_refs.text import DEFAULT_ABBREVIATIONS
             ["\u042d\u0442\u043e \u0442. \u0435. \u043f\u0440\u0438\u043c\u0435\u0440.", "\u0414\u0430."],
         ),
         ("Caf\u00e9. \u00e9t\u00e9 vient.", ["Caf\u00e9. \u00e9t\u00e9 vient."]),
+        ("\u5df4\u9ece\u3002[1] \u91cc\u6602\u3002[2](id=3)", ["\u5df4\u9ece\u3002[1]", "\u91cc\u6602\u3002[2](id=3)"]),
     ],
 )
 def test_hard_cases(text: str, sentences: list[str]) -> None:
@@ -120,6 +121,7 @@ _OLD_BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+]\s|\d{1,3}[.)]\
 _OLD_HEADING_LINE = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
 _OLD_WORD_BEFORE = re.compile(r"([\w.\-]+)$")
 _WIDE_STOPS = "\u3002\uff01\uff1f"
+_OLD_MARKER = re.compile(_OLD_CITATION_TAIL[3:-2])  # one marker of the tail: "[1]" or "[1](id=2)"
 _WIDE_CLOSERS = "\u300d\u300f\uff09\u201d\u2019\u3011\u3015"
 
 
@@ -156,11 +158,15 @@ def old_split(text: str, abbreviations: frozenset[str], strict: bool) -> list[tu
     for end in _OLD_END.finditer(text):
         if ends_sentence(end):
             cuts.add(end.start("gap"))
-    # A full-width stop ends a sentence where the run of them ends, unless a closing bracket or quote follows.
+    # A full-width stop ends a sentence where the run of them ends, unless a closing bracket or quote follows;
+    # citation markers right after it stay with it.
     for i, char in enumerate(text):
         after = text[i + 1] if i + 1 < len(text) else ""
         if char in _WIDE_STOPS and after not in _WIDE_STOPS and (not after or after not in _WIDE_CLOSERS):
-            cuts.add(i + 1)
+            end = i + 1
+            while (marker := _OLD_MARKER.match(text, end)) is not None:
+                end = marker.end()
+            cuts.add(end)
     spans = []
     for start, stop in itertools.pairwise(sorted(cuts)):
         while start < stop and text[start].isspace():
