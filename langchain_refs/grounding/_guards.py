@@ -351,6 +351,71 @@ def _rate_after(tokens: Sequence[_Token], at: int) -> str | None:
     return None
 
 
+# Fractions, read as the share they are (a percentage, about): "a quarter of", "two-thirds", "one in four".
+_FRACTION_WORDS: Final = {
+    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5, "fifths": 5,
+    "tenth": 10, "tenths": 10,
+}  # fmt: skip
+_FRACTION_AFTER_A: Final = frozenset({"of"})
+# What a fraction may start with: "a"/"an", "half", a number word (a number in digits is tested too).
+_FRACTION_STARTS: Final = frozenset({"a", "an", "half"}) | frozenset(_UNITS)
+_HALF_BEFORE: Final = frozenset({"of", "the", "a", "an", "its", "their", "his", "her", "our", "all"})
+
+
+def _count(token: _Token | None) -> float | None:
+    """The whole number a token writes (digits, or a word below a hundred), else None."""
+    if token is None:
+        return None
+    if token.kind == "num" and token.low.isdigit():
+        return float(token.low)
+    if token.kind == "word":
+        if token.low in _UNITS and token.low != "zero":
+            return float(_UNITS[token.low])
+        if "-" in token.low and all(part in _UNITS for part in token.low.split("-")):
+            return float(sum(_UNITS[part] for part in token.low.split("-")))
+    return None
+
+
+def _fraction_at(tokens: Sequence[_Token], i: int) -> tuple[float, int] | None:
+    """The share (in percent) a fraction starting at token ``i`` writes, and the index after it; else None.
+
+    "a quarter of", "three quarters", "two-thirds", "one-third", "half of", "one in four", "3 out of 10". Not a
+    rank ("the third quarter", "second half"), nor "two and a half" (a number), nor "5 in 2020".
+    """
+    token = tokens[i]
+    low = token.low
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    before = tokens[i - 1].low if i else None
+    if token.kind == "word" and "-" in low:  # "two-thirds", "one-quarter"
+        numerator, _, denominator = low.partition("-")
+        if numerator in _UNITS and denominator in _FRACTION_WORDS and _UNITS[numerator]:
+            return 100 * _UNITS[numerator] / _FRACTION_WORDS[denominator], i + 1
+        return None
+    if low == "half" and before not in ("and", "a") and after is not None and after.low in _HALF_BEFORE:
+        return 50.0, i + 1
+    if after is None:
+        return None
+    if low in ("a", "an") and after.low in _FRACTION_WORDS and after.low != "half":
+        following = tokens[i + 2].low if i + 2 < len(tokens) else None
+        return (100 / _FRACTION_WORDS[after.low], i + 2) if following in _FRACTION_AFTER_A else None
+    top = _count(token)
+    if top is None or before in ("the", "and"):
+        return None
+    if after.low in _FRACTION_WORDS and after.low != "half" and top < _FRACTION_WORDS[after.low]:
+        return 100 * top / _FRACTION_WORDS[after.low], i + 2  # "three quarters", "one third"
+    # "one in four", "3 out of 10": a share of a whole number of at most a thousand, never a year.
+    if after.low == "in":
+        at = i + 2
+    elif after.low == "out" and i + 2 < len(tokens) and tokens[i + 2].low == "of":
+        at = i + 3
+    else:
+        return None
+    bottom = _count(tokens[at]) if at < len(tokens) else None
+    if bottom is None or not top < bottom <= 1000:
+        return None
+    return 100 * top / bottom, at + 1
+
+
 def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
     found: list[_Quantity] = []
     i = 0
@@ -361,6 +426,21 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         spelled = False
         start = i
         ordinal = False
+        share = (
+            _fraction_at(tokens, i)
+            if token.low in _FRACTION_STARTS or "-" in token.low or token.kind == "num"
+            else None
+        )
+        if share is not None:
+            # A share is about its percentage ("a third" is 33%), held like a number in digits.
+            value, i = round(share[0], 1), share[1]
+            found.append(
+                _Quantity(
+                    value=value, unit="percent", before=None, year=False, decade=False, bound="about",
+                    spelled=False, start=token.start, end=tokens[i - 1].end,
+                )
+            )  # fmt: skip
+            continue
         if token.kind == "num":
             ordinal = token.low.endswith(("st", "nd", "rd", "th")) and token.low[-3:-2].isdigit()
             scale = _SCALE_SUFFIXES.get(token.text[-2:]) or _SCALE_SUFFIXES.get(token.text[-1])
@@ -565,7 +645,8 @@ def _quantities_of(text: str) -> tuple[_Quantity, ...]:
 
 
 _NUMBER_ANYWHERE: Final = re.compile(
-    r"(?=[\dzotfsenhmbd])(?:\d+|\b(?:" + "|".join([*_UNITS, *_SCALES, *_ORDINAL_WORDS]) + r")\b)", re.IGNORECASE
+    r"(?=[\dzotfsenhmbdq])(?:\d+|\b(?:" + "|".join([*_UNITS, *_SCALES, *_ORDINAL_WORDS, *_FRACTION_WORDS]) + r")\b)",
+    re.IGNORECASE,
 )
 # How much text around a number is read for its slot (the words before it, its unit after it).
 _NUMBER_WINDOW: Final = 60
@@ -999,8 +1080,9 @@ def _list_marker(tokens: Sequence[_Token], quantity: _Quantity) -> bool:
 _MAYBE_NUMBER: Final = re.compile(
     r"\d|\b(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty"
     r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen|"
-    + "|".join(_ORDINAL_WORDS)
-    + ")",
+    + "|".join([*_ORDINAL_WORDS, *_FRACTION_WORDS])
+    # A share in small number words: "one in four", "two out of three".
+    + r"|(?:one|two|three|four|five|six|seven|eight|nine)\s+(?:in|out\s+of)\s)",
     re.IGNORECASE,
 )
 

@@ -82,6 +82,16 @@ NUMBER_FIRES = [
     ("The rate is 4.5% per month.", "The rate is 4.5% per year.", "Contradiction", "4.5%"),
     ("The dose is 500 mg per hour.", "The dose is 500 mg daily.", "Contradiction", "500 mg"),
     ("Prices rose 3 per cent a month.", "Prices rose 3 per cent a year.", "Contradiction", "3 per cent"),
+    # A share, however written, is its percentage (about).
+    ("About one in three adults has it.", "About one in four adults has it.", "Contradiction", "one in four"),
+    (
+        "A quarter of respondents would buy again.",
+        "Three quarters of respondents would buy again.",
+        "Contradiction",
+        "Three quarters",
+    ),
+    ("One-third of voters supported it.", "Two-thirds of voters supported it.", "Contradiction", "Two-thirds"),
+    ("30% of adults smoke.", "One in five adults smokes.", "Contradiction", "One in five"),
     # "degrees Celsius" is the unit: the same value in the other scale is another temperature.
     (
         "Water boils at 212 degrees Celsius.",
@@ -104,6 +114,17 @@ NUMBER_QUIET = [
     ("The loan costs 4.5% a year.", "The loan costs 4.5% per annum."),
     ("Prices rose 3% a month.", "Prices rose 3% in a month."),
     ("The firm had 500 staff a decade ago.", "The firm had 500 staff a year after its founding, a decade ago."),
+    ("50% of the participants received a placebo.", "Half of the participants received a placebo."),
+    ("25% of the budget goes to research.", "A quarter of the budget goes to research."),
+    ("33% of voters backed it.", "About a third of voters backed it."),
+    ("20% of adults smoke.", "One in five adults smokes."),
+    ("30% of patients improved.", "Three out of ten patients improved."),
+    ("Half of the class passed.", "Half the class passed."),
+    # No share: a rank's "quarter" and "half", "two and a half", "3 in 2019".
+    ("Sales rose in the second half of the year.", "Sales rose in the second half of the year."),
+    ("Sales rose in the third quarter.", "Sales rose in the third quarter."),
+    ("It took two and a half years.", "It took two and a half years."),
+    ("The team won 3 in 2019.", "The team won 3 in 2019."),
     ("The battery lasts not less than 10 hours.", "The battery lasts at least 10 hours."),  # a negated bound
     ("The battery lasts at least 10 hours.", "The battery lasts no less than 10 hours."),
     ("The battery lasts up to 10 hours.", "The battery lasts up to 10 hours, or 8 with the screen on."),
