@@ -51,6 +51,7 @@ from langchain_refs.grounding._guards import (
     checked_guards,
     negating_verb,
     number_guard,
+    says_negated,
 )
 from langchain_refs.grounding._llm import ModelReply, ask_model, checked_chat_model
 from langchain_refs.grounding._scoring import LexicalScorer
@@ -623,17 +624,20 @@ def _read(text: str) -> _Reading:
     return _Reading(words=words, numbers=numbers, negated=tuple(negated))
 
 
-def _negated_cover(claim: _Reading, evidence: _Reading) -> bool:
+def _negated_cover(claim: _Reading, evidence: _Reading, text: str) -> bool:
     """The words the window shares with the claim stand mostly inside its negations, and the claim negates none.
 
     Too little to call a contradiction ("Red." against "The tower is not
-    painted red."), but no support either.
+    painted red."), but no support either. A claim that says a negated word in
+    one word ("illegal" for "not legal", ``text`` being the claim) negates it too.
     """
     shared = claim.words & evidence.words
     if not shared or claim.negated:
         return False
-    negated = shared & frozenset().union(*evidence.negated)
-    return 2 * len(negated) >= len(shared)
+    negated = frozenset().union(*evidence.negated)
+    if any(says_negated(word, text) for word in negated):
+        return False
+    return 2 * len(shared & negated) >= len(shared)
 
 
 def _plain(text: str) -> str:
@@ -837,7 +841,7 @@ class ScorerClaimChecker:
         # negating what the claim affirms.
         accepted = self.guards is not None and finding is None
         contradicted = self._contradicts(text, claim_reading, windows[best][3], window_reading, guarded=accepted)
-        supported = support >= self.threshold and not _negated_cover(claim_reading, window_reading)
+        supported = support >= self.threshold and not _negated_cover(claim_reading, window_reading, text)
         # The window's own contradiction outranks a guard that only misses the value.
         if finding is not None and not (contradicted and finding.label == NEUTRAL):
             return self._guarded(finding, support, spans, starts)

@@ -73,6 +73,7 @@ __all__ = [
     "negating_verb",
     "number_guard",
     "polarity_guard",
+    "says_negated",
 ]
 
 GuardName = Literal["number", "name", "polarity", "antonym", "hedge"]
@@ -1751,6 +1752,18 @@ def _one_word_negation(head: str, lowered: str) -> bool:
     """
     forms = [rf"(?:un|in|im|il|ir|dis|non)-?{re.escape(head)}", *_NEGATED_AS.get(head, ())]
     return re.search(r"\b(?:" + "|".join(forms) + ")", lowered) is not None
+
+
+def says_negated(head: str, text: str) -> bool:
+    """Whether ``text`` says "not" + ``head`` (a stemmed word) in one word: "illegal" for "legal".
+
+    The claim checker reads it too: a claim saying "illegal" states what "not legal" does.
+
+    Example:
+        >>> says_negated("legal", "The drug is illegal."), says_negated("legal", "The drug is legal.")
+        (True, False)
+    """
+    return _one_word_negation(head, _lower(text))
 
 
 # Words that open a clause whose negation the claim does not assert: "if not treated", "why they do not".

@@ -591,6 +591,13 @@ def test_bare_answer_number_conflict_is_a_contradiction() -> None:
             "The witness did not answer the question.",
             id="refused-to-in-the-claim",
         ),
+        # A negated word said in one word: "illegal" for "not legal" (the checker's own rule read it as uncovered).
+        pytest.param("The drug is illegal in Canada.", "The drug is not legal in Canada.", id="one-word-negation"),
+        pytest.param(
+            "The results were statistically insignificant.",
+            "The results were not statistically significant.",
+            id="one-word-negation-in",
+        ),
         # A converse comparison: the opposite word, the sides turned round.
         pytest.param(
             "The CEO resigned after the board approved the budget.",
