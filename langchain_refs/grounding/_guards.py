@@ -333,7 +333,7 @@ _TIMES: Final = {
     "annually": "year", "quarter": "quarter", "quarterly": "quarter",
 }  # fmt: skip
 _RATE_WORDS: Final = frozenset({"per", "a", "an", "each", "every"})
-_FROM_THEN: Final = frozenset({"ago", "after", "later", "earlier", "before", "since", "from", "into", "or", "and"})
+_FROM_THEN: Final = frozenset({"ago", "after", "later", "earlier", "into"})
 
 
 def _rate_after(tokens: Sequence[_Token], at: int) -> str | None:
@@ -360,7 +360,9 @@ _FRACTION_WORDS: Final = {
 _FRACTION_AFTER_A: Final = frozenset({"of"})
 # What a fraction may start with: "a"/"an", "half", a number word (a number in digits is tested too).
 _FRACTION_STARTS: Final = frozenset({"a", "an", "half"}) | frozenset(_UNITS)
-_HALF_BEFORE: Final = frozenset({"of", "the", "a", "an", "its", "their", "his", "her", "our", "all"})
+_HALF_BEFORE: Final = frozenset({"of", "the", "its", "their", "his", "her", "our", "all"})
+# Before "half", these make it a part of a period, not a share: "the second half of the year".
+_NOT_A_SHARE_AFTER: Final = frozenset({"and", "a", "first", "second", "last", "latter", "former", "other", "back"})
 
 
 def _count(token: _Token | None) -> float | None:
@@ -392,7 +394,7 @@ def _fraction_at(tokens: Sequence[_Token], i: int) -> tuple[float, int] | None:
         if numerator in _UNITS and denominator in _FRACTION_WORDS and _UNITS[numerator]:
             return 100 * _UNITS[numerator] / _FRACTION_WORDS[denominator], i + 1
         return None
-    if low == "half" and before not in ("and", "a") and after is not None and after.low in _HALF_BEFORE:
+    if low == "half" and before not in _NOT_A_SHARE_AFTER and after is not None and after.low in _HALF_BEFORE:
         return 50.0, i + 1
     if after is None:
         return None
@@ -403,10 +405,12 @@ def _fraction_at(tokens: Sequence[_Token], i: int) -> tuple[float, int] | None:
     if top is None or before in ("the", "and"):
         return None
     if after.low in _FRACTION_WORDS and after.low != "half" and top < _FRACTION_WORDS[after.low]:
-        return 100 * top / _FRACTION_WORDS[after.low], i + 2  # "three quarters", "one third"
+        following = tokens[i + 2].low if i + 2 < len(tokens) else None
+        # "three quarters of", "one third of" ("two quarters in a row" is a time).
+        return (100 * top / _FRACTION_WORDS[after.low], i + 2) if following == "of" else None
     # "one in four", "3 out of 10": a share of a whole number of at most a thousand, never a year.
     if after.low == "in":
-        at = i + 2
+        at = i + 3 if i + 2 < len(tokens) and tokens[i + 2].low == "every" else i + 2  # "one in every four"
     elif after.low == "out" and i + 2 < len(tokens) and tokens[i + 2].low == "of":
         at = i + 3
     else:
@@ -415,6 +419,28 @@ def _fraction_at(tokens: Sequence[_Token], i: int) -> tuple[float, int] | None:
     if bottom is None or not top < bottom <= 1000:
         return None
     return 100 * top / bottom, at + 1
+
+
+def _bound_before(tokens: Sequence[_Token], start: int) -> str | None:
+    """How the words before a number at token ``start`` bound it: "about", "over", "under" or None."""
+    bound = None
+    for at in range(max(0, start - 3), start):
+        t = tokens[at]
+        if t.kind != "word":
+            continue
+        if t.low in _ABOUT:
+            bound = "about"
+        elif t.low in _OVER:
+            bound = "over"
+        elif t.low in _UNDER:
+            bound = "under"
+        elif t.low in _BOUND_WITH and tokens[at + 1].low == _BOUND_WITH[t.low][0]:
+            bound = _BOUND_WITH[t.low][1]
+        else:
+            continue
+        if bound != "about" and at and tokens[at - 1].low in ("not", "no"):
+            bound = "under" if bound == "over" else "over"  # "not less than 10" is at least 10
+    return bound
 
 
 def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
@@ -433,12 +459,14 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             else None
         )
         if share is not None:
-            # A share is about its percentage ("a third" is 33%), held like a number in digits.
+            # A share is its percentage to within a point or two ("a third" is 33%), or bounded as written
+            # ("more than half", "nearly a third").
             value, i = round(share[0], 1), share[1]
             found.append(
                 _Quantity(
-                    value=value, unit="percent", before=None, year=False, decade=False, bound="about",
-                    spelled=False, start=token.start, end=tokens[i - 1].end,
+                    value=value, unit="percent", before=None, year=False, decade=False,
+                    bound=_bound_before(tokens, start) or "share", spelled=False, start=token.start,
+                    end=tokens[i - 1].end,
                 )
             )  # fmt: skip
             continue
@@ -492,23 +520,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         last = tokens[i - 1]
         unit = _unit_after(tokens, i)
         before = next((stem(t.low) for t in reversed(tokens[max(0, start - 3) : start]) if _is_content(t)), None)
-        bound = None
-        for at in range(max(0, start - 3), start):
-            t = tokens[at]
-            if t.kind != "word":
-                continue
-            if t.low in _ABOUT:
-                bound = "about"
-            elif t.low in _OVER:
-                bound = "over"
-            elif t.low in _UNDER:
-                bound = "under"
-            elif t.low in _BOUND_WITH and tokens[at + 1].low == _BOUND_WITH[t.low][0]:
-                bound = _BOUND_WITH[t.low][1]
-            else:
-                continue
-            if bound != "about" and at and tokens[at - 1].low in ("not", "no"):
-                bound = "under" if bound == "over" else "over"  # "not less than 10" is at least 10
+        bound = _bound_before(tokens, start)
         # A sign in words ("minus 12", "12 degrees below zero"); a dash after a number is a range's ("5 -10").
         before_number = tokens[start - 1] if start else None
         if before_number is not None and (before_number.low == "minus" or (value < 0 and before_number.kind == "num")):
@@ -544,6 +556,10 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
     return tuple(found)
 
 
+# How far a share ("a third") may stand from a percentage written in digits ("33%", "35%"), in points.
+_SHARE_POINTS: Final = 2.0
+
+
 def _near(stated: float, claimed: Sequence[_Quantity]) -> set[float]:
     """The values of ``claimed`` within the reach of "about" of ``stated``, a value the sources give as approximate."""
     return {q.value for q in claimed if q.bound is None and not q.year and abs(q.value - stated) <= 0.15 * abs(stated)}
@@ -562,6 +578,8 @@ def _close(claimed: _Quantity, stated: float) -> bool:
         return value <= stated < value + 10
     if claimed.bound == "about":
         return abs(stated - value) <= 0.15 * abs(value)
+    if claimed.bound == "share":
+        return abs(stated - value) <= _SHARE_POINTS
     if claimed.bound == "over":
         return value <= stated <= 1.5 * value
     if claimed.bound == "under":
@@ -849,8 +867,8 @@ _NOT_AN_ACT: Final = frozenset({"the", "a", "an", "its", "their", "his", "her", 
 # "declined to" also says how far a value fell: before these it names a level, not an act ("declined to five
 # percent", "to zero", "to record lows", "to nearly half", "to under 500", "to this level").
 _A_LEVEL: Final = frozenset(
-    "this that these those under below over nearly almost roughly just record new half less more fewer low lows"
-    " level levels single double".split()
+    "this that these those under below over nearly almost roughly approximately just record historic new half less"
+    " more fewer low lows level levels".split()
 )
 
 
@@ -871,7 +889,13 @@ def negating_verb(word: str, following: str | None, after: str | None) -> int | 
     if word in _NEGATING_BEFORE_TO and following == "to" and after:
         if after in _NOT_AN_ACT or not after[0].isalpha():
             return None
-        if word.startswith("declin") and (after in _A_LEVEL or after in _UNITS or after in _SCALES):
+        if word.startswith("declin") and (
+            after in _A_LEVEL
+            or after in _UNITS
+            or after in _SCALES
+            or after.startswith("pre-")
+            or after.split("-")[0] in _UNITS  # "one-third"
+        ):
             return None
         return 2
     return None
@@ -1139,6 +1163,10 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     values = {q.value for q in stated}
     # A value the sources give as approximate ("about 520") allows one near it ("500").
     values |= {v for q in stated if q.bound == "about" and not q.year for v in _near(q.value, claimed)}
+    # A share the sources write ("a third") allows a percentage within a point or two of it ("33%").
+    values |= {
+        c.value for q in stated if q.bound == "share" for c in claimed if abs(c.value - q.value) <= _SHARE_POINTS
+    }
     tokens = _tokens(claim)
     # A value the claim states itself (of another of its slots: "300 km ... and 120 km") is no other value.
     mine = {q.value for q in held}
@@ -2097,30 +2125,53 @@ def _negated_word(tokens: tuple[_Token, ...], at: int) -> bool:
 # ---- hedges and conditions ----
 
 # Words by which a text says something only may be so: "may reduce", "is linked to", "researchers believe".
+# Each only in the sense that hedges (`_hedge_sense`): not "May 2024", "the suggested price", "could not find",
+# "twice as likely", "symptoms associated with the disease include".
 _HEDGE_WORDS: Final = (
-    r"may|might|could|possibly|perhaps|probably|likely|potentially|reportedly|allegedly"
-    r"|suggest(?:s|ed|ing)?|believe(?:s|d)?|appear(?:s|ed)? to|seem(?:s|ed)? to|expected to|plan(?:s|ned)? to"
-    r"|aim(?:s|ed)? to|proposed|(?:linked|associated|correlated) with|linked to"
+    r"may|might|could|would|possibly|perhaps|probably|likely|reportedly|allegedly"
+    r"|suggest(?:s|ed)?|believe(?:s|d)?|appear(?:s|ed)? to|seem(?:s|ed)? to|expected to"
+    r"|(?:linked|associated|correlated) with|linked to"
 )
 # Opened on a class of the words' first letters, which the regex engine tests at each offset before the words.
-_HEDGES: Final = re.compile(rf"(?=[abceilmprs])\b(?:{_HEDGE_WORDS})\b")
-# Words by which a claim hedges or bounds itself (then the guard holds nothing against it): the hedges, and the
-# modal verbs that state no fact either ("can", "would", "should").
-_CLAIM_HEDGES: Final = re.compile(rf"\b(?:{_HEDGE_WORDS}|can|would|should|help(?:s|ed)? to)\b")
-# A clause that sets a condition, at the start of the sentence or after a comma: "If it overheats, ...".
-_CONDITION: Final = re.compile(r"(?=[iuopa])\b(?:if|unless|only when|only if|provided that|as long as)\b")
-_CLAIM_CONDITION: Final = re.compile(r"\b(?:if|unless|when|whenever|only|provided|as long as|once|after|before)\b")
+_HEDGES: Final = re.compile(rf"(?=[abceilmprsw])\b(?:{_HEDGE_WORDS})\b")
+# Words by which a claim hedges itself (then the guard holds nothing against it): the hedges, other words that
+# hedge ("is thought to", "a link between", "according to", "tends to", "intends to") and the modal verbs that
+# state no fact either ("can", "should").
+_CLAIM_HEDGES: Final = re.compile(
+    rf"\b(?:{_HEDGE_WORDS}|can|should|help(?:s|ed)? to|thought to|links?|association|according|tends? to"
+    r"|intends? to|plans? to|possible|potential(?:ly)?|expected|proposed)\b"
+)
+# Before these, a hedge word hedges nothing: "as likely", "twice as likely", "could not", "a suggested price".
+_NOT_A_HEDGE_BEFORE: Final = frozenset({"as", "more", "less", "most", "least", "times", "the", "a", "an"})
+_LINKS: Final = frozenset({"linked", "associated", "correlated"})
+_COPULAS: Final = frozenset({"is", "are", "was", "were", "be", "been", "being", "strongly", "closely", "also"})
+# Where a clause ends inside a sentence, for the clause a hedge stands in: marks, line ends and table cells,
+# and the words that open another clause ("and said it may...", "repairs that could begin...").
+_SUBCLAUSE: Final = re.compile(
+    r"[,;:()|\n\u2013\u2014]|\b(?:and|but|or|while|whereas|although|though|that|which|who|whom|whose|so|because)\b"
+)
+# A condition: "if", "unless", "only when", "only if", "provided that".
+_CONDITION: Final = re.compile(r"(?=[iuop])\b(?:if|unless|only when|only if|provided that)\b")
+_CLAIM_CONDITION: Final = re.compile(r"\b(?:if|unless|when|whenever|only|provided|once|after|before)\b")
+# Before these, "if" is "whether": "unclear if", "asked users if".
+_IF_AS_WHETHER: Final = frozenset(
+    {"ask", "asks", "asked", "asking", "unclear", "clear", "see", "check", "know", "knows", "wonder", "doubt", "users"}
+)
+_QUESTION_WORDS: Final = frozenset({"if", "whether", "why"})
 _HEDGE_COVERAGE: Final = 0.6
 
 
 def hedge_guard(claim: str, evidence: str, *, coverage: float = _HEDGE_COVERAGE) -> GuardFinding | None:
     """No plain claim where the sources say it only may be so, or only under a condition: Neutral.
 
-    The claim hedges nothing ("may", "could", "is linked to", "if"...) and
-    every evidence sentence holding ``coverage`` of its content words does:
-    with a hedge ("may reduce", "researchers believe", "is associated
-    with", "plans to"), or with a condition the claim leaves out ("if the
-    product is unopened") whose clause is not what the claim states.
+    The claim hedges nothing ("may", "could", "is linked to", "is thought
+    to", "if"...) and every evidence sentence holding ``coverage`` of its
+    content words does: with a hedge in a clause that itself holds
+    ``coverage`` of them ("the fossil may be", "researchers believe", "is
+    associated with"; a hedge of another clause, "and said it may buy back
+    stock", hedges nothing the claim says), or with a condition the claim
+    leaves out that governs the clause stating it ("if the product is
+    unopened").
 
     Example:
         >>> hedge_guard("The policy reduces waiting times.", "The new policy may reduce waiting times.").reason
@@ -2143,7 +2194,7 @@ def hedge_guard(claim: str, evidence: str, *, coverage: float = _HEDGE_COVERAGE)
         # The sentences stating the claim, read as the scorer reads them (cached per sentence).
         if len(said.words & stemmed_words(evidence[start:end])[0]) < coverage * len(said.words):
             continue
-        why = _why_not_plain(said, evidence[start:end], conditions)
+        why = _why_not_plain(said, evidence[start:end], conditions, coverage)
         if why is None:
             return None  # a sentence states it plainly
         found = found or (start, end, why)
@@ -2157,37 +2208,6 @@ def hedge_guard(claim: str, evidence: str, *, coverage: float = _HEDGE_COVERAGE)
     )  # fmt: skip
 
 
-# A hedge after these in its clause bears on a question ("asked if she could stay") or on a relative clause's
-# subject ("travellers who plan to visit Mexico ... need no visa"), not on what the sentence states.
-_NOT_HEDGING_AFTER: Final = frozenset({"if", "whether", "why", "who", "which", "whose", "whom"})
-# What ends a clause, for the clause a hedge stands in.
-_CLAUSE_MARK: Final = re.compile(r"[,;:()\u2013\u2014]")
-
-
-def _hedges_claim(said: _Sentence, text: str, lowered: str) -> bool:
-    """Whether a hedge of an evidence sentence bears on what the claim states.
-
-    It does in the clause holding most of the claim's words the sentence has ("Researchers believe the
-    fossil may be..."), not in a clause aside ("Paris, which may be the most visited city, is..."), nor after
-    "if", "whether" (a question: "asked if she could stay") or "who", "which" (a relative clause: "travellers
-    who plan to visit"); "May" capitalised inside a sentence is a month.
-    """
-    for match in _HEDGES.finditer(lowered):
-        at = match.start()
-        if at and text[at].isupper():
-            continue
-        start = max((m.end() for m in _CLAUSE_MARK.finditer(lowered, 0, at)), default=0)
-        end_mark = _CLAUSE_MARK.search(lowered, match.end())
-        end = end_mark.start() if end_mark is not None else len(lowered)
-        before = lowered[start:at].split()
-        if any(word in _NOT_HEDGING_AFTER for word in before):
-            continue
-        clause = stemmed_words(lowered[start:end])[0]
-        if 2 * len(said.words & clause) >= len(said.words & stemmed_words(lowered)[0]):
-            return True
-    return False
-
-
 @functools.lru_cache(maxsize=1024)
 def _hedge_cues(evidence: str) -> tuple[bool, bool]:
     """Whether a text holds a hedge, and a condition, anywhere (cached: the same evidence faces many claims)."""
@@ -2195,18 +2215,84 @@ def _hedge_cues(evidence: str) -> tuple[bool, bool]:
     return _HEDGES.search(lowered) is not None, _CONDITION.search(lowered) is not None
 
 
-def _why_not_plain(said: _Sentence, text: str, conditions: bool) -> str | None:
-    """Why an evidence sentence stating the claim does not state it plainly ("may be so"), or None."""
+def _subclauses(lowered: str) -> list[tuple[int, int]]:
+    """The clauses of a lowered sentence, by `_SUBCLAUSE`'s ends: (start, end) offsets, in order. One scan."""
+    cuts = [0]
+    for mark in _SUBCLAUSE.finditer(lowered):
+        cuts += (mark.start(), mark.end())
+    cuts.append(len(lowered))
+    return [(cuts[k], cuts[k + 1]) for k in range(0, len(cuts), 2) if cuts[k + 1] > cuts[k]]
+
+
+def _clause_at(clauses: list[tuple[int, int]], starts: list[int], at: int) -> tuple[int, int]:
+    """The clause holding offset ``at`` (or the last one starting before it)."""
+    return clauses[max(0, bisect.bisect_right(starts, at) - 1)]
+
+
+def _holds(said: _Sentence, text: str, share: float) -> bool:
+    """Whether ``text`` holds ``share`` of the claim's content words (read as the scorer reads them)."""
+    return len(said.words & stemmed_words(text)[0]) >= share * len(said.words)
+
+
+def _hedge_sense(lowered: str, text: str, match: re.Match[str]) -> bool:
+    """Whether the hedge word of ``match`` hedges.
+
+    Not "May 2024", "could not", "as likely", "the suggested price", nor "symptoms associated with" (a word of
+    a link hedges after "is", "are"...).
+    """
+    at = match.start()
+    word = match.group()
+    before = lowered[max(0, at - 12) : at].split()
+    previous = before[-1] if before else ""
+    following = lowered[match.end() : match.end() + 8].split()
+    after = following[0] if following else ""
+    if word == "may" and (text[at].isupper() or after[:1].isdigit()):
+        return False  # the month
+    if word in ("could", "would") and after in ("not", "never"):
+        return False  # "could not find": a fact
+    if previous in _NOT_A_HEDGE_BEFORE:
+        return False
+    first = word.split()[0]
+    return not (first in _LINKS and previous not in _COPULAS)
+
+
+def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -> str | None:
+    """Why an evidence sentence stating the claim does not state it plainly ("may be so"), or None.
+
+    A hedge counts in a clause that holds ``share`` of the claim; a condition counts when the clause it
+    governs does: the one after it when it opens the sentence or follows "and", "but" or a mark ("If it
+    overheats, it stops"; ", and if you have questions, we help"), else the one before it ("Refunds are
+    available if the product is unopened").
+    """
     lowered = _lower(text)
-    if _hedges_claim(said, text, lowered):
-        return "may be so"
-    if conditions and (match := _CONDITION.search(lowered)) is not None:
-        # The condition's clause: to the next comma when it opens the sentence, else to the sentence's end.
-        start = match.start()
-        end = lowered.find(",", start) if lowered[:start].strip(" ,;(") == "" else len(lowered)
-        clause = stemmed_words(lowered[start : end if end >= 0 else len(lowered)])[0]
-        # What the claim states stands outside the condition (else the claim states the condition itself).
-        if len(said.words - clause) >= _HEDGE_COVERAGE * len(said.words):
+    clauses = _subclauses(lowered)
+    starts = [start for start, _ in clauses]
+    for match in _HEDGES.finditer(lowered):
+        if not _hedge_sense(lowered, text, match):
+            continue
+        start, end = _clause_at(clauses, starts, match.start())
+        if not _QUESTION_WORDS.isdisjoint(lowered[start : match.start()].split()):
+            continue  # a question: "asked if she could stay"
+        if _holds(said, lowered[start:end], share):
+            return "may be so"
+    if not conditions:
+        return None
+    for match in _CONDITION.finditer(lowered):
+        before = lowered[max(0, match.start() - 12) : match.start()].split()
+        if match.group() == "if" and before and before[-1] in _IF_AS_WHETHER:
+            continue  # "if" as "whether"
+        index = max(0, bisect.bisect_right(starts, match.start()) - 1)
+        opens = (
+            lowered[: match.start()].strip(" ,;(") == ""
+            or (bool(before) and before[-1] in ("and", "but", "or", "then"))
+            or not lowered[clauses[index][0] : match.start()].strip()
+        )
+        # The clause it governs: the one after its own when it opens one, else the one before it.
+        if opens:
+            governed = clauses[index + 1] if index + 1 < len(clauses) else None
+        else:
+            governed = (clauses[index][0], match.start())
+        if governed is not None and _holds(said, lowered[governed[0] : governed[1]], share):
             return "under a condition"
     return None
 

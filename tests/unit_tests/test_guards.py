@@ -92,6 +92,20 @@ NUMBER_FIRES = [
     ),
     ("One-third of voters supported it.", "Two-thirds of voters supported it.", "Contradiction", "Two-thirds"),
     ("30% of adults smoke.", "One in five adults smokes.", "Contradiction", "One in five"),
+    ("Three quarters of voters backed it.", "Two-thirds of voters backed it.", "Contradiction", "Two-thirds"),
+    ("57% of voters backed it.", "Half of voters backed it.", "Contradiction", "Half"),  # a share is held to points
+    (
+        "At least a third of the funds were spent.",
+        "At most a third of the funds were spent.",
+        "Contradiction",
+        "a third",
+    ),
+    (
+        "The subscription costs $10 a week.",
+        "The subscription costs $10 a month or $100 a year.",
+        "Contradiction",
+        "$10",
+    ),
     # "degrees Celsius" is the unit: the same value in the other scale is another temperature.
     (
         "Water boils at 212 degrees Celsius.",
@@ -122,6 +136,10 @@ NUMBER_QUIET = [
     ("Half of the class passed.", "Half the class passed."),
     # No share: a rank's "quarter" and "half", "two and a half", "3 in 2019".
     ("Sales rose in the second half of the year.", "Sales rose in the second half of the year."),
+    ("In the second half of 2024, 30% came from China.", "In the last six months of 2024, 30% came from China."),
+    ("It charges to 80% in half an hour.", "It charges to 80% in 30 minutes."),
+    ("The economy shrank for two quarters in a row.", "The economy shrank for two consecutive quarters."),
+    ("One in four adults has it.", "One in every four adults has it."),
     ("Sales rose in the third quarter.", "Sales rose in the third quarter."),
     ("It took two and a half years.", "It took two and a half years."),
     ("The team won 3 in 2019.", "The team won 3 in 2019."),
@@ -260,6 +278,7 @@ POLARITY_FIRES = [
     # A verb that negates: "lacks", "declined to", "failed to", on either side.
     ("The patch has support for Windows.", "The patch lacks support for Windows."),
     ("The minister commented on the report.", "The minister declined to comment on the report."),
+    ("The company doubled its dividend.", "The company declined to double its dividend."),
     ("The drug improved survival in the trial.", "The drug failed to improve survival in the trial."),
     ("The drug failed to improve survival in the trial.", "The drug improved survival in the trial."),
     ("The bank failed in 2008.", "The bank did not fail in 2008."),  # "failed" with no "to" is the claim's verb
@@ -284,6 +303,9 @@ POLARITY_QUIET = [
     # "declined to" before a number, a determiner or a level says how far: nothing is negated.
     ("Sales fell to 5% in May.", "Sales declined to 5% in May."),
     ("Sales dropped to the lowest level in May.", "Sales declined to the lowest level in May."),
+    ("Unemployment declined to pre-pandemic levels.", "Unemployment fell to pre-pandemic levels."),
+    ("Output declined to one-third of its 2019 level.", "Output fell to one-third of its 2019 level."),
+    ("Inflation declined to approximately 3% in 2024.", "Inflation fell to approximately 3% in 2024."),
     ("The rate fell to five percent in 2020.", "The rate declined to five percent in 2020."),
     ("Interest rates fell to zero in March 2020.", "Interest rates declined to zero in March 2020."),
     ("Sales declined to record lows in May 2020.", "Sales fell to record lows in May 2020."),
@@ -416,7 +438,9 @@ HEDGE_FIRES = [
     ("Heavy coffee drinking prevents diabetes.", "Heavy coffee drinking is linked to a lower risk of diabetes."),
     ("The fossil is the oldest known bird.", "Researchers believe the fossil may be the oldest known bird."),
     ("The storm will make landfall on Thursday.", "The storm could make landfall on Thursday."),
-    ("The company opened 50 new stores in 2025.", "The company plans to open 50 new stores in 2025."),
+    ("The merger created the largest bank in Europe.", "The merger would create the largest bank in Europe."),
+    ("The drug cuts deaths by half.", "Doctors who treated patients said the drug may cut deaths by half."),
+    ("The bridge will reopen in June.", "Officials who spoke to reporters said the bridge could reopen in June."),
     ("Smoking causes cancer.", "Smoking, researchers say, may cause cancer."),
     ("Refunds are available within 30 days.", "Refunds are available within 30 days if the product is unopened."),
     ("The tariffs will rise in July.", "Unless parliament ratifies the treaty, the tariffs will rise in July."),
@@ -432,6 +456,31 @@ HEDGE_QUIET = [
     ("The drug reduces pain.", "The drug reduces pain, May trials showed."),  # the month
     ("British citizens need no visa.", "British citizens who plan to visit need no visa."),  # a relative clause
     ("The temperature exceeds 40 degrees.", "If the temperature exceeds 40 degrees, the device shuts down."),
+    # A hedge of another clause of the sentence, or a word in a sense that hedges nothing.
+    ("Acme reported revenue of $4.2 billion.", "Acme reported revenue of $4.2 billion and said it may buy back stock."),
+    ("The budget includes $50 million for roads.", "The budget includes $50 million for roads that could open soon."),
+    ("The council approved a $1.2 billion budget.", "The council approved the proposed budget of $1.2 billion."),
+    ("The phone has a retail price of $499.", "The phone has a suggested retail price of $499."),
+    (
+        "Symptoms of the disease include fever and cough.",
+        "Symptoms associated with the disease include fever and cough.",
+    ),
+    ("Smokers have twice the risk of heart disease.", "Smokers are twice as likely to get heart disease."),
+    ("Researchers found no link between the two.", "Researchers could not find any link between the two."),
+    ("Kerala saw record rainfall in 2024.", "May 2024 brought record rainfall to Kerala."),
+    # A claim hedged in other words.
+    (
+        "The fossil is thought to be the oldest known bird.",
+        "Researchers believe the fossil may be the oldest known bird.",
+    ),
+    ("There is a link between coffee and a lower risk.", "Coffee is linked to a lower risk."),
+    # A condition of another clause, or "if" as "whether".
+    ("The warranty lasts two years.", "The warranty lasts two years, and if you have questions, our team can help."),
+    (
+        "Side effects include heartburn and nausea.",
+        "Side effects include heartburn and nausea, and it may harm the heart if used long.",
+    ),
+    ("The vaccine was approved in 2021.", "The vaccine was approved in 2021; it is unclear if it protects children."),
 ]
 
 
