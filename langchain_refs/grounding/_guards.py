@@ -2139,7 +2139,8 @@ _HEDGES: Final = re.compile(rf"(?=[abceilmprsw])\b(?:{_HEDGE_WORDS})\b")
 # state no fact either ("can", "should").
 _CLAIM_HEDGES: Final = re.compile(
     rf"\b(?:{_HEDGE_WORDS}|can|should|help(?:s|ed)? to|thought to|links?|association|according|tends? to"
-    r"|intends? to|plans? to|possible|potential(?:ly)?|expected|proposed)\b"
+    r"|intends? to|plans? to|possible|potential(?:ly)?|expected|proposed|forecast|points? to|indicates?|attributed"
+    r"|estimated)\b"
 )
 # Before these, a hedge word hedges nothing: "as likely", "twice as likely", "could not", "a suggested price".
 _NOT_A_HEDGE_BEFORE: Final = frozenset({"as", "more", "less", "most", "least", "times", "the", "a", "an"})
@@ -2273,6 +2274,8 @@ def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -
         start, end = _clause_at(clauses, starts, match.start())
         if not _QUESTION_WORDS.isdisjoint(lowered[start : match.start()].split()):
             continue  # a question: "asked if she could stay"
+        if _quoted(text, match.start()):
+            continue  # someone's words: "better than we could have hoped"
         if _holds(said, lowered[start:end], share):
             return "may be so"
     if not conditions:

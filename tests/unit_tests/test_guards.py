@@ -474,6 +474,8 @@ HEDGE_QUIET = [
         "Researchers believe the fossil may be the oldest known bird.",
     ),
     ("There is a link between coffee and a lower risk.", "Coffee is linked to a lower risk."),
+    ("The storm is forecast to make landfall on Thursday.", "The storm could make landfall on Thursday."),
+    ("Profits hit $2 billion.", 'The CEO said it was "better than we could have hoped" as profits hit $2 billion.'),
     # A condition of another clause, or "if" as "whether".
     ("The warranty lasts two years.", "The warranty lasts two years, and if you have questions, our team can help."),
     (
