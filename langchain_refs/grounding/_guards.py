@@ -2268,13 +2268,17 @@ def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -
     lowered = _lower(text)
     clauses = _subclauses(lowered)
     starts = [start for start, _ in clauses]
+    # The quotations of the sentence, read once: (start, end) in order, for a bisection per hedge.
+    quotations = [m.span() for m in _QUOTED.finditer(text)]
+    quotation_starts = [start for start, _ in quotations]
     for match in _HEDGES.finditer(lowered):
         if not _hedge_sense(lowered, text, match):
             continue
         start, end = _clause_at(clauses, starts, match.start())
         if not _QUESTION_WORDS.isdisjoint(lowered[start : match.start()].split()):
             continue  # a question: "asked if she could stay"
-        if _quoted(text, match.start()):
+        at = bisect.bisect_left(quotation_starts, match.start()) - 1
+        if at >= 0 and quotations[at][0] < match.start() < quotations[at][1]:
             continue  # someone's words: "better than we could have hoped"
         if _holds(said, lowered[start:end], share):
             return "may be so"
