@@ -3,12 +3,14 @@
     python bench/scaling.py                 # prints the table
     python bench/scaling.py --write-readme  # ... and puts it in docs/cost.md (the scaling section)
 
-Four inputs that were once quadratic: the parser on one long line inside an
+Five inputs that were once quadratic: the parser on one long line inside an
 unclosed code span, full of single backticks (fed whole, where each search for
 the line end used to run to the end of the text; and in 64-character chunks), `split_sentences` on prose, range
 markers (``[1](id=1-32)`` repeated) through a session that keeps no citations, and a tool result that
 `ReferencesMiddleware` tags whose text is not its documents' to the letter (each one's lines joined
-into one; the documents were aligned with it character by character). Linear growth shows as a
+into one; the documents were aligned with it character by character), and the meaning guards against
+a source with no sentence end (each hedge's clause was searched for from the sentence's start). Linear
+growth shows as a
 ratio near 10 for each tenfold step. Times are CPU seconds of this process
 (``time.process_time``), the best of a few timings; a size whose predecessor took
 longer than the budget is skipped, since it would take at least ten times as long.
@@ -103,6 +105,28 @@ def tool_result(text: str) -> Callable[[], object]:
     return lambda: middleware.prepare(request)
 
 
+def csv_export(size: int) -> str:
+    """A source with no sentence end (single line ends end none): rows full of hedges, asides, "after", shares."""
+    head = "drug,dose,effect,notes\nibuprofen,200 mg,reduces pain and fever,take with food\n"
+    row = "naproxen, which may help, 220 mg, could cause upset after meals if taken with half of a dose\n"
+    return (head + row * (size // len(row) + 1))[:size]
+
+
+def guards(text: str) -> Callable[[], object]:
+    """The meaning guards, every one on, of one claim against ``text``, cold (their caches and the scorer's emptied)."""
+    from langchain_refs.grounding import MeaningGuards
+    from langchain_refs.text import LexicalSupport
+
+    checker = MeaningGuards()
+
+    def run() -> object:
+        MeaningGuards.clear_caches()
+        LexicalSupport.clear_caches()
+        return checker.check("Ibuprofen reduces pain and fever after one dose.", text)
+
+    return run
+
+
 WORKLOADS: list[tuple[str, Callable[[int], str], Callable[[str], Callable[[], object]]]] = [
     (
         "`CitationParser`, one long line in an unclosed code span, fed whole",
@@ -125,6 +149,12 @@ WORKLOADS: list[tuple[str, Callable[[int], str], Callable[[str], Callable[[], ob
         "words), each re-spaced",
         zipf_prose,
         tool_result,
+    ),
+    (
+        "`MeaningGuards().check`, one claim against a source with no sentence end (a CSV export full of hedges, "
+        'asides, "after" and shares), cold',
+        csv_export,
+        guards,
     ),
 ]
 
