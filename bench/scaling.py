@@ -112,8 +112,12 @@ def csv_export(size: int) -> str:
     return (head + row * (size // len(row) + 1))[:size]
 
 
+_AFTER_CLAIM = "Ibuprofen reduces pain and fever after one dose."
+_PLAIN_CLAIM = "Ibuprofen reduces pain and fever in adults."
+
+
 def guards(text: str) -> Callable[[], object]:
-    """The meaning guards, every one on, of one claim against ``text``, cold (their caches and the scorer's emptied)."""
+    """The meaning guards (all on) of two claims against ``text``, cold: theirs and the scorer's caches emptied."""
     from langchain_refs.grounding import MeaningGuards
     from langchain_refs.text import LexicalSupport
 
@@ -122,7 +126,8 @@ def guards(text: str) -> Callable[[], object]:
     def run() -> object:
         MeaningGuards.clear_caches()
         LexicalSupport.clear_caches()
-        return checker.check("Ibuprofen reduces pain and fever after one dose.", text)
+        # One claim with "after" (a comparison the antonym guard may find turned round), one the conditions bear on.
+        return [checker.check(claim, text) for claim in (_AFTER_CLAIM, _PLAIN_CLAIM)]
 
     return run
 
@@ -151,7 +156,7 @@ WORKLOADS: list[tuple[str, Callable[[int], str], Callable[[str], Callable[[], ob
         tool_result,
     ),
     (
-        "`MeaningGuards().check`, one claim against a source with no sentence end (a CSV export full of hedges, "
+        "`MeaningGuards().check`, two claims against a source with no sentence end (a CSV export full of hedges, "
         'asides, "after" and shares), cold',
         csv_export,
         guards,

@@ -2289,11 +2289,10 @@ def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -
         if match.group() == "if" and before and before[-1] in _IF_AS_WHETHER:
             continue  # "if" as "whether"
         index = max(0, bisect.bisect_right(starts, match.start()) - 1)
-        opens = (
-            lowered[: match.start()].strip(" ,;(") == ""
-            or (bool(before) and before[-1] in ("and", "but", "or", "then"))
-            or not lowered[clauses[index][0] : match.start()].strip()
-        )
+        # It opens its clause (the sentence's first one too), or follows "and", "but"...: read within the clause.
+        opens = (bool(before) and before[-1] in ("and", "but", "or", "then")) or not lowered[
+            clauses[index][0] : match.start()
+        ].strip(" ,;(")
         # The clause it governs: the one after its own when it opens one, else the one before it.
         if opens:
             governed = clauses[index + 1] if index + 1 < len(clauses) else None
