@@ -589,8 +589,8 @@ def _read(text: str) -> _Reading:
         if number:
             tokens.append(("n", number.replace(",", "")))
         elif word:
-            following, after = (found[i + k] if i + k < len(found) else None for k in (1, 2))
-            if word in NEGATIONS or negating_verb(word, following, after) is not None:
+            following, after, then = (found[i + k] if i + k < len(found) else None for k in (1, 2, 3))
+            if word in NEGATIONS or negating_verb(word, following, after, then) is not None:
                 tokens.append(("c", word))
             else:
                 tokens.append(("s", word) if word in STOP_WORDS else ("w", stem(word)))

@@ -872,7 +872,7 @@ _A_LEVEL: Final = frozenset(
 )
 
 
-def negating_verb(word: str, following: str | None, after: str | None) -> int | None:
+def negating_verb(word: str, following: str | None, after: str | None, then: str | None = None) -> int | None:
     """How many words after a lowered ``word`` its negation's scope starts, when it is a verb that negates; else None.
 
     ``following`` and ``after`` are the two lowered words after it. "lacks support": 1; "failed to improve": 2;
@@ -895,6 +895,7 @@ def negating_verb(word: str, following: str | None, after: str | None) -> int | 
             or after in _SCALES
             or after.startswith("pre-")
             or after.split("-")[0] in _UNITS  # "one-third"
+            or (after in ("single", "double") and then in ("digits", "digit", "figures"))  # ``then``: the next word
         ):
             return None
         return 2
@@ -911,8 +912,8 @@ def _scope_start(tokens: Sequence[_Token], i: int) -> int | None:
         return i + 1
     if token.kind != "word" or (token.low not in _LACKING and token.low not in _NEGATING_BEFORE_TO):
         return None
-    following, after = (tokens[i + k].low if i + k < len(tokens) else None for k in (1, 2))
-    reach = negating_verb(token.low, following, after)
+    following, after, then = (tokens[i + k].low if i + k < len(tokens) else None for k in (1, 2, 3))
+    reach = negating_verb(token.low, following, after, then)
     return None if reach is None else i + reach
 
 
@@ -2128,17 +2129,17 @@ def _negated_word(tokens: tuple[_Token, ...], at: int) -> bool:
 # Each only in the sense that hedges (`_hedge_sense`): not "May 2024", "the suggested price", "could not find",
 # "twice as likely", "symptoms associated with the disease include".
 _HEDGE_WORDS: Final = (
-    r"may|might|could|would|possibly|perhaps|probably|likely|reportedly|allegedly"
+    r"may|might|could|possibly|perhaps|probably|likely|reportedly|allegedly"
     r"|suggest(?:s|ed)?|believe(?:s|d)?|appear(?:s|ed)? to|seem(?:s|ed)? to|expected to"
     r"|(?:linked|associated|correlated) with|linked to"
 )
 # Opened on a class of the words' first letters, which the regex engine tests at each offset before the words.
-_HEDGES: Final = re.compile(rf"(?=[abceilmprsw])\b(?:{_HEDGE_WORDS})\b")
+_HEDGES: Final = re.compile(rf"(?=[abceilmprs])\b(?:{_HEDGE_WORDS})\b")
 # Words by which a claim hedges itself (then the guard holds nothing against it): the hedges, other words that
 # hedge ("is thought to", "a link between", "according to", "tends to", "intends to") and the modal verbs that
 # state no fact either ("can", "should").
 _CLAIM_HEDGES: Final = re.compile(
-    rf"\b(?:{_HEDGE_WORDS}|can|should|help(?:s|ed)? to|thought to|links?|association|according|tends? to"
+    rf"\b(?:{_HEDGE_WORDS}|can|should|would|help(?:s|ed)? to|thought to|links?|association|according|tends? to"
     r"|intends? to|plans? to|possible|potential(?:ly)?|expected|proposed|forecast|points? to|indicates?|attributed"
     r"|estimated)\b"
 )
@@ -2152,7 +2153,7 @@ _SUBCLAUSE: Final = re.compile(
     r"[,;:()|\n\u2013\u2014]|\b(?:and|but|or|while|whereas|although|though|that|which|who|whom|whose|so|because)\b"
 )
 # A condition: "if", "unless", "only when", "only if", "provided that".
-_CONDITION: Final = re.compile(r"(?=[iuop])\b(?:if|unless|only when|only if|provided that)\b")
+_CONDITION: Final = re.compile(r"(?=[iuopa])\b(?:if|unless|only when|only if|provided that|as long as)\b")
 _CLAIM_CONDITION: Final = re.compile(r"\b(?:if|unless|when|whenever|only|provided|once|after|before)\b")
 # Before these, "if" is "whether": "unclear if", "asked users if".
 _IF_AS_WHETHER: Final = frozenset(
@@ -2249,58 +2250,102 @@ def _hedge_sense(lowered: str, text: str, match: re.Match[str]) -> bool:
     after = following[0] if following else ""
     if word == "may" and (text[at].isupper() or after[:1].isdigit()):
         return False  # the month
-    if word in ("could", "would") and after in ("not", "never"):
+    if word == "could" and after in ("not", "never"):
         return False  # "could not find": a fact
+    if previous == "most" and len(before) > 1 and before[-2] not in ("the", "a", "an"):
+        return True  # "was most likely caused": probably (but "the most likely cause" is an adjective)
     if previous in _NOT_A_HEDGE_BEFORE:
         return False
     first = word.split()[0]
     return not (first in _LINKS and previous not in _COPULAS)
 
 
+# At most this many hedges, and as many conditions, are read in one sentence: a sentence holding more (a long
+# text with no sentence end) is read no further, so that the work stays linear in its length.
+_MOST_READ: Final = 32
+# A clause of this many words or fewer after a comma or "and" is an item of a list the clause before it opens:
+# "may reduce pain, fever and swelling".
+_LIST_ITEM_WORDS: Final = 4
+
+
 def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -> str | None:
     """Why an evidence sentence stating the claim does not state it plainly ("may be so"), or None.
 
-    A hedge counts in a clause that holds ``share`` of the claim; a condition counts when the clause it
-    governs does: the one after it when it opens the sentence or follows "and", "but" or a mark ("If it
-    overheats, it stops"; ", and if you have questions, we help"), else the one before it ("Refunds are
-    available if the product is unopened").
+    A hedge counts in a clause that holds ``share`` of the claim, with the list it opens ("may reduce pain,
+    fever and swelling"); inside quotation marks only when the quotation states the claim. A condition counts
+    when the clause it governs does: the one after it when it opens a clause ("If it overheats, it stops"; ",
+    and if you have questions, we help"), unless nothing follows (", if the product is unopened"); else the one
+    before it ("Refunds are available if the product is unopened").
     """
     lowered = _lower(text)
     clauses = _subclauses(lowered)
     starts = [start for start, _ in clauses]
+    holds: dict[tuple[int, int], bool] = {}
+
+    def holding(span: tuple[int, int]) -> bool:
+        if span not in holds:
+            holds[span] = _holds(said, lowered[span[0] : span[1]], share)
+        return holds[span]
+
     # The quotations of the sentence, read once: (start, end) in order, for a bisection per hedge.
     quotations = [m.span() for m in _QUOTED.finditer(text)]
     quotation_starts = [start for start, _ in quotations]
-    for match in _HEDGES.finditer(lowered):
+    questions = [m.start() for m in _QUESTION.finditer(lowered)]
+    for match in itertools.islice(_HEDGES.finditer(lowered), _MOST_READ):
         if not _hedge_sense(lowered, text, match):
             continue
-        start, end = _clause_at(clauses, starts, match.start())
-        if not _QUESTION_WORDS.isdisjoint(lowered[start : match.start()].split()):
+        index = max(0, bisect.bisect_right(starts, match.start()) - 1)
+        start = clauses[index][0]
+        question = bisect.bisect_left(questions, match.start()) - 1
+        if question >= 0 and questions[question] >= start:
             continue  # a question: "asked if she could stay"
-        at = bisect.bisect_left(quotation_starts, match.start()) - 1
-        if at >= 0 and quotations[at][0] < match.start() < quotations[at][1]:
-            continue  # someone's words: "better than we could have hoped"
-        if _holds(said, lowered[start:end], share):
+        quoted = bisect.bisect_left(quotation_starts, match.start()) - 1
+        if quoted >= 0 and quotations[quoted][0] < match.start() < quotations[quoted][1]:
+            if holding(quotations[quoted]):
+                return "may be so"  # the quotation states it: '"The drug may cut deaths by half," she said.'
+            continue  # someone's words aside: "better than we could have hoped"
+        if holding((start, _list_end(lowered, clauses, index))):
             return "may be so"
     if not conditions:
         return None
-    for match in _CONDITION.finditer(lowered):
+    for match in itertools.islice(_CONDITION.finditer(lowered), _MOST_READ):
         before = lowered[max(0, match.start() - 12) : match.start()].split()
         if match.group() == "if" and before and before[-1] in _IF_AS_WHETHER:
             continue  # "if" as "whether"
+        if match.group() == "as long as" and before and (before[-1] in ("times", "twice") or before[-1][0].isdigit()):
+            continue  # "three times as long as": a length
         index = max(0, bisect.bisect_right(starts, match.start()) - 1)
-        # It opens its clause (the sentence's first one too), or follows "and", "but"...: read within the clause.
-        opens = (bool(before) and before[-1] in ("and", "but", "or", "then")) or not lowered[
-            clauses[index][0] : match.start()
-        ].strip(" ,;(")
-        # The clause it governs: the one after its own when it opens one, else the one before it.
-        if opens:
-            governed = clauses[index + 1] if index + 1 < len(clauses) else None
+        clause_start = clauses[index][0]
+        opens = (bool(before) and before[-1] in ("and", "but", "or", "then", "only")) or (
+            match.start() - clause_start <= 2 and not lowered[clause_start : match.start()].strip(" ,;(")
+        )
+        # The clause it governs: the one after its own when it opens one and one follows, else the one before.
+        if opens and index + 1 < len(clauses):
+            governed = clauses[index + 1]
+        elif opens:
+            governed = clauses[index - 1] if index else (clause_start, match.start())
         else:
-            governed = (clauses[index][0], match.start())
-        if governed is not None and _holds(said, lowered[governed[0] : governed[1]], share):
+            governed = (clause_start, match.start())
+        if holding(governed):
             return "under a condition"
     return None
+
+
+_QUESTION: Final = re.compile(r"\b(?:if|whether|why)\b")
+
+
+def _list_end(lowered: str, clauses: list[tuple[int, int]], index: int) -> int:
+    """Where the list clause ``index`` opens ends: over the short clauses after it joined by a comma or "and"."""
+    end = clauses[index][1]
+    for start, stop in clauses[index + 1 :]:
+        joint = lowered[end:start].strip()
+        if joint not in (",", "and", ", and", "or", ", or") or len(lowered[start:stop].split()) > _LIST_ITEM_WORDS:
+            # The last item may run on ("swelling in patients"): it is taken whole when it is the last.
+            if joint in ("and", ", and", "or", ", or") and stop == len(lowered.rstrip(" .!?")):
+                return stop
+            break
+        end = stop
+    return end
 
 
 _GUARDS: Final[dict[str, Callable[[str, str], GuardFinding | None]]] = {

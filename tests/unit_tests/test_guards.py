@@ -306,6 +306,7 @@ POLARITY_QUIET = [
     ("Unemployment declined to pre-pandemic levels.", "Unemployment fell to pre-pandemic levels."),
     ("Output declined to one-third of its 2019 level.", "Output fell to one-third of its 2019 level."),
     ("Inflation declined to approximately 3% in 2024.", "Inflation fell to approximately 3% in 2024."),
+    ("Inflation fell to single digits in 2023.", "Inflation declined to single digits in 2023."),
     ("The rate fell to five percent in 2020.", "The rate declined to five percent in 2020."),
     ("Interest rates fell to zero in March 2020.", "Interest rates declined to zero in March 2020."),
     ("Sales declined to record lows in May 2020.", "Sales fell to record lows in May 2020."),
@@ -438,7 +439,11 @@ HEDGE_FIRES = [
     ("Heavy coffee drinking prevents diabetes.", "Heavy coffee drinking is linked to a lower risk of diabetes."),
     ("The fossil is the oldest known bird.", "Researchers believe the fossil may be the oldest known bird."),
     ("The storm will make landfall on Thursday.", "The storm could make landfall on Thursday."),
-    ("The merger created the largest bank in Europe.", "The merger would create the largest bank in Europe."),
+    ("The drug reduces pain, fever and swelling.", "The drug may reduce pain, fever and swelling."),  # over a list
+    ("The fire was caused by faulty wiring.", "The fire was most likely caused by faulty wiring."),
+    ("The drug cuts deaths by half.", '"The drug may cut deaths by half," Dr Smith said.'),  # the quotation states it
+    ("Refunds are available within 30 days.", "Refunds are available within 30 days, if the product is unopened."),
+    ("Refunds are available within 30 days.", "Refunds are available within 30 days as long as it is unopened."),
     ("The drug cuts deaths by half.", "Doctors who treated patients said the drug may cut deaths by half."),
     ("The bridge will reopen in June.", "Officials who spoke to reporters said the bridge could reopen in June."),
     ("Smoking causes cancer.", "Smoking, researchers say, may cause cancer."),
@@ -483,6 +488,8 @@ HEDGE_QUIET = [
         "Side effects include heartburn and nausea, and it may harm the heart if used long.",
     ),
     ("The vaccine was approved in 2021.", "The vaccine was approved in 2021; it is unclear if it protects children."),
+    # A narrative "would" tells what came later.
+    ("She became CEO in 2010.", "She joined in 1998 and would go on to become CEO in 2010."),
 ]
 
 
