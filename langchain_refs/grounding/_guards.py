@@ -758,22 +758,37 @@ def _around_offset(text: str, at: int) -> _Sentence:
     return _piece(text[start:end], start)
 
 
-# How far from an offset its sentence's ends are looked for first: a search to the text's ends for a kind of
-# end the text lacks nearby, from every offset a guard reads, would be quadratic in a long text.
-_SENTENCE_REACH: Final = 2_000
+@functools.lru_cache(maxsize=256)
+def _sentence_marks(text: str) -> tuple[list[int], list[int], list[int]]:
+    """Where sentences of ``text`` may start and end, read once (cached): the bounds `_bounds` bisects.
+
+    The offsets just past each boundary mark (where a sentence may start), in order; and each mark's own offset
+    with where the sentence before it ends (the mark's kept characters after it), in order of the mark.
+    """
+    found = sorted(
+        (match.start(), len(mark), kept) for mark, kept in _BOUNDARIES for match in re.finditer(re.escape(mark), text)
+    )
+    return sorted(at + size for at, size, _ in found), [at for at, _, _ in found], [at + kept for at, _, kept in found]
 
 
 def _bounds(text: str, at: int) -> tuple[int, int]:
-    """Where the sentence around offset ``at`` starts and ends, by the nearest sentence ends on either side."""
-    low, high = max(0, at - _SENTENCE_REACH), at + _SENTENCE_REACH
-    starts = [(found, mark) for mark, _ in _BOUNDARIES if (found := text.rfind(mark, low, at)) >= 0]
-    if not starts and low:
-        starts = [(found, mark) for mark, _ in _BOUNDARIES if (found := text.rfind(mark, 0, at)) >= 0]
-    start = max((found + len(mark) for found, mark in starts), default=0)
-    ends = [found + kept for mark, kept in _BOUNDARIES if (found := text.find(mark, at, high)) >= 0]
-    if not ends and high < len(text):
-        ends = [found + kept for mark, kept in _BOUNDARIES if (found := text.find(mark, at)) >= 0]
-    end = min(ends) if ends else len(text)
+    """Where the sentence around offset ``at`` starts and ends, by the nearest sentence ends on either side.
+
+    The text's boundaries are found once and bisected: reading around every offset a guard reads costs no search
+    through a long text (one with no sentence end was searched to its ends each time: quadratic).
+    """
+    starts, marks, ends = _sentence_marks(text)
+    # The start: just past the last mark that ends before ``at`` (as `str.rfind` bounded by ``at`` finds one).
+    first = bisect.bisect_right(starts, at) - 1
+    start = starts[first] if first >= 0 else 0
+    # The end: the nearest mark at or after ``at`` with its kept characters (0 to 2), so only the marks within two
+    # characters of the first one can end the sentence sooner.
+    k = bisect.bisect_left(marks, at)
+    end = len(text)
+    for m in range(k, len(marks)):
+        if marks[m] > marks[k] + 2:
+            break
+        end = min(end, ends[m])
     # Spaces at either end are no part of the sentence.
     while start < end and text[start].isspace():
         start += 1
@@ -2013,10 +2028,17 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
         # The claim's word nowhere in the evidence: its opposite next to one of the same words, or in a
         # sentence that holds enough of the claim, is enough.
         absent = _WORD_PATTERNS[word].search(lowered) is None
+        # Each sentence is read once for each opposite word: another place of the word in it gives the same answer
+        # (its first place is read), and a long text with no sentence end would be read again at every one.
+        read: set[tuple[int, int, str]] = set()
         for match in _OPPOSITE_PATTERNS[word].finditer(lowered):
             if match.group() in mine:
                 continue
-            sentence = _around_offset(evidence, match.start())
+            span = _bounds(evidence, match.start())
+            if (*span, match.group()) in read:
+                continue
+            read.add((*span, match.group()))
+            sentence = _piece(evidence[span[0] : span[1]], span[0])
             theirs = _word_places(sentence.tokens)
             where = theirs.get(match.group())
             if word in theirs or where is None or _negated_word(sentence.tokens, where):
@@ -2425,6 +2447,7 @@ class MeaningGuards:
             _negation_cues,
             _letter_words,
             _hedge_cues,
+            _sentence_marks,
         ):
             cached.cache_clear()
 
