@@ -1722,7 +1722,7 @@ def polarity_guard(claim: str, evidence: str, *, coverage: float = 0.6) -> Guard
         sentences: Sequence[_Sentence] = (best[0],) if best is not None and best[1] >= coverage else ()
     else:
         # No sentence can state the claim when the whole evidence does not hold enough of its words.
-        if len(said.words & stemmed_words(evidence)[0]) < coverage * len(said.words):
+        if not _may_cover(said, evidence, coverage):
             return None
         # Only a negation bearing on a word of the claim can negate it: look at its first content word first.
         bounds = [_bounds(evidence, at) for at, first in _negation_cues(evidence) if first in said.words]
@@ -2118,7 +2118,7 @@ def _turned_round(
             if span in seen:
                 continue
             seen.add(span)
-            if len(said.words & stemmed_words(evidence[span[0] : span[1]])[0]) < coverage * len(said.words):
+            if not _may_cover(said, evidence[span[0] : span[1]], coverage):
                 continue
             sentence = _piece(evidence[span[0] : span[1]], span[0])
             where = _word_places(sentence.tokens).get(word)
@@ -2181,7 +2181,6 @@ _CLAIM_CONDITION: Final = re.compile(r"\b(?:if|unless|when|whenever|only|provide
 _IF_AS_WHETHER: Final = frozenset(
     {"ask", "asks", "asked", "asking", "unclear", "clear", "see", "check", "know", "knows", "wonder", "doubt", "users"}
 )
-_QUESTION_WORDS: Final = frozenset({"if", "whether", "why"})
 _HEDGE_COVERAGE: Final = 0.6
 
 
@@ -2216,7 +2215,7 @@ def hedge_guard(claim: str, evidence: str, *, coverage: float = _HEDGE_COVERAGE)
     found: tuple[int, int, str] | None = None
     for start, end in _spans_holding(evidence, said.words):
         # The sentences stating the claim, read as the scorer reads them (cached per sentence).
-        if len(said.words & stemmed_words(evidence[start:end])[0]) < coverage * len(said.words):
+        if not _may_cover(said, evidence[start:end], coverage):
             continue
         why = _why_not_plain(said, evidence[start:end], conditions, coverage)
         if why is None:
@@ -2246,16 +2245,6 @@ def _subclauses(lowered: str) -> list[tuple[int, int]]:
         cuts += (mark.start(), mark.end())
     cuts.append(len(lowered))
     return [(cuts[k], cuts[k + 1]) for k in range(0, len(cuts), 2) if cuts[k + 1] > cuts[k]]
-
-
-def _clause_at(clauses: list[tuple[int, int]], starts: list[int], at: int) -> tuple[int, int]:
-    """The clause holding offset ``at`` (or the last one starting before it)."""
-    return clauses[max(0, bisect.bisect_right(starts, at) - 1)]
-
-
-def _holds(said: _Sentence, text: str, share: float) -> bool:
-    """Whether ``text`` holds ``share`` of the claim's content words (read as the scorer reads them)."""
-    return len(said.words & stemmed_words(text)[0]) >= share * len(said.words)
 
 
 def _hedge_sense(lowered: str, text: str, match: re.Match[str]) -> bool:
@@ -2306,7 +2295,7 @@ def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -
 
     def holding(span: tuple[int, int]) -> bool:
         if span not in holds:
-            holds[span] = _holds(said, lowered[span[0] : span[1]], share)
+            holds[span] = _may_cover(said, lowered[span[0] : span[1]], share)
         return holds[span]
 
     # The quotations of the sentence, read once: (start, end) in order, for a bisection per hedge.
