@@ -102,7 +102,12 @@ def tool_result(text: str) -> Callable[[], object]:
         model=GenericFakeChatModel(messages=iter([])), messages=messages, state={"messages": messages}
     )
     middleware = ReferencesMiddleware()
-    return lambda: middleware.prepare(request)
+
+    def run() -> object:
+        ReferencesMiddleware.clear_caches()  # cold: each run finds the documents anew
+        return middleware.prepare(request)
+
+    return run
 
 
 def csv_export(size: int) -> str:

@@ -971,6 +971,30 @@ class ReferencesChatModel(BaseChatModel):
         """
         return self.model_copy(update={"inner": self.inner.bind_tools(tools, **kwargs)}).bind()
 
+    @override
+    def with_structured_output(
+        self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[Any, Any]:
+        """The inner model's structured output, its options (``method``, ``strict``...) as given.
+
+        A structured answer is never cited nor rewritten (`ReferencesMiddleware`
+        leaves structured calls alone), and it needs no citation rule: a
+        middleware that asks the agent's model for one (LangChain's
+        ``LLMToolSelectorMiddleware``) gets the provider's own way of giving it.
+
+        Example:
+            >>> from langchain_core.language_models import GenericFakeChatModel
+            >>> from langchain_core.runnables import RunnableLambda
+            >>> class Structured(GenericFakeChatModel):
+            ...     def with_structured_output(self, schema, *, include_raw=False, **kwargs):
+            ...         return RunnableLambda(lambda _: kwargs)
+            >>> inner = Structured(messages=iter([]))
+            >>> ReferencesChatModel(inner=inner).with_structured_output({}, method="json_schema").invoke("?")
+            {'method': 'json_schema'}
+        """
+        structured: Runnable[Any, Any] = self.inner.with_structured_output(schema, include_raw=include_raw, **kwargs)
+        return structured
+
     def _start(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> ChunkRewriter:
         chosen = choose_style(self.style, self.source_key)
         run_id = run_manager.run_id if run_manager is not None else uuid.uuid4()

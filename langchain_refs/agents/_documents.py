@@ -54,6 +54,7 @@ __all__ = [
     "ShownToolResult",
     "ThreadDocuments",
     "as_document",
+    "clear_located",
     "document_key",
     "documents_tool_output",
     "show_tool_result",
@@ -397,6 +398,15 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     return ShownToolResult(content=blocks, documents=found)
 
 
+def clear_located() -> None:
+    """Forget where documents were found in tool results so far (`ReferencesMiddleware.clear_caches`).
+
+    Example:
+        >>> clear_located()
+    """
+    _locate.cache_clear()
+
+
 def _tags_escaped(content: str | list[Any]) -> str | list[Any]:
     """``content`` with `escape_document_tags` applied to its text (a str, or each text block's)."""
     if isinstance(content, str):
@@ -451,7 +461,7 @@ def _tagged_prose(
     text: str, documents: Sequence[Document], ids: Sequence[int], *, whole: bool
 ) -> tuple[str, dict[int, Document]]:
     """`_tagged` of a text that is not JSON: the tags go around the parts the documents stand in."""
-    spans = _locate(text, [d.page_content for d in documents])
+    spans = _locate(text, tuple([d.page_content for d in documents]))
     # In the order they stand in the text (a tool may write its documents in another order).
     located = sorted(
         ((span, k, d) for span, k, d in zip(spans, ids, documents, strict=True) if span is not None),
@@ -535,8 +545,14 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
     return "".join(pieces), shown
 
 
-def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
+@functools.lru_cache(maxsize=256)
+def _locate(text: str, pieces: tuple[str, ...]) -> tuple[tuple[int, int] | None, ...]:
     """Where each piece stands in ``text``: found as is (whole words, the longest first), else `_aligned`.
+
+    Cached: every model call of a thread shows the model each of its tool
+    results again, unchanged, and finding documents in an edited result is
+    the costly part (a long thread would pay it for every result at every
+    call). 256 results: a few long threads' worth.
 
     The longest piece takes its place first, each at the first place no piece
     took before: a document whose text is part of another's (an excerpt beside
@@ -544,10 +560,10 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
     tool wrote them in, never inside the longer one.
 
     Example:
-        >>> _locate("A b.\\n\\n[X] c d.\\n\\nE.", ["A b.", "Mo c d.", "E."])
-        [(0, 4), (6, 14), (16, 18)]
-        >>> _locate("Paris is big. It is old.\\n\\nParis is big.", ["Paris is big.", "Paris is big. It is old."])
-        [(26, 39), (0, 24)]
+        >>> _locate("A b.\\n\\n[X] c d.\\n\\nE.", ("A b.", "Mo c d.", "E."))
+        ((0, 4), (6, 14), (16, 18))
+        >>> _locate("Paris is big. It is old.\\n\\nParis is big.", ("Paris is big.", "Paris is big. It is old."))
+        ((26, 39), (0, 24))
     """
     spans: list[tuple[int, int] | None] = [None] * len(pieces)
     taken: list[tuple[int, int]] = []  # in the text's order
@@ -582,7 +598,7 @@ def _locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
         placed = _aligned(text, _Words.of(text), [pieces[index] for index in left], taken)
         for index, span in zip(left, placed, strict=True):
             spans[index] = span
-    return spans
+    return tuple(spans)
 
 
 def _inside_copy(text: str, span: tuple[int, int], piece: str, longer: Sequence[str]) -> bool:

@@ -42,7 +42,7 @@ import asyncio
 import dataclasses
 import re
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Final, Literal
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -65,6 +65,7 @@ from langchain_refs.agents._documents import (
     DEFAULT_MAX_DOCUMENT_TEXTS,
     DocumentsFromTool,
     ThreadDocuments,
+    clear_located,
     read_tool_documents,
     show_tool_result,
 )
@@ -136,6 +137,9 @@ class _CitedThen:
             return self.excerpt in document.page_content
         return None
 
+
+# How many earlier answers' readings a middleware keeps (`ReferencesMiddleware._history_key`): a few long threads'.
+_HISTORIES_KEPT: Final = 4096
 
 # The stand-in of a call with no document yet: no id stands then, and its source is never read (`_session`).
 _NO_DOCUMENT: Final = Document(page_content="")
@@ -227,8 +231,30 @@ def merged_references(recorded: list[dict[str, Any]] | None, update: list[dict[s
         >>> merged_references([{"message_id": "a", "n": 1}], [{"message_id": "b"}, {"message_id": "a", "n": 2}])
         [{'message_id': 'b'}, {'message_id': 'a', 'n': 2}]
     """
-    updated = {entry.get("message_id") for entry in update}
-    return [entry for entry in recorded or [] if entry.get("message_id") not in updated] + list(update)
+    recorded = _checked_entries(recorded)
+    updated = {entry.get("message_id") for entry in _checked_entries(update)}
+    return [entry for entry in recorded if entry.get("message_id") not in updated] + list(update)
+
+
+def _checked_entries(entries: Any) -> list[dict[str, Any]]:
+    """The state's ``references`` (None: none yet), once each entry is known to be one answer's (a mapping).
+
+    Another ``references`` of the user's state schema (a list of ids of a UI's) shares the key: a TypeError says so.
+
+    Example:
+        >>> _checked_entries(["kb-42"])
+        Traceback (most recent call last):
+        ...
+        TypeError: the agent state's 'references' holds str entries: ReferencesMiddleware keeps each answer's references there; rename that key of your state_schema
+    """  # noqa: E501
+    for entry in entries or ():
+        if not isinstance(entry, Mapping):
+            msg = (
+                f"the agent state's 'references' holds {type(entry).__name__} entries: ReferencesMiddleware keeps "
+                "each answer's references there; rename that key of your state_schema"
+            )
+            raise TypeError(msg)
+    return list(entries or ())
 
 
 class ReferencesState(AgentState[Any]):
@@ -347,6 +373,10 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             raise TypeError(msg)
         self.instructions = instructions
         self.history = history
+        # Earlier answers as the model reads them, by what that reading depends on (`_history_key`): a long
+        # thread's answers are read again at every model call.
+        self._histories: dict[Hashable, str] = {}
+        self._told_structured = False
         if documents_from is not None and not callable(documents_from):
             msg = (
                 f"documents_from must be a function of a tool result (ToolMessage) giving its documents, "
@@ -382,6 +412,15 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             instructions=self.instructions,
         )
 
+    @staticmethod
+    def clear_caches() -> None:
+        """Forget where documents were found in tool results (shared by all instances), for cold benchmarks.
+
+        Example:
+            >>> ReferencesMiddleware.clear_caches()
+        """
+        clear_located()
+
     def prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request this middleware sends on: documents with ids, instructions, wrapped model.
 
@@ -397,12 +436,15 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     def _prepared(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], list[dict[str, Any]] | None]:
         """The request to send on, and the thread's documents for the state when they changed."""
         if request.response_format is not None:
-            warnings.warn(
-                "ReferencesMiddleware leaves structured-output calls (response_format) alone: "
-                "rewriting citations would corrupt the structured answer",
-                CitationLeakWarning,
-                stacklevel=4,
-            )
+            if not self._told_structured:
+                # Not a leak (`CitationLeakWarning`): what it does with such a call, said once.
+                self._told_structured = True
+                warnings.warn(
+                    "ReferencesMiddleware leaves structured-output calls (response_format) alone: "
+                    "rewriting citations would corrupt the structured answer",
+                    UserWarning,
+                    stacklevel=4,
+                )
             return request, None
         known = _kept_documents(request.state)
         # Each tool result's documents, read once for the ids and for what the model is shown.
@@ -453,14 +495,53 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             raw = message.response_metadata.get(MODEL_TEXT_KEY)
             if isinstance(raw, str):
                 then = _cited_then(message.response_metadata.get("references"))
-                if self.history == "raw":
-                    text = self._numbered(raw, documents, then, kept=kept)
-                else:
-                    # Every id it cited stands for something while it is read: none is logged as unknown.
-                    session = self._session(_padded(documents, then))
-                    text = session.feed(raw) + session.close()
+                key = self._history_key(raw, then, documents, kept=kept)
+                text = self._histories.get(key) if key is not None else None
+                if text is None:
+                    text = self._read_history(raw, documents, then, kept=kept)
+                    if key is not None:
+                        if len(self._histories) >= _HISTORIES_KEPT:
+                            self._histories.clear()
+                        self._histories[key] = text
                 return message.model_copy(update={"content": _with_text(message.content, text)})
         return message
+
+    def _read_history(
+        self, raw: str, documents: Sequence[Document], then: Mapping[int, _CitedThen] | None, *, kept: bool
+    ) -> str:
+        """An earlier answer's text ``raw`` as the model reads it (``history`` "raw" or "plain")."""
+        if self.history == "raw":
+            return self._numbered(raw, documents, then, kept=kept)
+        # Every id it cited stands for something while it is read: none is logged as unknown.
+        session = self._session(_padded(documents, then))
+        return session.feed(raw) + session.close()
+
+    def _history_key(
+        self, raw: str, then: Mapping[int, _CitedThen] | None, documents: Sequence[Document], *, kept: bool
+    ) -> Hashable | None:
+        """What reading an earlier answer depends on, when that is not every document of the thread (else None).
+
+        An answer given with its references (``then``) is read from its text,
+        what it cited then, and whether each document now at an id it cited is
+        the one it named: the other documents change nothing in it, so the
+        reading stands while those stay as they are. Where one no longer is, or
+        nothing tells (the ids were made again, no source or passage recorded),
+        the answer is read against them all, every time.
+        """
+        if then is None:
+            return None
+        source_of = self._style_choice.source_of
+        facts = []
+        for k, cited in sorted(then.items()):
+            if k > len(documents) or cited.names(documents[k - 1], source_of) is not True:
+                return None
+            facts.append((k, cited.number, cited.source, cited.excerpt))
+        key = (self.history, raw, kept, tuple(facts))
+        try:
+            hash(key)
+        except TypeError:  # a source recorded as something no dict can key (a list)
+            return None
+        return key
 
     def _session(self, documents: Sequence[Document]) -> ReferenceSession:
         # Stand-ins alone (no document yet): their source is nobody's, and a source key of the user's never sees them.
@@ -582,7 +663,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             update["messages"] = [answer]
         entry = _entry_of(answer)
         if entry is not None:
-            recorded = state.get("references") or []
+            recorded = _checked_entries(state.get("references"))
             if any(e.get("message_id") == answer.id for e in recorded):  # recorded already: replaced in its place
                 update["references"] = [entry if e.get("message_id") == answer.id else e for e in recorded]
             else:
@@ -608,7 +689,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         messages = state.get("messages") or []
         fixed = {m.id: self._realigned(m, state) for m in messages if isinstance(m, AIMessage) and was_edited(m)}
         entries = []
-        for entry in state.get("references") or []:
+        for entry in _checked_entries(state.get("references")):
             edited = fixed.get(entry.get("message_id"))
             references = edited.response_metadata.get("references") if edited is not None else None
             entries.append({"message_id": entry["message_id"], **references} if isinstance(references, dict) else entry)

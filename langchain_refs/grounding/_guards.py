@@ -123,7 +123,9 @@ _TOKEN = re.compile(
     r"(?P<degrees>\u00b0\s?[CF])(?![A-Za-z])"
     r"|(?P<millions>(?<=[$\u20ac\u00a3\u00a5])\d+(?:[.,]\d+)*m)(?![\w])"  # "$3m": millions after a currency sign
     r"|(?P<abbr>(?:[A-Za-z]\.){2,})"
-    r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*(?:st|nd|rd|th|s|k|K|M|mn|bn)?)(?![\w])"
+    # A number, with its suffix ("2nd", "1990s", "100k"), or with a unit written onto it ("10km", "5mg", "1.2m").
+    r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*"
+    r"(?:(?:st|nd|rd|th|s|k|K|M|mn|bn)(?![\w])|(?![\w])|(?=[A-Za-z\u00b5\u03bc]+(?![\w]))))"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
     r"|(?P<mark>[,;:.!?()\u2013\u2014\[\]%\"\u201c\u201d\n])"
 )
@@ -210,6 +212,8 @@ _ORDINAL_WORDS: Final = {
 }
 _SCALES: Final = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
                   "trillion": 1_000_000_000_000}  # fmt: skip
+# The stems of numbers in words (`_may_cover`).
+_NUMBER_NAME_STEMS: Final = frozenset(stem(word) for word in [*_UNITS, *_SCALES])
 # A scale written onto a number: "100k", "$5M", "2.5bn" (a lower-case "m" is metres as often: left alone).
 _SCALE_SUFFIXES: Final = {"k": 1_000, "K": 1_000, "M": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
 # Words before a number that make it approximate or a bound: the evidence's value may differ a little.
@@ -277,6 +281,8 @@ class _Quantity:
     end: int
     ordinal: bool = False  # "second", "2nd": a rank, held only against another rank in its slot
     per: str | None = None  # the time it is a rate of: "a month", "per day", "yearly"
+    step: float | None = None  # "42.2": the value's last decimal place (0.1), a claim rounding the sources' to it
+    or_million: bool = False  # "1.2m": metres or millions (money aside, the text does not say which)
 
 
 _ORDINAL_OR_DECADE: Final = re.compile(r"(?:st|nd|rd|th|s)$")
@@ -478,12 +484,17 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 i += 1
                 continue
             value, decade = read
-            value *= scale or 1
+            places = _decimal_places(token.low)
+            step = 10.0**-places if places else None
+            value = _scaled(value, scale or 1)
             i += 1
             # "2.5 million", "5 thousand"
             while i < len(tokens) and tokens[i].low in _SCALES:
-                value *= _SCALES[tokens[i].low]
+                value = _scaled(value, _SCALES[tokens[i].low])
+                step = step and _scaled(step, _SCALES[tokens[i].low])
                 i += 1
+            if step is not None and scale:
+                step = _scaled(step, scale)
         elif token.kind == "word" and (token.low in _UNITS or token.low in _SCALES):
             value, spelled = 0.0, True
             current = 0.0
@@ -538,6 +549,8 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             text_end = tokens[i + 1].end  # "km/h"
         per = _rate_after(tokens, i + 1 if unit else i)
         is_year = not spelled and not decade and value.is_integer() and 1000 <= value <= 2100 and token.low.isdigit()
+        # A lower-case "m" written onto the number, no currency before it: "population 1.2m" is no height.
+        or_million = unit == "metre" and tokens[i].text == "m" and tokens[i].start == last.end and not spelled
         found.append(
             _Quantity(
                 value=value,
@@ -551,9 +564,31 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 end=text_end,
                 ordinal=ordinal,
                 per=per,
+                step=step if not spelled and token.kind == "num" else None,
+                or_million=or_million,
             )
         )
     return tuple(found)
+
+
+def _scaled(value: float, scale: float) -> float:
+    """``value * scale`` to twelve significant digits: "1.1 billion" is 1,100,000,000, not 1,100,000,000.0000002."""
+    return float(f"{value * scale:.12g}")
+
+
+def _decimal_places(token: str) -> int:
+    """How many decimal places a number token writes ("42.195": 3; "1,000": 0; "2,5": 1, a decimal comma).
+
+    Example:
+        >>> [_decimal_places(t) for t in ("42.195", "1,000", "2,5", "1,234.5", "7", "1.2m")]
+        [3, 0, 1, 1, 0, 1]
+    """
+    body = token.rstrip("abcdefghijklmnopqrstuvwxyzKMB")
+    if "." in body:
+        return len(body) - body.rindex(".") - 1 if body.count(".") == 1 else 0
+    if body.count(",") == 1 and len(body) - body.index(",") - 1 != 3:
+        return len(body) - body.index(",") - 1
+    return 0
 
 
 # How far a share ("a third") may stand from a percentage written in digits ("33%", "35%"), in points.
@@ -566,7 +601,9 @@ def _near(stated: float, claimed: Sequence[_Quantity]) -> set[float]:
 
 
 def _agrees(claimed: _Quantity, values: frozenset[float] | set[float]) -> bool:
-    return claimed.value in values or any(_close(claimed, value) for value in values)
+    if claimed.value in values or (claimed.or_million and _scaled(claimed.value, 1_000_000) in values):
+        return True
+    return any(_close(claimed, value) for value in values)
 
 
 def _close(claimed: _Quantity, stated: float) -> bool:
@@ -574,6 +611,8 @@ def _close(claimed: _Quantity, stated: float) -> bool:
     value = claimed.value
     if stated == value:
         return True
+    if claimed.bound is None and claimed.step is not None and abs(stated - value) <= claimed.step * 0.5000001:
+        return True  # "42.2 km" for 42.195 km: the sources' value rounded to the claim's last place
     if claimed.decade:
         return value <= stated < value + 10
     if claimed.bound == "about":
@@ -798,8 +837,15 @@ def _bounds(text: str, at: int) -> tuple[int, int]:
 
 
 def _may_cover(claim: _Sentence, text: str, share: float) -> bool:
-    """Whether ``text`` may hold ``share`` of the claim's content words (by the scorer's cached reading)."""
-    return len(claim.words & stemmed_words(text)[0]) >= share * len(claim.words)
+    """Whether ``text`` may hold ``share`` of the claim's content words (by the scorer's cached reading).
+
+    A number in words ("two", "hundred") is taken as held: the scorer reads
+    numbers as their digits ("three hundred" is "300"), which no word of the
+    claim's own reading matches.
+    """
+    words = claim.words
+    held = len(words & stemmed_words(text)[0]) + len(words & _NUMBER_NAME_STEMS)
+    return held >= share * len(words)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -1177,6 +1223,7 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         return None
     stated = _quantities_near(evidence)
     values = {q.value for q in stated}
+    values |= {_scaled(q.value, 1_000_000) for q in stated if q.or_million}
     # A value the sources give as approximate ("about 520") allows one near it ("500").
     values |= {v for q in stated if q.bound == "about" and not q.year for v in _near(q.value, claimed)}
     # A share the sources write ("a third") allows a percentage within a point or two of it ("33%").

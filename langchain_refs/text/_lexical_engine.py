@@ -34,7 +34,7 @@ from fractions import Fraction
 from typing import Final
 
 from langchain_refs.text._sentences import DEFAULT_SPLITTER, default_sentences, surely_at_most
-from langchain_refs.text._words import WORD, clear_word_caches, content_words, fold, stem
+from langchain_refs.text._words import WORD, clear_word_caches, content_words, fold, is_number_word, stem
 
 __all__ = ["CandidateIndex", "LexicalMatcher", "Scoring", "clear_caches", "stemmed_words"]
 
@@ -43,7 +43,6 @@ __all__ = ["CandidateIndex", "LexicalMatcher", "Scoring", "clear_caches", "stemm
 # on a claim of a sentence, names took four to six times as long, numbers one and a half); what must
 # precede a name's capital follows it as look-behinds that include it: not a word character (``\b``),
 # not the end of a sentence, not the start of the claim.
-_NUMBER: Final = re.compile(r"\d\d*(?:[.,]\d+)*")
 _CAPITALISED: Final = re.compile(r"[A-Z](?<!\w[A-Z])(?<![.!?]\s[A-Z])(?<!^[A-Z])[a-zA-Z]+")
 
 
@@ -366,14 +365,6 @@ def _names(claim: str) -> set[str]:
     return {stem(w) for w in WORD.findall(fold(" ".join(capitalised)))} if capitalised else set()
 
 
-def _numbers(text: str) -> frozenset[str]:
-    """The numbers written in ``text``."""
-    # An ASCII text without an ASCII digit has none: ten substring tests cost less than the search.
-    if text.isascii() and not any(map(text.__contains__, "0123456789")):
-        return frozenset()
-    return frozenset(_NUMBER.findall(text))
-
-
 def _read_claim(
     claim: str, weights: _WordWeights, named: _WordWeights, *, pairs: bool = True
 ) -> tuple[_Claim, list[str], set[str]]:
@@ -401,15 +392,17 @@ _NO_PAIRS: Final[frozenset[tuple[str, str]]] = frozenset()
 
 
 def _numbers_of(text: str, words: list[str]) -> frozenset[str]:
-    """`_numbers` of ``text``, whose content words are ``words``.
+    """The numbers a claim (``text``, whose content words are ``words``) holds its evidence to.
 
-    An ASCII digit of an ASCII text is in one of its content words (stop
-    words and stem suffixes have none): when these are all letters, the text
-    has no number, and one test of their concatenation tells.
+    Its content words that are numbers (`is_number_word`: "3.5 million" and
+    "3,500,000" alike, "twelve" as "12"), but a number in words below ten
+    ("one of the largest") only when the claim also writes its digit: too
+    often a paraphrase to hold to. An ASCII claim whose words are all
+    letters has none: one test of their concatenation tells.
     """
     if text.isascii() and "".join(words).isalpha():
         return _NO_NUMBERS
-    return _numbers(text)
+    return frozenset([word for word in words if is_number_word(word) and (len(word) > 1 or word in text)])
 
 
 def _estimated_fields(
@@ -661,7 +654,9 @@ def _evidence(text: str, window: int) -> _Evidence:
             for i in range(len(sentences) - window + 1)
         )
     # The whole text through `_analyse`'s cache: the meaning guards read the same evidence again.
-    return _Evidence(whole=_analyse(text), windows=windows, numbers=_numbers(text))
+    # The evidence's numbers, in digits or in words: a claim's "12" is the "twelve" of its evidence.
+    whole = _analyse(text)
+    return _Evidence(whole=whole, windows=windows, numbers=frozenset(filter(is_number_word, whole.present)))
 
 
 @functools.lru_cache(maxsize=16_384)

@@ -7,7 +7,16 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["STOP_WORDS", "WORD", "content_words", "fold", "stem", "words"]
+__all__ = [
+    "STOP_WORDS",
+    "WORD",
+    "content_words",
+    "fold",
+    "is_number_word",
+    "number_word",
+    "stem",
+    "words",
+]
 
 STOP_WORDS: Final = frozenset(
     """a an and are as at be been being but by can could did do does doing for from had has have having he her
@@ -119,6 +128,75 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKD", lowered).translate(_DROP_COMBINING_MARKS)
 
 
+# A number a piece writes in digits, with a decimal point kept ("3.5") and a scale or an ordinal's ending written
+# onto it ("100k", "2.5bn", "22nd"): one word, never the two of "3" and "5" (a version's "1.2.3" is left as its parts).
+_NUMERAL: Final = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)(k|mn|bn|st|nd|rd|th)?(?!\w|\.[0-9])")
+_SUFFIX_PLACES: Final = {"k": 3, "mn": 6, "bn": 9, "st": 0, "nd": 0, "rd": 0, "th": 0}  # "22nd" is the number 22
+# Numbers in words: read as their digits ("twelve" is "12", "twenty-one" "21"; a scale word is applied to the
+# number before it by `content_words`).
+_SPELLED_UNITS: Final = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_SPELLED_TENS: Final = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+                        "eighty": 80, "ninety": 90}  # fmt: skip
+# The scale words `content_words` applies to the number before them, each with its power of ten.
+_SCALE_WORDS: Final = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+
+
+def number_word(digits: str, places: int = 0) -> str:
+    """A number in digits as `content_words` writes it, its point moved ``places`` to the right (a scale).
+
+    No leading zero, no trailing zero after the point, no point left
+    bare: one spelling for each number, exact at any length.
+
+    Example:
+        >>> number_word("3.50"), number_word("3.5", 6), number_word("007"), number_word("0.25", 2)
+        ('3.5', '3500000', '7', '25')
+    """
+    whole, _, fraction = digits.partition(".")
+    fraction += "0" * (places - len(fraction))
+    whole, fraction = (whole + fraction[:places]).lstrip("0") or "0", fraction[places:].rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
+
+
+def is_number_word(word: str) -> bool:
+    """Whether a content word is a number (as `number_word` writes it).
+
+    Example:
+        >>> is_number_word("3.5"), is_number_word("1990"), is_number_word("2nd")
+        (True, True, False)
+    """
+    return word.isascii() and word.replace(".", "", 1).isdigit()
+
+
+def _piece_words(folded: str) -> list[str]:
+    """The words of a folded piece, its numbers as `number_word` writes them (decimals, scales, number words)."""
+    found: list[str] = []
+    last = 0
+    for match in _NUMERAL.finditer(folded):
+        found += words(folded[last : match.start()])
+        found.append(number_word(match.group(1), _SUFFIX_PLACES[match.group(2)] if match.group(2) else 0))
+        last = match.end()
+    found += words(folded[last:]) if last else words(folded)
+    read: list[str] = []
+    for word in found:
+        if word in _SPELLED_UNITS:
+            if read and read[-1] in _TENS_WRITTEN and 0 < _SPELLED_UNITS[word] < 10:
+                read[-1] = str(int(read[-1]) + _SPELLED_UNITS[word])  # "twenty-one"
+            else:
+                read.append(str(_SPELLED_UNITS[word]))
+        elif word in _SPELLED_TENS:
+            read.append(str(_SPELLED_TENS[word]))
+        else:
+            read.append(word)
+    return read
+
+
+_TENS_WRITTEN: Final = frozenset(str(value) for value in _SPELLED_TENS.values())
+
+
 class _PieceWords(dict[str, tuple[str, ...]]):
     """The stemmed content words of each whitespace-separated piece of text, filled in as pieces are first seen.
 
@@ -135,7 +213,10 @@ class _PieceWords(dict[str, tuple[str, ...]]):
         folded = fold(piece)
         if "," in folded:
             folded = _THOUSANDS_COMMA.sub("", folded)
-        found = tuple(stem(w) for w in words(folded) if w not in STOP_WORDS)
+        if folded.isascii() and folded.isalpha() and folded.islower() and folded not in _NUMBER_NAMES:
+            found: tuple[str, ...] = (stem(folded),) if folded not in STOP_WORDS else ()  # one plain word: most
+        else:
+            found = tuple(stem(w) for w in _piece_words(folded) if w not in STOP_WORDS)
         if len(piece) <= _LONGEST_PIECE_KEPT:
             if len(self) >= _PIECES_KEPT:
                 self.clear()
@@ -143,26 +224,63 @@ class _PieceWords(dict[str, tuple[str, ...]]):
         return found
 
 
+_NUMBER_NAMES: Final = frozenset([*_SPELLED_UNITS, *_SPELLED_TENS])
+# The scale words as `content_words` has them: stemmed ("hundred" is "hundr"), with their powers of ten.
+_SCALE_STEMS: Final = {stem(word): scale for word, scale in _SCALE_WORDS.items()}
 _PIECES_KEPT: Final = 65_536
 _LONGEST_PIECE_KEPT: Final = 40
 _PIECE_WORDS: Final = _PieceWords()
 
 
 def content_words(text: str) -> list[str]:
-    """The stemmed content words of ``text``, in order (a number's thousands commas left out: "1,000" is "1000").
+    """The stemmed content words of ``text``, in order, each number as one word of its digits (`number_word`).
+
+    A number's thousands commas are left out ("1,000" is "1000"), its decimal
+    point kept ("3.5"), a scale applied ("3.5 million", "3.5mn" and
+    "3,500,000" are "3500000"), and numbers in words read as digits
+    ("twelve", "twenty-one").
 
     Example:
         >>> content_words("How are the citations renumbered? Migrate, migrating!")
         ['citation', 'renumber', 'migrat', 'migrat']
-        >>> content_words("Two towns of 1,000 people")
-        ['two', 'town', '1000', 'peopl']
+        >>> content_words("Two towns of 1,000 people, 3.5 million in all")
+        ['2', 'town', '1000', 'peopl', '3500000']
     """
     words: list[str] = []
     pieces = _PIECE_WORDS
     for piece in text.split():
         # A loop: faster than chaining a map of the look-ups, interpreted and (much) more so compiled.
         words += pieces[piece]
-    return words
+    if _SCALE_STEMS.keys().isdisjoint(words):
+        return words
+    return _scales_applied(words)
+
+
+def _scales_applied(found: list[str]) -> list[str]:
+    """``found`` with each scale word applied to the number just before it ("2", "hundred": "200").
+
+    A whole number below a hundred just after "hundred" is added to it ("three
+    hundred and thirty" is "330": "and" is a stop word, so no word stands
+    between them). Other numbers stay apart ("1 million in 2019").
+
+    Example:
+        >>> _scales_applied(["3", "hundr", "30", "thousand", "peopl", "2019"])
+        ['330000', 'peopl', '2019']
+    """
+    read: list[str] = []
+    hundreds = False  # the last word is a whole number that "hundred" ended
+    for word in found:
+        places = _SCALE_STEMS.get(word)
+        if places is not None and read and is_number_word(read[-1]):
+            read[-1] = number_word(read[-1], places)
+            hundreds = places == 2 and read[-1].isdigit()
+        elif hundreds and len(word) <= 2 and word.isascii() and word.isdigit():
+            read[-1] = str(int(read[-1]) + int(word))
+            hundreds = False
+        else:
+            read.append(word)
+            hundreds = False
+    return read
 
 
 def clear_word_caches() -> None:

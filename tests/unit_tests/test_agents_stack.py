@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
 
-from langchain.agents import create_agent
+from langchain.agents import AgentState, create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     ClearToolUsesEdit,
@@ -43,9 +43,9 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel
+from typing_extensions import NotRequired
 
 from langchain_refs import FORMAT_REFERENCES, ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle
-from langchain_refs.agents import CitationLeakWarning
 from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, ScriptedToolModel, Step, retriever_tool, say, search
 
 PARIS, LYON, ROME = CITY_DOCUMENTS
@@ -208,7 +208,7 @@ def test_a_structured_answer_is_never_rewritten_into_broken_json() -> None:
         middleware=[references()],
         response_format=ProviderStrategy(Summary),
     )
-    with pytest.warns(CitationLeakWarning, match="leaves structured-output calls"):
+    with pytest.warns(UserWarning, match="leaves structured-output calls"):
         state = agent.invoke({"messages": [{"role": "user", "content": "Paris?"}]})
     assert state["messages"][-1].text == answer
     assert json.loads(state["messages"][-1].text) == {"summary": "Paris is the capital[1](id=1)."}
@@ -1253,3 +1253,54 @@ async def test_a_wrapped_models_usage_counts_once(options: dict[str, Any], call:
             message = functools.reduce(operator.add, [chunk async for chunk in wrapper.astream("Rome?")])
     assert message.text == "Paris is big[1].\n\n- [1] Paris (https://example.org/paris)\n"
     assert usage.usage_metadata == {"fake-1": {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}}
+
+
+def test_a_long_threads_earlier_answers_read_from_memory_are_read_as_anew() -> None:
+    """Earlier answers are read once per middleware, then from memory: what the model reads is what a middleware
+    reading them for the first time gives (three turns, an answer citing each search, one cited again later)."""
+    script = [
+        search("paris"),
+        say("Paris is big[1](id=1)."),
+        search("lyon"),
+        say("Lyon has silk[1](id=2), unlike Paris[2](id=1)."),
+        search("rome"),
+        say("Rome is old[1](id=3)."),
+        say("Noted."),
+    ]
+    checkpointer = InMemorySaver()
+    config = {"configurable": {"thread_id": "long"}}
+    warm = references()
+    model = ScriptedToolModel(script=script)
+    agent = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[warm], checkpointer=checkpointer)
+    for question in ("Paris?", "Lyon?", "Rome?"):
+        agent.invoke({"messages": [{"role": "user", "content": question}]}, config)
+    # The last turn, twice from the same checkpoint: by the middleware that read the thread so far, and a new one.
+    checkpoint = agent.get_state(config).config["configurable"]["checkpoint_id"]
+    fork = {"configurable": {"thread_id": "long", "checkpoint_id": checkpoint}}
+    seen = []
+    for middleware in (warm, references()):
+        model = ScriptedToolModel(script=[say("Noted.")])
+        agent = create_agent(
+            model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[middleware], checkpointer=checkpointer
+        )
+        agent.invoke({"messages": [{"role": "user", "content": "And?"}]}, fork)
+        seen.append([m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text])
+    # Written by hand: each answer as the user saw it numbered, with the ids the thread keeps.
+    expected = ["Paris is big[1](id=1).", "Lyon has silk[1](id=2), unlike Paris[2](id=1).", "Rome is old[1](id=3)."]
+    assert seen == [expected, expected]
+
+
+class AppState(AgentState[Any]):
+    """An app's own agent state: the ids of the references its UI picked."""
+
+    references: NotRequired[list[str]]
+
+
+def test_a_state_of_the_users_with_its_own_references_key_gets_an_error_that_names_the_clash() -> None:
+    """An app's state_schema with a "references" of its own (ids from a UI): one error saying to rename that key."""
+    model = ScriptedToolModel(script=[search("paris"), say("Paris is big[1](id=1).")])
+    agent = create_agent(
+        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[references()], state_schema=AppState
+    )
+    with pytest.raises(TypeError, match=r"'references' holds str entries.*rename that key of your state_schema"):
+        agent.invoke({"messages": [{"role": "user", "content": "?"}], "references": ["kb-42"]})

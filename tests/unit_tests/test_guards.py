@@ -48,7 +48,18 @@ NUMBER_FIRES = [
     ("The usual dose is 5 mg a day.", "The usual dose is 5 g a day.", "Contradiction", "5 g"),
     ("The repair takes 3 hours.", "The repair takes 3 days.", "Contradiction", "3 days"),
     ("It is given at 200,000 subscribers.", "It is given at 100k subscribers.", "Contradiction", "100k subscribers"),
-    ("The wall is 5,000 m long.", "The wall is 5m long.", "Neutral", None),  # "5m" is five metres, not five million
+    ("The wall is 5,000 m long.", "The wall is 5m long.", "Contradiction", "5m"),
+    ("The race is 10km long.", "The race is 5km long.", "Contradiction", "5km"),  # units written onto numbers
+    ("Take 200mg twice a day.", "Take 400mg twice a day.", "Contradiction", "400mg"),
+    ("The pole is 1.2m long.", "The pole is 1.5 m long.", "Contradiction", "1.5 m"),
+    ("The dose is 5 mg.", "The dose is 5.4 mg.", "Contradiction", "5.4 mg"),  # a whole number drops no decimals
+    ("The dose is 5.4 mg.", "The dose is 5.46 mg.", "Contradiction", "5.46 mg"),  # 5.46 rounds to 5.5
+    (
+        "The city has 3.5 million residents.",
+        "The city has 3,400,000 residents.",
+        "Contradiction",
+        "3,400,000 residents",
+    ),  # "5m" is five metres (or millions), never 5,000
     # A bound is read from its own word: "less than", "fewer than" are under the value ("than" is none).
     ("The village has fewer than 100 residents.", "The village has 140 residents.", "Contradiction", "140 residents"),
     ("Inflation rose to 5% in May.", "Inflation rose to 4.5% in May.", "Contradiction", "4.5%"),  # "to" is no "about"
@@ -121,6 +132,14 @@ NUMBER_FIRES = [
     ),
 ]
 NUMBER_QUIET = [
+    # A unit written onto its number is read as written apart; a lower-case "m" with no currency is metres or millions.
+    ("The population was 1.2 million in 2020.", "The population was 1.2m in 2020."),
+    ("The population was 1.2m in 2020.", "The population was 1,200,000 in 2020."),
+    ("Take 200 mg twice a day.", "Take 200mg twice a day."),
+    # A claim may round the sources' value to its own last decimal place (never a whole number to drop decimals).
+    ("The race is 42.2 kilometres long.", "The race is 42.195 km long."),
+    ("The city has 3.5 million residents.", "The city has 3,470,000 residents."),
+    ("Revenue reached 1.1 billion dollars.", "Revenue reached $1,100,000,000."),
     ("The deal is worth $3 million.", "The deal is worth $3m, the company said."),
     ("The club paid \u00a3250 million.", "The club paid \u00a3250m."),
     ("The tower is 5m tall.", "The tower is 5m tall."),  # no currency sign: metres
