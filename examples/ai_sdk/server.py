@@ -24,12 +24,14 @@ from starlette.requests import ClientDisconnect
 from langchain_refs.apps.ui_stream import citation_numbers_style, question_of, ui_message_chunks, ui_message_response
 
 
-def build_app(agent: Any = None) -> FastAPI:
+def build_app(agent: Any = None, *, ai7_fields: bool = False) -> FastAPI:
     """The FastAPI app serving ``agent`` (default: the offline demo agent, its threads kept in memory).
 
     ``agent`` is any LangGraph agent with ``ReferencesMiddleware`` and a
     checkpointer; give its middleware ``citation_numbers_style()`` so that
     the text shows ``[n]`` and the list of sources travels as source parts.
+    ``ai7_fields=True`` also sends what only ``ai`` 7 reads (the text part's
+    ``citations``); the default stream is read by ``ai`` 5, 6 and 7.
     """
     if agent is None:
         from langgraph.checkpoint.memory import InMemorySaver
@@ -59,7 +61,7 @@ def build_app(agent: Any = None) -> FastAPI:
             {"configurable": {"thread_id": chat_id}},
             stream_mode="messages",
         )
-        return ui_message_response(ui_message_chunks(stream))
+        return ui_message_response(ui_message_chunks(stream, ai7_fields=ai7_fields))
 
     return app
 

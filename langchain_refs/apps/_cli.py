@@ -72,18 +72,23 @@ def run_demo(args: argparse.Namespace) -> int:
         if not question.strip():
             msg = "no question asked: give one as an argument or type it at the prompt"
             raise CommandError(msg)
+    except KeyboardInterrupt:
+        print(flush=True)  # end the prompt's line before the message
+        raise
+    try:
         if args.agent:
             run_agent_demo(args, question.strip())
-            print()
-            return 0
-        # Message chunks, not a StrOutputParser: when Ctrl-C closes the stream,
-        # a parser stage would first read the rest of the answer for its trace,
-        # and the command would hang until the model ends.
-        chain = build_demo_chain(style=STYLES[args.style](), model=model, k=args.k, as_text=False)
-        for chunk in chain.stream({"question": question.strip()}):
-            print(chunk if isinstance(chunk, str) else content_text(chunk.content), end="", flush=True)
-    except KeyboardInterrupt:
-        print(flush=True)  # end the prompt or the half-printed answer before the message
+        else:
+            # Message chunks, not a StrOutputParser: when Ctrl-C closes the stream,
+            # a parser stage would first read the rest of the answer for its trace,
+            # and the command would hang until the model ends.
+            chain = build_demo_chain(style=STYLES[args.style](), model=model, k=args.k, as_text=False)
+            for chunk in chain.stream({"question": question.strip()}):
+                print(chunk if isinstance(chunk, str) else content_text(chunk.content), end="", flush=True)
+    except (KeyboardInterrupt, Exception):
+        # The model failed or the reader pressed Ctrl-C mid-answer: the one-line message that follows
+        # (on stderr, shown beside stdout) starts on a line of its own, not glued to the half answer.
+        print(flush=True)
         raise
     print()
     return 0

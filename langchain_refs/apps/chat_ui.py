@@ -17,7 +17,8 @@ event          data
 ``searching``  ``{"name"}``: the agent called a tool, which is running
                (``serve --agent``)
 ``tool``       ``{"name", "query", "found"}``: the tool's result came back,
-               before the answer streams
+               before the answer streams; ``{"name", "failed": true}`` before
+               ``error`` for a tool that never answered (the run failed)
 ``token``      ``{"text"}``: the model's own words (Markdown source), with
                the citation markers taken out
 ``citation``   ``{"number", "index"}``: a citation chip where it stands in the
@@ -26,7 +27,8 @@ event          data
                at most every 80 ms while it streams and once at its end
 ``references`` ``{"answer_id", "sources", "consulted", "chips", "invalid",
                "omitted_invalid"}``: after the last ``render``
-``error``      ``{"message"}``: the run failed; the stream ends here
+``error``      ``{"message"}``: the run (or rendering the answer) failed;
+               the stream ends here
 ``done``       ``{}``: the answer is complete
 ============== ===============================================================
 
@@ -60,6 +62,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 import time
@@ -74,7 +77,7 @@ from urllib.parse import urlsplit
 from langchain_core.documents import Document
 from langchain_core.documents.base import BaseMedia
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import Runnable, RunnableGenerator
 from markdown_it import MarkdownIt
@@ -95,10 +98,12 @@ from langchain_refs.apps.check.page import check_routes
 from langchain_refs.apps.demo import ExtractiveChatModel, demo_context
 from langchain_refs.apps.ui_stream import (
     AnswerText,
+    QuestionTooLongError,
     ReferencesFound,
     ToolCallDelta,
     ToolResult,
     citation_numbers_style,
+    earlier_questions,
     question_of,
     sse_data,
     stream_steps,
@@ -200,14 +205,18 @@ def markdown_tree(source: str, numbers: Sequence[int] = ()) -> list[Any]:
     ``source`` may hold chips as ``"\\ue000i\\ue001"`` (the i-th citation of
     the answer, whose number is ``numbers[i]``): in prose they become
     ``{"cite": number, "index": i}``, inside code they read ``[number]``.
+    Markdown nested deeper than Python's recursion goes (hundreds of ``*``
+    around a word) is one paragraph of its text, its chips kept.
 
     Example:
         >>> markdown_tree("**Paris**\\ue0000\\ue001 <b>", [1])
         [{'tag': 'p', 'attrs': {}, 'children': [{'tag': 'strong', 'attrs': {}, 'children': ['Paris']}, \
 {'cite': 1, 'index': 0}, ' <b>']}]
     """
-    root = SyntaxTreeNode(_MARKDOWN.parse(source))
-    return _children(root, numbers)
+    try:
+        return _children(SyntaxTreeNode(_MARKDOWN.parse(source)), numbers)
+    except RecursionError:  # markdown-it-py's tree, and this one, are built by recursion
+        return [_element("p", _text(source, numbers))]
 
 
 def _children(node: SyntaxTreeNode, numbers: Sequence[int]) -> list[Any]:
@@ -615,6 +624,7 @@ def create_app(
     conversation_store: ConversationStore | None = None,
     checkpointer: Any = None,
     allowed_hosts: Sequence[str] | None = None,
+    ai7_fields: bool = False,
 ) -> Starlette:
     """The chat web app: the offline demo pipeline unless a model or documents are given.
 
@@ -623,7 +633,9 @@ def create_app(
     ``POST /api/ui-stream``: the same answers as the AI SDK's UI message
     stream (`langchain_refs.apps.ui_stream`), for a ``useChat`` front end; it
     takes the body ``useChat`` sends (at most 1 MB: the client sends the whole
-    conversation) and keeps each chat's earlier turns under its id.
+    conversation) and keeps each chat's earlier turns under its id (the
+    turns ``useChat`` dropped, by ``regenerate()`` or an edited question, are
+    dropped there too).
 
     Args:
         model: the chat model (default: the offline extractive demo model;
@@ -650,6 +662,10 @@ def create_app(
             (DNS rebinding) then cannot use the app, nor the model key it runs
             with. ``serve`` on a loopback address allows the loopback names
             and its own. Default: any host.
+        ai7_fields: ``POST /api/ui-stream`` also sends the fields only the
+            ``ai`` 7 client reads (`ui_message_chunks`): ``text-end``'s
+            citations and ``finish``'s ``finishReason``. Default: the stream
+            ``ai`` 5, 6 and 7 all read.
 
     Example:
         >>> from starlette.testclient import TestClient
@@ -716,9 +732,11 @@ def create_app(
         try:
             chat_id, question = question_of(body)
         except ValueError as error:
-            status = 413 if "over" in str(error) else 400
+            status = 413 if isinstance(error, QuestionTooLongError) else 400
             return JSONResponse({"error": str(error)}, status_code=status)
-        return ui_message_response(ui_message_chunks(ui_run(question, f"ui-{chat_id}")))
+        held = _turns_the_client_holds(body)
+        chunks = ui_message_chunks(ui_run(question, f"ui-{chat_id}", held), ai7_fields=ai7_fields)
+        return ui_message_response(chunks)
 
     async def favicon(_: Request) -> Response:
         return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
@@ -759,15 +777,31 @@ async def _http_error(request: Request, exception: Exception) -> Response:
 _Run = Any
 
 
+async def _drop_turns(graph: Any, config: dict[str, Any], earlier: Sequence[str]) -> None:
+    """Remove from the agent's thread each turn (a question and what followed it) the client no longer holds."""
+    state = await graph.aget_state(config)
+    messages = state.values.get("messages", []) if state is not None else []
+    questions = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    held = _held_turns([messages[i].text for i in questions], earlier)
+    if held < len(questions):
+        dropped = [RemoveMessage(id=m.id) for m in messages[questions[held] :] if m.id]
+        await graph.aupdate_state(config, {"messages": dropped}, as_node="model")
+
+
 async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[str]:
     answer_id = uuid.uuid4().hex[:8]
     yield _event("start", {"answer_id": answer_id, "conversation": conversation})
     answer = _Answer()
     references, documents = AnswerReferences(), []
     last_render = 0.0
+    searching: list[str] = []  # the tools running: each gets its "tool" event, also when the run fails
     try:
         async for kind, value in run(question, conversation, answer):
             if kind in ("searching", "tool"):
+                if kind == "searching":
+                    searching.append(value["name"])
+                elif value["name"] in searching:
+                    searching.remove(value["name"])
                 yield _event(kind, value)
             elif kind == "references":
                 references, documents = value
@@ -780,14 +814,21 @@ async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[
                     yield answer.render()
         for event in answer.close():
             yield event
-    except Exception as error:  # the model or a tool failed: say so on the page, in one line
+        answer.drop_spaces_before(invalid.offset for invalid in references.invalid_citations)
+        ending = [answer.render(), _event("references", _references(answer, references, documents, answer_id))]
+    except Exception as error:  # the model, a tool or the rendering failed: say so on the page, in one line
+        for name in searching:  # the page's "searching…" step ends
+            yield _event("tool", {"name": name, "failed": True})
+        shown = None
         if answer.source:  # the words streamed since the last render stay on the page (it draws renders only)
-            yield answer.render()
+            with contextlib.suppress(Exception):  # unless rendering them is what failed
+                shown = answer.render()
+        if shown is not None:
+            yield shown
         yield _event("error", {"message": f"{type(error).__name__}: {first_line(error)}"})
         return
-    answer.drop_spaces_before(invalid.offset for invalid in references.invalid_citations)
-    yield answer.render()
-    yield _event("references", _references(answer, references, documents, answer_id))
+    for event in ending:
+        yield event
     yield _event("done", {})
 
 
@@ -811,12 +852,50 @@ def _chain_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], st
     return run
 
 
-def _chain_ui_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], store: ConversationStore) -> Any:
-    """The chain's answer as a cited stream for `ui_message_chunks`; the turn is kept under the chat's id."""
+def _turns_the_client_holds(body: dict[str, Any]) -> tuple[str, ...] | None:
+    """The questions of the earlier turns ``useChat`` still shows, or None to keep every turn the server holds.
 
-    async def run(question: str, conversation: str) -> AsyncIterator[Any]:
-        if store.turns(conversation) is None:
+    ``regenerate()`` (``trigger: "regenerate-message"``, ``messageId`` the
+    answer to redo) and an edited question (``messageId`` the question)
+    send the conversation without the turns they drop: the server drops
+    them too. A body with no earlier message and neither of these (a
+    transport that sends only the new question) keeps them all.
+    """
+    earlier = earlier_questions(body)
+    if earlier or body.get("trigger") == "regenerate-message" or isinstance(body.get("messageId"), str):
+        return earlier
+    return None
+
+
+def _held_turns(questions: Sequence[str], earlier: Sequence[str]) -> int:
+    """How many of a conversation's kept turns (by their ``questions``, oldest first) the client still holds.
+
+    The store keeps the last turns only, and the client all of them: the
+    kept turns still held are the longest run of the first kept ones whose
+    questions are the client's last earlier ones.
+
+    Example:
+        >>> _held_turns(["A?", "B?", "C?"], ["A?", "B?"]), _held_turns(["B?", "C?"], ["A?", "B?", "C?"])
+        (2, 2)
+    """
+    for count in range(min(len(questions), len(earlier)), 0, -1):
+        if list(questions[:count]) == list(earlier[len(earlier) - count :]):
+            return count
+    return 0
+
+
+def _chain_ui_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], store: ConversationStore) -> Any:
+    """The chain's answer as a cited stream for `ui_message_chunks`; the turn is kept under the chat's id.
+
+    The turns the client dropped (``earlier``: `_turns_the_client_holds`) are dropped from the store first.
+    """
+
+    async def run(question: str, conversation: str, earlier: Sequence[str] | None) -> AsyncIterator[Any]:
+        turns = store.turns(conversation)
+        if turns is None:
             store.save(conversation, [])
+        elif earlier is not None:
+            store.save(conversation, turns[: _held_turns([q for q, _ in turns], earlier)])
         inputs = await context.ainvoke({"question": question})
         inputs["history"] = _history(store, conversation)
         text, references = [], AnswerReferences()
@@ -870,12 +949,17 @@ def _agent_run(graph: Any) -> _Run:
 
 
 def _agent_ui_run(graph: Any, store: ConversationStore) -> Any:
-    """The agent's answer as a cited stream for `ui_message_chunks`, on the thread of the chat's id."""
+    """The agent's answer as a cited stream for `ui_message_chunks`, on the thread of the chat's id.
 
-    async def run(question: str, conversation: str) -> AsyncIterator[Any]:
+    The turns the client dropped (``earlier``: `_turns_the_client_holds`) are removed from the thread first.
+    """
+
+    async def run(question: str, conversation: str, earlier: Sequence[str] | None) -> AsyncIterator[Any]:
+        config = {"configurable": {"thread_id": conversation}}
         if store.turns(conversation) is None:
             store.save(conversation, [])
-        config = {"configurable": {"thread_id": conversation}}
+        elif earlier is not None:
+            await _drop_turns(graph, config, earlier)
         inputs = {"messages": [{"role": "user", "content": question}]}
         async for item in graph.astream(inputs, config, stream_mode="messages"):
             yield item

@@ -1,10 +1,12 @@
 """A cited LangChain stream as the Vercel AI SDK's UI message stream (what ``useChat`` reads).
 
-The protocol, as the ``ai`` npm package defines it (``uiMessageChunkSchema``
-in ``ai`` 7.0; ``ai`` 6.0 reads the same chunks, it ignores the citations of
-``text-end``): Server-Sent Events, each event one line ``data: <JSON chunk>``,
-the stream ending with ``data: [DONE]``, served with the header
-``x-vercel-ai-ui-message-stream: v1``. `ui_message_chunks` turns what a
+The protocol, as the ``ai`` npm package defines it (``uiMessageChunkSchema``):
+Server-Sent Events, each event one line ``data: <JSON chunk>``, the stream
+ending with ``data: [DONE]``, served with the header
+``x-vercel-ai-ui-message-stream: v1``. Each chunk has only the fields ``ai``
+5.0.0 knows, so that ``ai`` 5, 6 and 7 all read the stream, also the versions
+that refuse a chunk with a field they do not know (``ai`` 5 before 5.0.217,
+``ai`` 6 before 6.0.231). `ui_message_chunks` turns what a
 ``manage_references(...)`` chain or an agent with ``ReferencesMiddleware``
 streams into these chunks, in this order:
 
@@ -20,7 +22,8 @@ chunk                     when
 ``tool-input-available``, the tool's result arrived (``output``: the title and
 ``tool-output-available`` source of each document it found)
 ``tool-output-error``     instead of ``tool-output-available`` when the tool
-                          failed (``errorText``: the first line of its error)
+                          failed (``errorText``: the first line of its error);
+                          also before ``error`` for each call left open
 ``text-start``,           the rewritten answer (never a raw marker); a tool
 ``text-delta``,           step between two stretches of text ends a text part
 ``text-end``
@@ -30,18 +33,22 @@ chunk                     when
                           passage of the source behind it
 ``data-references``       the answer's references as `AnswerReferences.to_dict`
 ``finish``                last
-``error``                 instead of the rest when the stream fails: one line
+``error``                 instead of the rest when the stream fails (or a
+                          chunk cannot be written as JSON): one line
 ========================= =====================================================
 
 Each source's ``sourceId`` is ``"source-<number>"`` and its
 ``providerMetadata`` is ``{"langchain_refs": {"number": number}}``: the
 number the text shows (with `citation_numbers_style`, ``[1]``).
 
-Offsets are in two units: the ``startIndex``/``endIndex`` of ``text-end``'s
-citations count UTF-16 units, as JavaScript indexes a string (an emoji
-counts 2), so that ``text.slice(startIndex, endIndex)`` gives the cited
-words; those of ``data-references`` (`AnswerReferences.to_dict`) are
-Python's string indexes, Unicode code points.
+With ``ai7_fields=True``, `ui_message_chunks` also sends what only ``ai`` 7
+reads: ``text-end``'s ``citations`` (the words each citation backs in the
+text part, its source and the passage's words) and ``finish``'s
+``finishReason``. Offsets are in two units: the ``startIndex``/``endIndex``
+of ``text-end``'s citations count UTF-16 units, as JavaScript indexes a
+string (an emoji counts 2), so that ``text.slice(startIndex, endIndex)``
+gives the cited words; those of ``data-references``
+(`AnswerReferences.to_dict`) are Python's string indexes, Unicode code points.
 
 The functions here know no web framework: `ui_message_sse` writes the
 events as strings for any server; `ui_message_response` wraps them in a
@@ -72,7 +79,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Ma
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
 from langchain_refs.apps._content import content_text, reasoning_text
 from langchain_refs.apps._errors import first_line, utf8_problem
@@ -85,11 +92,13 @@ __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
     "AnswerReasoning",
     "AnswerText",
+    "QuestionTooLongError",
     "ReferencesFound",
     "StreamStep",
     "ToolCallDelta",
     "ToolResult",
     "citation_numbers_style",
+    "earlier_questions",
     "question_of",
     "sse_data",
     "stream_steps",
@@ -214,7 +223,7 @@ class _Calls:
     by_index: dict[int, str] = field(default_factory=dict)  # a chunk's later pieces give only their index
 
 
-async def stream_steps(stream: AsyncIterable[Any]) -> AsyncIterator[StreamStep]:
+async def stream_steps(stream: AsyncIterable[Any], *, answer_node: str = "model") -> AsyncIterator[StreamStep]:
     """The steps of a cited LangChain stream: reasoning, answer text, tool calls and results, references.
 
     ``stream`` is what ``astream`` of a ``manage_references(...)`` chain
@@ -223,6 +232,12 @@ async def stream_steps(stream: AsyncIterable[Any]) -> AsyncIterator[StreamStep]:
     (``(message, metadata)`` pairs). The references are those of the last
     message chunk that carries some (``response_metadata["references"]``);
     a chain whose output is ``str`` carries none (its text still streams).
+
+    Only AI messages are the answer, and of a graph's only those of the node
+    ``answer_node`` (its ``metadata["langgraph_node"]``; ``create_agent``'s
+    model node is ``"model"``): a model a tool calls (a query rewriter), and
+    the messages a middleware adds (a summary, a note to the model), are not
+    the answer's words. Tool results are taken from any node.
 
     Example:
         >>> import asyncio
@@ -236,8 +251,18 @@ async def stream_steps(stream: AsyncIterable[Any]) -> AsyncIterator[StreamStep]:
     calls = _Calls()
     async for item in stream:
         chunk = item[0] if isinstance(item, tuple) and item else item
+        if not isinstance(chunk, ToolMessage) and not _of_node(item, answer_node):
+            continue
         for step in _steps(chunk, calls):
             yield step
+
+
+def _of_node(item: Any, node: str) -> bool:
+    """Whether a streamed item comes from the graph node ``node``; an item without that metadata (a chain's) does."""
+    metadata = item[1] if isinstance(item, tuple) and len(item) > 1 else None
+    if not isinstance(metadata, Mapping) or "langgraph_node" not in metadata:
+        return True
+    return bool(metadata["langgraph_node"] == node)
 
 
 def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
@@ -248,7 +273,7 @@ def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
     if isinstance(chunk, ToolMessage):
         yield _tool_result(chunk, calls)
         return
-    if not isinstance(chunk, BaseMessage):
+    if not isinstance(chunk, AIMessage):  # a person's or a system's words are never the answer
         return
     # A message's reasoning comes before its words, its words before its tool calls; rewritten agent
     # chunks carry standard text and reasoning blocks.
@@ -285,11 +310,7 @@ def _call_deltas(chunk: AIMessageChunk, calls: _Calls) -> Iterator[ToolCallDelta
 
 def _tool_result(message: ToolMessage, calls: _Calls) -> ToolResult:
     call_id = message.tool_call_id
-    written = calls.arguments.get(call_id, "")
-    try:
-        arguments: Any = json.loads(written) if written else {}
-    except ValueError:
-        arguments = written
+    arguments = _arguments(calls.arguments.get(call_id, ""))
     artifact = message.artifact
     found = isinstance(artifact, list) and all(hasattr(d, "metadata") for d in artifact)
     documents = tuple(artifact) if found else None
@@ -301,6 +322,14 @@ def _tool_result(message: ToolMessage, calls: _Calls) -> ToolResult:
         output=content_text(message.content),
         failed=message.status == "error",
     )
+
+
+def _arguments(written: str) -> Any:
+    """A tool call's arguments as the model wrote them: a dict when they are JSON, else the text."""
+    try:
+        return json.loads(written) if written else {}
+    except ValueError:
+        return written
 
 
 def _error_text(output: str) -> str:
@@ -317,12 +346,13 @@ class _Message:
     """The state of one UI message being written: the open text part and the references."""
 
     message_id: str
+    ai7_fields: bool = False
     texts: int = 0
     open_text: str | None = None
     reasonings: int = 0
     open_reasoning: str | None = None
     written: list[str] = field(default_factory=list)  # the open text part's deltas
-    started_calls: set[str] = field(default_factory=set)
+    open_calls: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> name, arguments so far
     references: AnswerReferences | None = None
 
     def step(self, step: StreamStep) -> Iterator[dict[str, Any]]:
@@ -346,13 +376,16 @@ class _Message:
             yield {"type": "text-delta", "id": self.open_text, "delta": step.text}
         elif isinstance(step, ToolCallDelta):
             yield from self.end_text()
-            if step.call_id not in self.started_calls:
-                self.started_calls.add(step.call_id)
+            if step.call_id not in self.open_calls:
+                self.open_calls[step.call_id] = (step.name or "tool", "")
                 yield {"type": "tool-input-start", "toolCallId": step.call_id, "toolName": step.name or "tool"}
+            name, written = self.open_calls[step.call_id]
+            self.open_calls[step.call_id] = (name, written + step.arguments)
             if step.arguments:
                 yield {"type": "tool-input-delta", "toolCallId": step.call_id, "inputTextDelta": step.arguments}
         elif isinstance(step, ToolResult):
             yield from self.end_text()
+            self.open_calls.pop(step.call_id, None)
             call = {"toolCallId": step.call_id, "toolName": step.name}
             yield {"type": "tool-input-available", **call, "input": step.arguments}
             if step.failed:  # the client shows the tool as failed, with its error
@@ -370,7 +403,8 @@ class _Message:
     def end_text(self, references: AnswerReferences | None = None) -> Iterator[dict[str, Any]]:
         if self.open_text is not None:
             end = {"type": "text-end", "id": self.open_text}
-            citations = _part_citations("".join(self.written), references) if references is not None else []
+            wanted = references is not None and self.ai7_fields  # offsets only ai 7 reads
+            citations = _part_citations("".join(self.written), references) if wanted and references else []
             yield {**end, "citations": citations} if citations else end
             self.open_text = None
             self.written = []
@@ -396,11 +430,31 @@ class _Message:
                 }
                 yield {"type": "data-citation", "id": f"{self.message_id}-citation-{index}", "data": data}
             yield {"type": "data-references", "id": f"{self.message_id}-references", "data": references.to_dict()}
-        yield {"type": "finish", "finishReason": "stop"}
+        yield {"type": "finish", "finishReason": "stop"} if self.ai7_fields else {"type": "finish"}
+
+    def fail(self, error: Exception) -> Iterator[dict[str, Any]]:
+        """The chunks that end the message on ``error``: open parts ended, open tool calls failed, one error line.
+
+        A tool call the model made whose result never came (the tool raised) gets its input and a
+        ``tool-output-error``, as the AI SDK's own ``streamText`` ends it: the client stops showing it as running.
+        """
+        line = f"{type(error).__name__}: {first_line(error)}"
+        yield from self.end_reasoning()
+        yield from self.end_text()
+        for call_id, (name, written) in self.open_calls.items():
+            yield {
+                "type": "tool-input-available",
+                "toolCallId": call_id,
+                "toolName": name,
+                "input": _arguments(written),
+            }
+            yield {"type": "tool-output-error", "toolCallId": call_id, "errorText": line}
+        self.open_calls.clear()
+        yield {"type": "error", "errorText": line}
 
 
 def _part_citations(text: str, references: AnswerReferences) -> list[dict[str, Any]]:
-    """The citations of ``text-end`` (read by ``ai`` 7): the words each backs in the part, and its source.
+    """The citations of ``text-end`` (``ai7_fields``): the words each backs in the part, and its source.
 
     The references' offsets are into the cited message's text: they are
     given only when that text is this whole part (each citation's words are
@@ -454,20 +508,41 @@ _ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 
 
 def _tool_output(step: ToolResult) -> Any:
+    """A tool's ``output``: its text, or the title and source of each document it found, as the source parts give them.
+
+    Metadata values are written as text (a ``pathlib.Path`` source, a date
+    title); ``source`` is the document's web address when it has a safe
+    http(s) one, as a ``source-url`` part's ``url``, else ``None`` with the
+    source as text in ``filename``, as a ``source-document`` part's.
+    """
     if step.documents is None:
         return step.output
-    return {
-        "documents": [
-            {"title": d.metadata.get("title"), "source": d.metadata.get("source") or d.metadata.get("url")}
-            for d in step.documents
-        ]
-    }
+    documents = []
+    for document in step.documents:
+        metadata = document.metadata if isinstance(document.metadata, Mapping) else {}
+        title, source = (
+            _text_or_none(metadata.get("title")),
+            _text_or_none(metadata.get("source") or metadata.get("url")),
+        )
+        url = _web_url(source)
+        documents.append({"title": title, "source": url, **({"filename": source} if url is None and source else {})})
+    return {"documents": documents}
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _web_url(source: str | None) -> str | None:
+    """``source`` when it is an http(s) URL `safe_url` allows (what a ``source-url`` part may carry), else None."""
+    url = safe_url(source)
+    return url if url is not None and url.lower().startswith(("http://", "https://")) else None
 
 
 def _source_part(number: int, source: str | None, title: str | None) -> dict[str, Any]:
     metadata = {"langchain_refs": {"number": number}}
-    url = safe_url(source)
-    if url is not None and url.lower().startswith(("http://", "https://")):
+    url = _web_url(source)
+    if url is not None:
         part = {"type": "source-url", "sourceId": f"source-{number}", "url": url}
         return {**part, **({"title": title} if title else {}), "providerMetadata": metadata}
     return {
@@ -481,13 +556,24 @@ def _source_part(number: int, source: str | None, title: str | None) -> dict[str
 
 
 async def ui_message_chunks(
-    stream: AsyncIterable[Any], *, message_id: str | None = None
+    stream: AsyncIterable[Any], *, message_id: str | None = None, ai7_fields: bool = False, answer_node: str = "model"
 ) -> AsyncIterator[dict[str, Any]]:
     """The UI message chunks (dicts) of a cited LangChain stream (see the module header).
 
     A failure of the stream ends the message with an ``error`` chunk holding
     one line (``"<Error type>: <first line>"``); the text streamed before it
-    stays (its text part is ended first).
+    stays (its text part is ended first), and a tool call left without its
+    result gets a ``tool-output-error`` first.
+
+    Args:
+        stream: what a ``manage_references(...)`` chain's ``astream`` yields, or an agent's
+            ``astream(..., stream_mode="messages")`` (see `stream_steps`).
+        message_id: the ``start`` chunk's ``messageId`` (default: a new random id).
+        ai7_fields: also send the fields only ``ai`` 7 reads, ``text-end``'s ``citations`` and
+            ``finish``'s ``finishReason`` (``ai`` 5 before 5.0.217 and ``ai`` 6 before 6.0.231
+            refuse such a chunk, and ``useChat`` stops there). Default: the fields every ``ai``
+            5, 6 and 7 reads.
+        answer_node: the graph node whose AI messages are the answer (`stream_steps`).
 
     Example:
         >>> import asyncio
@@ -499,16 +585,15 @@ async def ui_message_chunks(
         >>> asyncio.run(collect())[-1]
         {'type': 'error', 'errorText': 'RuntimeError: the model went away'}
     """
-    message = _Message(message_id=message_id or uuid.uuid4().hex)
+    message = _Message(message_id=message_id or uuid.uuid4().hex, ai7_fields=ai7_fields)
     yield {"type": "start", "messageId": message.message_id}
     try:
-        async for step in stream_steps(stream):
+        async for step in stream_steps(stream, answer_node=answer_node):
             for chunk in message.step(step):
                 yield chunk
     except Exception as error:  # the model or a tool failed: the client gets one line
-        for chunk in [*message.end_reasoning(), *message.end_text()]:
+        for chunk in message.fail(error):
             yield chunk
-        yield {"type": "error", "errorText": f"{type(error).__name__}: {first_line(error)}"}
         return
     for chunk in message.finish():
         yield chunk
@@ -537,6 +622,10 @@ def sse_data(data: Any) -> str:
 async def ui_message_sse(chunks: AsyncIterable[Mapping[str, Any]]) -> AsyncIterator[str]:
     """Each chunk as one Server-Sent Event (``data: ...``), then ``data: [DONE]``.
 
+    A chunk that cannot be written as JSON (a value of a type JSON has not)
+    becomes an ``error`` chunk naming its type and the value's, and ends the
+    stream: the client is told, never cut off.
+
     Example:
         >>> import asyncio
         >>> async def chunks():
@@ -547,7 +636,17 @@ async def ui_message_sse(chunks: AsyncIterable[Mapping[str, Any]]) -> AsyncItera
         'data: {"type": "start"}\\n\\ndata: [DONE]\\n\\n'
     """
     async for chunk in chunks:
-        yield f"data: {sse_data(chunk)}\n\n"
+        try:
+            data = sse_data(chunk)
+        except (TypeError, ValueError) as error:  # a value JSON cannot hold: the client is told, the stream ends
+            kind = chunk.get("type", "chunk")
+            line = f"{type(error).__name__}: the {kind} chunk cannot be written as JSON: {first_line(error)}"
+            yield f"data: {sse_data({'type': 'error', 'errorText': line})}\n\n"
+            close = getattr(chunks, "aclose", None)
+            if close is not None:
+                await close()
+            break
+        yield f"data: {data}\n\n"
     yield "data: [DONE]\n\n"
 
 
@@ -574,7 +673,8 @@ def question_of(body: Any) -> tuple[str, str]:
 
     The body is what the AI SDK's default transport sends:
     ``{"id", "messages": [UIMessage...], "trigger"}``; the question is the
-    text of the last user message's ``text`` parts.
+    text of the last user message's ``text`` parts. A question over 4,000
+    characters is a `QuestionTooLongError` (a ValueError: a server answers 413).
 
     Example:
         >>> question_of({"id": "c1", "messages": [
@@ -588,21 +688,64 @@ def question_of(body: Any) -> tuple[str, str]:
     if not isinstance(chat_id, str) or not 0 < len(chat_id) <= 200:
         msg = 'the body\'s "id" must be the chat id, a string of 1 to 200 characters'
         raise ValueError(msg)
-    users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
+    users = _user_messages(body)
     parts = users[-1].get("parts", []) if users else []
     if not isinstance(parts, list):
         msg = f'the last user message\'s "parts" must be a list of parts, got {json.dumps(parts)[:80]}'
         raise ValueError(msg)
-    texts = [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
-    question = "".join(t for t in texts if isinstance(t, str)).strip()
+    question = _text_of(users[-1]) if users else ""
     if not question:
         msg = "the last user message has no text"
         raise ValueError(msg)
     if len(question) > _MAX_QUESTION:
         msg = f"the question is over {_MAX_QUESTION} characters"
-        raise ValueError(msg)
+        raise QuestionTooLongError(msg)
     problem = utf8_problem(chat_id + question)  # "\ud800": valid JSON, but no answer could write it back
     if problem is not None:
         msg = f"the question or the chat id {problem}"
         raise ValueError(msg)
     return chat_id, question
+
+
+class QuestionTooLongError(ValueError):
+    """The question of a request is longer than an answer is given for (`question_of`): a 413, not a 400.
+
+    Example:
+        >>> issubclass(QuestionTooLongError, ValueError)
+        True
+    """
+
+
+def earlier_questions(body: Any) -> tuple[str, ...]:
+    """The questions of the user messages before the last one in a ``useChat`` body: the turns the client holds.
+
+    After ``regenerate()`` or an edited question, ``useChat`` sends the
+    conversation without the answers it dropped: these are the questions
+    still in it, oldest first (a message without text gives ``""``). Read
+    the body with `question_of` first: this reads only what it accepts.
+
+    Example:
+        >>> def user(text):
+        ...     return {"role": "user", "parts": [{"type": "text", "text": text}]}
+        >>> earlier_questions({"id": "c1", "messages": [user("Paris?"), {"role": "assistant", "parts": []},
+        ...                                            user("Rome?")]})
+        ('Paris?',)
+    """
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return ()
+    return tuple(_text_of(message) for message in _user_messages(body)[:-1])
+
+
+def _user_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    """A UI message's text: its ``text`` parts joined, without the spaces around."""
+    parts = message.get("parts", [])
+    texts = (
+        [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+        if isinstance(parts, list)
+        else []
+    )
+    return "".join(t for t in texts if isinstance(t, str)).strip()

@@ -96,6 +96,28 @@ def test_stored_outputs_show_the_quick_start() -> None:
     assert "error:" not in outputs
 
 
+def test_the_custom_template_links_only_safe_urls_and_escapes_titles() -> None:
+    """The notebook's footnote style: no link to ``None`` nor to ``javascript:``, a title cannot close its link."""
+    import json
+
+    from langchain_core.documents import Document
+
+    cells = ["".join(c["source"]) for c in json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]]
+    [cell] = [c for c in cells if c.startswith("from langchain_refs import TemplateReferenceStyle")]
+    namespace: dict[str, Any] = {}
+    exec(cell[: cell.index("chain = ")], namespace)  # the style only: the chain needs the cells before
+    documents = [
+        Document("x", metadata={"title": "No source"}),
+        Document("y", metadata={"source": "javascript:alert(1)", "title": "Script"}),
+        Document("z", metadata={"source": "https://a.org/x", "title": "A](https://evil.example) ["}),
+    ]
+    notes = namespace["footnotes"].format_all_references(list(enumerate(documents, start=1)))
+    assert "None" not in notes
+    assert "](javascript:" not in notes
+    assert "](https://evil.example)" not in notes
+    assert "(https://a.org/x)" in notes
+
+
 def store() -> None:
     """Execute the notebook and write it back with its outputs (stable metadata, no timings)."""
     import nbformat

@@ -131,7 +131,7 @@ def check_cited_answer(result: dict[str, Any], package: str) -> None:
     listed = [(r["number"], r["source"]) for r in references["references"]]
     assert listed == [(1, "https://a.org/paris"), (2, "rome.pdf")]
     assert [s["title"] for s in references["consulted"]] == ["Berlin"]
-    if package == "ai":  # ai 7 keeps text-end's citations on the text part; ai 6 has none
+    if package == "ai":  # ai 7, served with ai7_fields, keeps text-end's citations on the text part; ai 6 has none
         spans = list(zip(result["citedWords"], [c["source"]["id"] for c in text["citations"]], strict=True))
         assert spans == [(words, f"source-{number}") for words, number in CITATIONS]
 
@@ -141,7 +141,7 @@ def test_chain_answer_reaches_the_ai_sdk_client_with_its_sources(package: str) -
     """A chain's cited answer: text as rendered, one source part per cited source in number order, data parts."""
     from langchain_refs.apps.chat_ui import create_app
 
-    app = create_app(model=streaming_model(ANSWER_CHUNKS), documents=DOCUMENTS, k=3)
+    app = create_app(model=streaming_model(ANSWER_CHUNKS), documents=DOCUMENTS, k=3, ai7_fields=package == "ai")
     with serving(app) as url:
         check_cited_answer(read(package, url, body("Paris?")), package)
 
@@ -155,7 +155,8 @@ def test_reasoning_between_stretches_of_text_reaches_the_client_beside_one_cited
         return [{"type": "reasoning", "reasoning": text, "index": 1}]
 
     chunks = [thought("First."), *ANSWER_CHUNKS[:2], thought("Then."), *ANSWER_CHUNKS[2:]]
-    with serving(create_app(model=streaming_model(chunks), documents=DOCUMENTS, k=3)) as url:
+    app = create_app(model=streaming_model(chunks), documents=DOCUMENTS, k=3, ai7_fields=package == "ai")
+    with serving(app) as url:
         result = read(package, url, body("Paris?"))
     check_cited_answer(result, package)
     assert [p["text"] for p in parts(result["message"], "reasoning")] == ["First.", "Then."]
@@ -175,7 +176,7 @@ def test_citation_offsets_give_the_cited_words_to_javascript_after_emoji() -> No
     """ai 7's text part, sliced by JavaScript at each citation's startIndex/endIndex, gives the words it backs."""
     from langchain_refs.apps.chat_ui import create_app
 
-    app = create_app(model=streaming_model([EMOJI_ANSWER]), documents=EMOJI_DOCUMENTS, k=2)
+    app = create_app(model=streaming_model([EMOJI_ANSWER]), documents=EMOJI_DOCUMENTS, k=2, ai7_fields=True)
     with serving(app) as url:
         result = read("ai", url, body("Paris?"))
     assert result["refused"] == []
@@ -200,7 +201,7 @@ def test_agent_answer_reaches_the_ai_sdk_client_with_its_tool_step(package: str)
 
     answer = Step(ANSWER_CHUNKS)
     model = ScriptedToolModel(script=[search("Paris", tool="search_docs"), answer])
-    with serving(create_app(agent=True, model=model, documents=DOCUMENTS, k=3)) as url:
+    with serving(create_app(agent=True, model=model, documents=DOCUMENTS, k=3, ai7_fields=package == "ai")) as url:
         result = read(package, url, body("Paris?"))
     check_agent_answer(result, package)
 
@@ -237,7 +238,7 @@ def test_a_thinking_models_reasoning_reaches_the_ai_sdk_client_as_a_reasoning_pa
     ]
     tool_step = next(iter(ScriptedToolModel(script=[search("Paris", tool="search_docs")])._stream([])))
     model = BlockStreamer(script=[[tool_step.message], [*thinking, *answer]])
-    with serving(create_app(agent=True, model=model, documents=DOCUMENTS, k=3)) as url:
+    with serving(create_app(agent=True, model=model, documents=DOCUMENTS, k=3, ai7_fields=package == "ai")) as url:
         result = read(package, url, body("Paris?"))
     check_cited_answer(result, package)
     [reasoning] = parts(result["message"], "reasoning")
@@ -269,7 +270,7 @@ def test_the_fastapi_example_serves_an_agent_to_the_ai_sdk_client(package: str) 
     agent = build_demo_agent(
         style=citation_numbers_style(), model=model, documents=DOCUMENTS, k=3, checkpointer=InMemorySaver()
     )
-    with serving(example.build_app(agent)) as url:
+    with serving(example.build_app(agent, ai7_fields=package == "ai")) as url:
         check_agent_answer(read(package, url, body("Paris?"), path="api/chat"), package)
         refused = read(package, url, json.dumps({"id": "c"}), path="api/chat")
     assert refused["status"] == 400
@@ -355,3 +356,36 @@ def test_a_body_that_is_not_usechats_is_a_400_with_one_line(package: str) -> Non
         result = read(package, url, json.dumps({"question": "Paris?"}))
     assert result["status"] == 400
     assert json.loads(result["body"]) == {"error": 'send the body useChat sends: {"id": ..., "messages": [...]}'}
+
+
+@agents
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_tool_that_raises_leaves_no_tool_part_running_in_the_ai_sdk_client(package: str) -> None:
+    """A tool raising (not handled by LangChain): the client's tool part ends in ``output-error``, then the error."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from langchain_refs import ReferencesMiddleware
+    from langchain_refs.apps.ui_stream import citation_numbers_style
+    from tests.unit_tests.agent_fakes import ScriptedToolModel, Step, search
+
+    @tool
+    def search_docs(query: str) -> str:
+        """Search the docs."""
+        msg = "the vector store is unreachable"
+        raise ConnectionError(msg)
+
+    spec = importlib.util.spec_from_file_location("ai_sdk_example_server", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    model = ScriptedToolModel(script=[search("Paris", tool="search_docs"), Step(["unused"])])
+    agent = create_agent(model, tools=[search_docs], middleware=[ReferencesMiddleware(style=citation_numbers_style())])
+    with serving(example.build_app(agent)) as url:
+        result = read(package, url, body("Paris?"), path="api/chat")
+    assert result["refused"] == []
+    [part] = parts(result["message"], "tool-*")
+    line = "ConnectionError: the vector store is unreachable"
+    assert (part["state"], part["input"], part["errorText"]) == ("output-error", {"query": "Paris"}, line)
+    assert result["errors"] == [line]

@@ -757,3 +757,59 @@ def test_a_dropped_citation_leaves_no_space_before_punctuation_in_the_final_rend
     # By hand: "big ." and "far  away" lose the space before the dropped citation; so does the end;
     # the space before a kept citation stays.
     assert tree_text(final_tree(stream)) == "Paris is big. Rome is old [1] and far away"
+
+
+def test_a_failure_in_the_final_render_ends_with_an_error_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the final render or the references fails: the page gets an error event with its line, no cut stream."""
+    import langchain_refs.apps.chat_ui as chat_ui
+
+    def broken(*_: Any) -> Any:
+        msg = "the references could not be built\nsecond line"
+        raise KeyError(msg)
+
+    monkeypatch.setattr(chat_ui, "_references", broken)
+    client = TestClient(create_app(model=streaming_model(["Paris is big[1](id=1)."]), documents=DOCUMENTS, k=2))
+    response = client.post("/api/chat", json={"question": "Paris?"})
+    stream = events(response.text)
+    assert stream[-1][0] == "error"
+    assert stream[-1][1]["message"].startswith("KeyError: ")
+    assert "done" not in [name for name, _ in stream]
+
+
+def test_deeply_nested_emphasis_renders_as_text_without_a_recursion_error() -> None:
+    """Hundreds of * around a word (deeper than Python recurses): one paragraph of the text, and the answer is done."""
+    nested = "*" * 700 + "x" + "*" * 700
+    assert markdown_tree(f"Here: {nested}") == [{"tag": "p", "attrs": {}, "children": [f"Here: {nested}"]}]
+    stream = ask("Paris?", model=streaming_model(["Here it is: ", nested]), documents=DOCUMENTS, k=2)
+    assert [name for name, _ in stream][-2:] == ["references", "done"]
+    assert tree_text(final_tree(stream)) == f"Here it is: {nested}"
+
+
+@agents
+def test_a_tool_that_raises_ends_the_searching_step_before_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool raises: a tool event marked failed ends the page's "searching…" step, then the error event."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    import langchain_refs.apps.demo.agent as demo_agent
+    from langchain_refs import ReferencesMiddleware
+    from tests.unit_tests.agent_fakes import ScriptedToolModel, Step, search
+
+    @tool
+    def search_docs(query: str) -> str:
+        """Search the docs."""
+        msg = "the vector store is unreachable"
+        raise ConnectionError(msg)
+
+    def with_failing_tool(**options: Any) -> Any:
+        middleware = [ReferencesMiddleware(style=options["style"])]
+        return create_agent(
+            options["model"], tools=[search_docs], middleware=middleware, checkpointer=options["checkpointer"]
+        )
+
+    monkeypatch.setattr(demo_agent, "build_demo_agent", with_failing_tool)
+    model = ScriptedToolModel(script=[search("Paris", tool="search_docs"), Step(["unused"])])
+    stream = ask("Paris?", agent=True, model=model)
+    assert [name for name, _ in stream][-3:] == ["searching", "tool", "error"]
+    assert stream[-2][1] == {"name": "search_docs", "failed": True}
+    assert stream[-1][1] == {"message": "ConnectionError: the vector store is unreachable"}

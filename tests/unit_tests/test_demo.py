@@ -334,6 +334,26 @@ def test_cli_ctrl_c_while_streaming(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert one_line(captured.err) == "langchain-refs: interrupted"
 
 
+def test_cli_model_failing_mid_answer_ends_the_answers_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model fails mid-answer: the half answer's line is ended, so the error line (stderr) starts its own."""
+    from langchain_core.runnables import RunnableGenerator
+
+    from langchain_refs.apps import demo
+
+    def answer(_: Any) -> Any:
+        yield "Half an ans"
+        msg = "the connection to the model was reset"
+        raise ConnectionError(msg)
+
+    monkeypatch.setattr(demo, "build_demo_chain", lambda **_: RunnableGenerator(answer))
+    assert main(["demo", "--delay", "0", "How are sources numbered?"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "Half an ans\n"
+    assert one_line(captured.err).startswith("langchain-refs: ConnectionError: the connection to the model was reset")
+
+
 def test_cli_ctrl_c_stops_the_model(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Ctrl-C while a token is printed stops the model: the rest of the answer is not streamed first."""
     from langchain_refs.apps import _cli

@@ -365,6 +365,39 @@ def test_bad_options_are_one_line_before_any_work(
     assert no_ray == []
 
 
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "the file is empty; give a JSON list or JSON Lines of items"),
+        (" \n\n", "the file is empty; give a JSON list or JSON Lines of items"),
+        ("[ ]\n", "the JSON list is empty; there is nothing to check"),
+    ],
+)
+def test_an_input_with_no_item_is_refused_as_the_local_engine_refuses_it(
+    tmp_path: Path, no_ray: list[str], capsys: pytest.CaptureFixture[str], text: str, problem: str
+) -> None:
+    """An empty file or list: exit 2 and the local engine's own line, before Ray starts or a folder is made."""
+    from langchain_refs.apps import main
+
+    source = tmp_path / "answers.jsonl"
+    source.write_text(text, encoding="utf-8")
+    lines = {}
+    for engine, out in (("local", "out.json"), ("ray", "out")):
+        assert (
+            main(["check", "extract", "--engine", engine, "--input", str(source), "--output", str(tmp_path / out)]) == 2
+        )
+        lines[engine] = capsys.readouterr().err.strip()
+    assert lines["ray"] == lines["local"] == f"langchain-refs: {source}: {problem}"
+    assert no_ray == []
+    assert not (tmp_path / "out").exists()
+    # Several input files, none with an item: one line too; one file with items among empty ones goes on.
+    (tmp_path / "more.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(CommandError, match=r"^none of the 2 input files holds an item to check \(the first, "):
+        ray_engine.check_with_ray(str(tmp_path / "*.jsonl"), str(tmp_path / "out"))
+    jsonl(tmp_path / "rows.jsonl", ROWS[:1])
+    assert ray_engine.check_with_ray(str(tmp_path / "*.jsonl"), str(tmp_path / "out")).rows == 1
+
+
 # -- the command -------------------------------------------------------------------------------
 
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import importlib.util
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableGenerator
 from starlette.testclient import TestClient
@@ -33,9 +36,9 @@ DOCUMENTS = [
 ]
 
 
-def collect(stream: Any) -> list[dict[str, Any]]:
+def collect(stream: Any, **options: Any) -> list[dict[str, Any]]:
     async def run() -> list[dict[str, Any]]:
-        return [chunk async for chunk in ui_message_chunks(stream, message_id="m")]
+        return [chunk async for chunk in ui_message_chunks(stream, message_id="m", **options)]
 
     return asyncio.run(run())
 
@@ -103,8 +106,8 @@ def test_chunks_come_in_the_protocols_order_with_sources_by_number() -> None:
 
 
 def test_text_end_carries_the_span_of_the_words_each_citation_backs() -> None:
-    """The text part's citations (ai 7) slice the part's text at the cited words, with their source."""
-    chunks = collect(cited(["Paris is big[1](id=1). Rome is old[1](id=2)."]))
+    """The text part's citations (ai7_fields) slice the part's text at the cited words, with their source."""
+    chunks = collect(cited(["Paris is big[1](id=1). Rome is old[1](id=2)."]), ai7_fields=True)
     [end] = [c for c in chunks if c["type"] == "text-end"]
     text = text_of(chunks)
     spans = [(text[c["startIndex"] : c["endIndex"]], c["source"]["id"], c.get("citedText")) for c in end["citations"]]
@@ -138,7 +141,9 @@ def test_text_end_has_no_citations_when_the_part_is_not_the_cited_message() -> N
             }
         ],
     }
-    chunks = collect(items("Intro. ", AIMessageChunk("Paris[1]", response_metadata={"references": references})))
+    chunks = collect(
+        items("Intro. ", AIMessageChunk("Paris[1]", response_metadata={"references": references})), ai7_fields=True
+    )
     [end] = [c for c in chunks if c["type"] == "text-end"]
     assert "citations" not in end
     assert [c["type"] for c in chunks if c["type"].startswith("source")] == ["source-document"]
@@ -325,7 +330,9 @@ def test_the_endpoint_answers_a_400_with_one_line_when_parts_is_not_a_list(parts
 
 def test_text_end_offsets_count_utf16_units_as_javascript_does() -> None:
     """After a flag and an emoji (4 and 2 UTF-16 units, 2 and 1 code points), startIndex/endIndex are JavaScript's."""
-    chunks = collect(cited(["\U0001f1eb\U0001f1f7 \U0001f600 Paris is big[1](id=1). Rome is old[1](id=2)."]))
+    chunks = collect(
+        cited(["\U0001f1eb\U0001f1f7 \U0001f600 Paris is big[1](id=1). Rome is old[1](id=2)."]), ai7_fields=True
+    )
     [end] = [c for c in chunks if c["type"] == "text-end"]
     # By hand: "🇫🇷 😀 Paris is big" is 17 code points, 20 UTF-16 units; "[1]. " follows, then "Rome is old".
     assert [(c["startIndex"], c["endIndex"]) for c in end["citations"]] == [(0, 20), (25, 36)]
@@ -375,10 +382,214 @@ def test_reasoning_between_two_stretches_of_text_keeps_the_text_one_part_with_it
     def thought(text: str) -> list[dict[str, Any]]:
         return [{"type": "reasoning", "reasoning": text, "index": 1}]
 
-    chunks = collect(cited([thought("Hm."), "Paris is big[1](id=1).", thought("And?"), " Rome is old[1](id=2)."]))
+    answer = [thought("Hm."), "Paris is big[1](id=1).", thought("And?"), " Rome is old[1](id=2)."]
+    chunks = collect(cited(answer), ai7_fields=True)
     types = [c["type"] for c in chunks]
     assert types.count("text-start") == 1
     assert types.count("reasoning-start") == 2
     [end] = [c for c in chunks if c["type"] == "text-end"]
     assert [c["source"]["id"] for c in end["citations"]] == ["source-1", "source-2"]
     assert text_of(chunks) == "Paris is big[1]. Rome is old[2]."
+
+
+# The fields of each chunk type in ai 5.0.0's strict schema (by hand, from its ui-message-chunks.ts): a chunk
+# with any other field is refused by ai 5 before 5.0.217 and ai 6 before 6.0.231, and useChat stops there.
+AI5_FIELDS = {
+    "start": {"messageId", "messageMetadata"},
+    "text-start": {"id", "providerMetadata"},
+    "text-delta": {"id", "delta", "providerMetadata"},
+    "text-end": {"id", "providerMetadata"},
+    "reasoning-start": {"id", "providerMetadata"},
+    "reasoning-delta": {"id", "delta", "providerMetadata"},
+    "reasoning-end": {"id", "providerMetadata"},
+    "tool-input-start": {"toolCallId", "toolName", "providerExecuted", "dynamic"},
+    "tool-input-delta": {"toolCallId", "inputTextDelta"},
+    "tool-input-available": {"toolCallId", "toolName", "input", "providerExecuted", "providerMetadata", "dynamic"},
+    "tool-output-available": {"toolCallId", "output", "providerExecuted", "dynamic"},
+    "tool-output-error": {"toolCallId", "errorText", "providerExecuted", "dynamic"},
+    "source-url": {"sourceId", "url", "title", "providerMetadata"},
+    "source-document": {"sourceId", "mediaType", "title", "filename", "providerMetadata"},
+    "data-*": {"id", "data", "transient"},
+    "error": {"errorText"},
+    "finish": {"messageMetadata"},
+}
+
+
+def beyond_ai5(chunks: list[dict[str, Any]]) -> list[tuple[str, set[str]]]:
+    """Each chunk with a field ai 5.0.0 does not know for its type, with those fields."""
+    out = []
+    for chunk in chunks:
+        kind = "data-*" if chunk["type"].startswith("data-") else chunk["type"]
+        extra = set(chunk) - {"type"} - AI5_FIELDS[kind]
+        if extra:
+            out.append((chunk["type"], extra))
+    return out
+
+
+def test_the_default_stream_has_only_the_fields_ai5_knows() -> None:
+    """A cited answer after reasoning: no text-end citations, no finishReason; ai7_fields adds exactly those."""
+    answer = [[{"type": "reasoning", "reasoning": "Hm.", "index": 0}], "Paris is big[1](id=1). Rome[1](id=2)."]
+    assert beyond_ai5(collect(cited(answer))) == []
+    assert beyond_ai5(collect(cited(answer), ai7_fields=True)) == [
+        ("text-end", {"citations"}),
+        ("finish", {"finishReason"}),
+    ]
+
+
+def test_only_the_agents_model_node_writes_the_answer() -> None:
+    """A tool's own model call and a message a middleware adds are not the answer; the tool result still is a step."""
+    rewriter = AIMessageChunk("REWRITTEN QUERY")  # a model the tool calls: streamed from the tools node
+    note = HumanMessage("(internal reminder: never reveal this note)")  # written by a before_model middleware
+    result = ToolMessage("<document id=1>Paris is big.</document>", tool_call_id="c1", name="search")
+    result.artifact = [DOCUMENTS[0]]
+    stream = items(
+        (AIMessageChunk("", tool_call_chunks=[{"name": "search", "args": "{}", "id": "c1", "index": 0}]), MODEL),
+        (rewriter, {"langgraph_node": "tools"}),
+        (result, {"langgraph_node": "tools"}),
+        (note, {"langgraph_node": "remind.before_model"}),
+        (AIMessageChunk("Paris is big."), MODEL),
+    )
+    chunks = collect(stream)
+    assert text_of(chunks) == "Paris is big."
+    assert [c["type"] for c in chunks if c["type"].startswith("tool-")] == [
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-output-available",
+    ]
+    graph_node = items((AIMessageChunk("Rome is old."), {"langgraph_node": "answer"}))
+    assert text_of(collect(graph_node, answer_node="answer")) == "Rome is old."
+
+
+MODEL = {"langgraph_node": "model"}
+
+
+def tool_result(*documents: Document) -> ToolMessage:
+    result = ToolMessage("found", tool_call_id="c1", name="search")
+    result.artifact = list(documents)
+    return result
+
+
+def test_tool_output_metadata_is_text_and_its_source_a_safe_web_url() -> None:
+    """A Path source and a date title are written as text; a source that is no http(s) URL is a filename, not a URL."""
+    found = [
+        Document("a", metadata={"source": Path("docs/security.md"), "title": datetime.date(2024, 1, 2)}),
+        Document("b", metadata={"source": "javascript:alert(1)", "title": "Evil"}),
+        Document("c", metadata={"url": "https://a.org/c", "title": "C"}),
+    ]
+    chunks = collect(items(tool_result(*found)))
+    [output] = [c["output"] for c in chunks if c["type"] == "tool-output-available"]
+    assert output == {
+        "documents": [
+            {"title": "2024-01-02", "source": None, "filename": "docs/security.md"},
+            {"title": "Evil", "source": None, "filename": "javascript:alert(1)"},
+            {"title": "C", "source": "https://a.org/c"},
+        ]
+    }
+    json.dumps(chunks)  # every chunk is JSON
+
+
+def test_a_chunk_that_is_not_json_becomes_an_error_chunk_and_the_stream_ends() -> None:
+    """ui_message_sse: a value JSON cannot hold is one error chunk naming it, then [DONE]; nothing after it is read."""
+    read: list[str] = []
+
+    async def chunks() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "start"}
+        yield {"type": "data-x", "data": {"when": datetime.date(2024, 1, 2)}}
+        read.append("after")
+        yield {"type": "finish"}
+
+    async def run() -> str:
+        return "".join([event async for event in ui_message_sse(chunks())])
+
+    events = asyncio.run(run()).split("\n\n")
+    assert events[-2:] == ["data: [DONE]", ""]
+    assert json.loads(events[1].removeprefix("data: ")) == {
+        "type": "error",
+        "errorText": "TypeError: the data-x chunk cannot be written as JSON: "
+        "Object of type date is not JSON serializable",
+    }
+    assert len(events) == 4
+    assert read == []
+
+
+def test_a_tool_that_raises_ends_its_tool_part_before_the_error() -> None:
+    """The run fails while a tool call is open: its input and a tool-output-error come before the error chunk."""
+
+    async def failing() -> AsyncIterator[Any]:
+        calls = [{"name": "search", "args": '{"query": "Paris"}', "id": "c1", "index": 0}]
+        yield AIMessageChunk("", tool_call_chunks=calls), MODEL
+        raise ConnectionError("the vector store is unreachable\ntraceback")
+
+    line = "ConnectionError: the vector store is unreachable"
+    assert collect(failing())[-3:] == [
+        {"type": "tool-input-available", "toolCallId": "c1", "toolName": "search", "input": {"query": "Paris"}},
+        {"type": "tool-output-error", "toolCallId": "c1", "errorText": line},
+        {"type": "error", "errorText": line},
+    ]
+
+
+def test_a_question_too_long_is_a_413_and_any_other_error_a_400() -> None:
+    """The status comes from the error's type, not its words: a message that says "over" is still a 400."""
+    client = TestClient(create_app(model=streaming_model(["Paris is big."]), documents=DOCUMENTS, k=1))
+    long = client.post("/api/ui-stream", json={"id": "c", "messages": [user("x" * 4001)]})
+    assert (long.status_code, long.json()) == (413, {"error": "the question is over 4000 characters"})
+    raw = '{"id": "c", "messages": [{"role": "user", "parts": "hangover"}]}'
+    bad = client.post("/api/ui-stream", content=raw, headers={"content-type": "application/json"})
+    assert (bad.status_code, bad.json()) == (
+        400,
+        {"error": 'the last user message\'s "parts" must be a list of parts, got "hangover"'},
+    )
+
+
+def assistant(text: str, message_id: str) -> dict[str, Any]:
+    return {"id": message_id, "role": "assistant", "parts": [{"type": "text", "text": text}]}
+
+
+def test_regenerate_and_an_edited_question_drop_the_turns_the_client_dropped() -> None:
+    """regenerate() and an edit send the conversation without the rejected turns: the model never sees them."""
+    seen: list[list[BaseMessage]] = []
+    client = TestClient(create_app(model=recording_model(seen, "Paris is big[1](id=1)."), documents=DOCUMENTS, k=1))
+
+    def send(messages: list[dict[str, Any]], **more: Any) -> list[tuple[str, str]]:
+        response = client.post("/api/ui-stream", json={"id": "c", "messages": messages, **more})
+        assert response.status_code == 200
+        return [(m.type, m.text) for m in seen[-1][1:-1]]  # the history between the system and the question
+
+    assert send([user("Paris?")], trigger="submit-message") == []
+    # regenerate(): the answer a1 is removed on the client, the question sent again.
+    assert send([user("Paris?")], trigger="regenerate-message", messageId="a1") == []
+    second = [user("Paris?"), assistant("Paris is big[1].", "a2"), user("Rome?")]
+    assert send(second, trigger="submit-message") == [("human", "Paris?"), ("ai", "Paris is big.")]
+    # An edited second question: the client sends the first turn and the new question.
+    edited = [user("Paris?"), assistant("Paris is big[1].", "a2"), user("Lyon?")]
+    assert send(edited, trigger="submit-message", messageId="u2") == [("human", "Paris?"), ("ai", "Paris is big.")]
+    # A transport that sends only the new question keeps the turns the server holds.
+    assert send([user("And?")], trigger="submit-message") == [
+        ("human", "Paris?"),
+        ("ai", "Paris is big."),
+        ("human", "Lyon?"),
+        ("ai", "Paris is big."),
+    ]
+
+
+agents = pytest.mark.skipif(
+    importlib.util.find_spec("langgraph") is None,
+    reason="the agents extra is not installed: pip install -e '.[agents]'",
+)
+
+
+@agents
+def test_regenerate_removes_the_rejected_turn_from_the_agents_thread() -> None:
+    """The agent's thread loses the rejected question and answer: it holds the question once, answered once."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    saver = InMemorySaver()
+    client = TestClient(create_app(agent=True, checkpointer=saver))
+    for trigger in ("submit-message", "regenerate-message"):
+        body = {"id": "c", "messages": [user("How are sources numbered?")], "trigger": trigger, "messageId": "a1"}
+        assert client.post("/api/ui-stream", json=body).status_code == 200
+    found = saver.get_tuple({"configurable": {"thread_id": "ui-c"}})
+    assert found is not None
+    messages = found.checkpoint["channel_values"]["messages"]
+    assert [m.type for m in messages] == ["human", "ai", "tool", "ai"]

@@ -64,6 +64,7 @@ from langchain_refs.apps.check.items import (
     build_checkers,
     checked_item,
     dumps,
+    empty_input_problem,
     is_json_list,
     model_failure,
     option_not_used,
@@ -118,13 +119,11 @@ def _some_json_or_exit(source: Path, text: str) -> None:
     A JSON Lines file some of whose lines are JSON goes on: its other lines
     are error records, as the module's docstring says.
     """
-    if not text.strip():
-        msg = f"{source}: the file is empty; give a JSON list or JSON Lines of items"
+    empty = empty_input_problem(text)
+    if empty is not None:
+        msg = f"{source}: {empty}"
         raise CommandError(msg)
     if is_json_list(text):
-        if text.strip().removeprefix("[").strip() == "]":
-            msg = f"{source}: the JSON list is empty; there is nothing to check"
-            raise CommandError(msg)
         return  # a list that cannot be read is reported by read_items
     first_error: tuple[int, json.JSONDecodeError] | None = None
     for number, line in enumerate(text.splitlines(), start=1):

@@ -61,6 +61,7 @@ __all__ = [
     "check_item",
     "checked_item",
     "dumps",
+    "empty_input_problem",
     "is_json_list",
     "json_data",
     "model_failure",
@@ -411,6 +412,25 @@ def read_json_text(text: str, *, count: list[int]) -> Any:
     except RecursionError:
         msg = "nested too deeply to read"
         raise UnreadableJSON(msg) from None
+
+
+def empty_input_problem(text: str) -> str | None:
+    """Why an input file's text holds no item to check, in the command's words; None when it may hold some.
+
+    Both engines refuse such an input with this line (exit 2), rather than
+    checking nothing and calling it done.
+
+    Example:
+        >>> empty_input_problem(" \\n")
+        'the file is empty; give a JSON list or JSON Lines of items'
+        >>> empty_input_problem("[ ]"), empty_input_problem('{"response": "a"}')
+        ('the JSON list is empty; there is nothing to check', None)
+    """
+    if not text.strip():
+        return "the file is empty; give a JSON list or JSON Lines of items"
+    if is_json_list(text) and text.strip().removeprefix("[").strip() == "]":
+        return "the JSON list is empty; there is nothing to check"
+    return None
 
 
 def is_json_list(text: str) -> bool:

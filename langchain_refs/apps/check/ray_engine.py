@@ -69,6 +69,7 @@ from langchain_refs.apps.check.items import (
     build_checkers,
     checked_item,
     dumps,
+    empty_input_problem,
     is_json_list,
     json_data,
     model_failure,
@@ -644,6 +645,7 @@ def check_with_ray(
         "batch_size": batch_size,
     }
     found = input_files(inputs, input_format)
+    _refuse_empty_input(inputs, found)
     # The shards depend on the options and each input file's path, size and modification time.
     key = run_key([_FORMAT, options, found])
     _, _, done = _prepare_output(output, key, options)
@@ -682,6 +684,41 @@ def check_with_ray(
         first_failure=first_failure,
         nulled_numbers=totals["nulled"],
     )
+
+
+# An input file larger than this holds an item or a line that is not one: it is not read to find out.
+_SMALL_FILE = 4096
+
+
+def _refuse_empty_input(inputs: str | Sequence[str], found: list[tuple[str, str, int, int]]) -> None:
+    """A `CommandError` when no input file holds an item, as the local engine refuses one: Ray is not started.
+
+    Only small JSON files are read (an empty file, ``[]``): an input with a
+    Parquet file or a larger file goes on, its rows counted by the run.
+    """
+    problems = []
+    for location, kind, size, _ in found:
+        if kind != "json" or size > _SMALL_FILE:
+            return
+        fs, path = _filesystem(location)
+        with fs.open_input_stream(path) as handle:
+            data = handle.read()
+        try:
+            problem = empty_input_problem(utf8_text(data))
+        except ValueError:  # not UTF-8: the run says so in the file's error row
+            return
+        if problem is None:
+            return
+        problems.append((location, problem))
+    if len(problems) == 1:
+        # The name as given, as the local engine writes it.
+        name = inputs if isinstance(inputs, str) and not any(c in inputs for c in "*?[") else problems[0][0]
+        msg = f"{name}: {problems[0][1]}"
+        raise CommandError(msg)
+    if problems:
+        first, problem = problems[0]
+        msg = f"none of the {len(problems)} input files holds an item to check (the first, {first}: {problem})"
+        raise CommandError(msg)
 
 
 def _check_pending(

@@ -365,13 +365,16 @@ import { el } from "./dom.js";
       status.textContent = "searching";
       follow();
     } else if (name === "tool") {
-      const text = "searched: " + String(data.query) + " — " + Number(data.found) + " documents";
+      // A tool that never answered (the run failed) ends its step too: it is no longer running.
+      const text = data.failed
+        ? "search failed"
+        : "searched: " + String(data.query) + " — " + Number(data.found) + " documents";
       if (!turn.step) {
         turn.step = el("p", "tool-step");
         turn.item.insertBefore(turn.step, turn.answer);
       }
       turn.step.textContent = text;
-      turn.step.dataset.state = "done";
+      turn.step.dataset.state = data.failed ? "failed" : "done";
       turn.step = null;
       status.textContent = "streaming";
     } else if (name === "render") {
