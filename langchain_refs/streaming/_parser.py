@@ -126,9 +126,9 @@ import enum
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import FunctionType
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import regex
 
@@ -168,9 +168,9 @@ def _native() -> bool:
 # The events' own __init__ (below): compiled, it stores each field straight into its slot, past the frozen
 # __setattr__ that Python callers meet (mypyc would otherwise run dataclasses' generated __init__, which
 # sets each field through object.__setattr__ in the interpreter: 20 times slower); in pure Python it sets
-# them as that generated __init__ does. Either way the instances are frozen (tests/unit_tests/test_compiled.py).
+# them through each slot's own setter (`_slot_setters`), past the frozen __setattr__ as that generated __init__
+# sets them, for half the cost. Either way the instances are frozen (tests/unit_tests/test_compiled.py).
 _NATIVE: Final = _native()
-_set: Final = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
@@ -188,7 +188,8 @@ class Text:
         if _NATIVE:
             self.text = text  # type: ignore[misc]
         else:
-            _set(self, "text", text)
+            # The slot's own setter: past the frozen __setattr__, as object.__setattr__, for half its cost.
+            _TEXT_SETTER[0](self, text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
@@ -218,10 +219,20 @@ class Marker:
             self.malformed = malformed  # type: ignore[misc]
             self.syntax = syntax  # type: ignore[misc]
         else:
-            _set(self, "raw", raw)
-            _set(self, "ids", ids)
-            _set(self, "malformed", malformed)
-            _set(self, "syntax", syntax)
+            set_raw, set_ids, set_malformed, set_syntax = _MARKER_SETTERS
+            set_raw(self, raw)
+            set_ids(self, ids)
+            set_malformed(self, malformed)
+            set_syntax(self, syntax)
+
+
+def _slot_setters(cls: type) -> tuple[Any, ...]:
+    """Each field slot's ``__set__``, of a slotted dataclass, in field order (pure Python only: compiled, none)."""
+    return () if _NATIVE else tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+
+
+_TEXT_SETTER: Final = _slot_setters(Text)
+_MARKER_SETTERS: Final = _slot_setters(Marker)
 
 
 Event = Text | Marker
@@ -497,6 +508,14 @@ class _MayComplete(enum.Enum):
 
 
 _MAY_COMPLETE: Final = _MayComplete.MAY_COMPLETE
+
+
+class _Unmatched(enum.Enum):
+    UNMATCHED = "unmatched"
+
+
+_UNMATCHED: Final = _Unmatched.UNMATCHED
+"""No marker asked for yet at a scan's first special character."""
 _DONE: Final = -1
 """Returned by a scan step that has used up the buffer."""
 
@@ -767,6 +786,22 @@ class CitationParser:
         if special >= 0:
             # Idle when declined: the buffer is the chunk alone, scanned in prose from its first special character.
             self._declined_at = -1
+            if self._id_only and text[special] == "[":
+                # The usual marker chunk: an ``[n](id=k)`` whole in it, nothing special after it. Settled as
+                # `_process` settles it (the opener's line has content; nothing after it changes the line state),
+                # without the scan; else the scan goes on from the match (not asked again).
+                marker = self._match_marker(text, special, final=False)
+                if marker is not None and marker is not _MAY_COMPLETE:
+                    after = special + len(marker.raw)
+                    if self._plain.search(text, after) is None:
+                        self._line_spaces = None
+                        self._before = text[-1]
+                        self._skips_plain = not self._reads_before
+                        events: list[Event] = [Text(text=text[:special]), marker] if special else [marker]
+                        if after < len(text):
+                            events.append(Text(text=text[after:]))
+                        return events
+                return self._process(text, final=False, special=special, matched=marker)
             return self._process(text, final=False, special=special)
         if self._mode is _Mode.PROSE and self._pending:
             # In prose, held text is a possible marker from its opener on,
@@ -858,11 +893,20 @@ class CitationParser:
 
     # -- the scan ----------------------------------------------------------
 
-    def _process(self, buf: str, *, final: bool, marker: Marker | None = None, special: int = -1) -> list[Event]:
+    def _process(
+        self,
+        buf: str,
+        *,
+        final: bool,
+        marker: Marker | None = None,
+        special: int = -1,
+        matched: Marker | _MayComplete | _Unmatched | None = _UNMATCHED,
+    ) -> list[Event]:
         """Scan ``buf`` (held text + new chunk) as far as it can be settled.
 
         ``marker``: the marker already matched at the start of ``buf``. ``special`` (when idle, else -1):
-        where the first special character of ``buf`` is, already found.
+        where the first special character of ``buf`` is, already found; ``matched``, with it, what
+        `_match_marker` gave for an opener there (`_UNMATCHED`: not asked yet).
         """
         self._out = self._pending_out
         self._pending = ""
@@ -877,7 +921,7 @@ class CitationParser:
             self._events = []
             pos = self._continue_run(buf, final=final) if self._run_char else 0
         if special >= 0:
-            pos = self._scan_prose(buf, 0, final=final, special=special)
+            pos = self._scan_prose(buf, 0, final=final, special=special, matched=matched)
         while pos != _DONE:
             mode = self._mode
             if mode is _Mode.PROSE:
@@ -896,8 +940,19 @@ class CitationParser:
         self._skips_plain = self._idle and self._line_spaces is None and not self._reads_before
         return events
 
-    def _scan_prose(self, buf: str, pos: int, *, final: bool, special: int = -1) -> int:
-        """Scan prose from ``pos``; ``special``: where the next special character is, if already found (else -1)."""
+    def _scan_prose(
+        self,
+        buf: str,
+        pos: int,
+        *,
+        final: bool,
+        special: int = -1,
+        matched: Marker | _MayComplete | _Unmatched | None = _UNMATCHED,
+    ) -> int:
+        """Scan prose from ``pos``; ``special``: where the next special character is, if already found (else -1).
+
+        ``matched``: what `_match_marker` gave for an opener at ``special`` (`_UNMATCHED`: not asked yet).
+        """
         if special >= 0:
             start = special
         else:
@@ -912,7 +967,7 @@ class CitationParser:
             # Whatever the opener turns out to be, its line then has content,
             # so the text before it cannot change the line state.
             self._line_spaces = None
-            marker = self._match_marker(buf, start, final=final)
+            marker = self._match_marker(buf, start, final=final) if matched is _UNMATCHED else matched
             if marker is _MAY_COMPLETE:
                 self._release(buf, start)
                 self._keep_pending(buf, start)
