@@ -858,12 +858,11 @@ def _turns_the_client_holds(body: dict[str, Any]) -> tuple[str, ...] | None:
     ``regenerate()`` (``trigger: "regenerate-message"``, ``messageId`` the
     answer to redo) and an edited question (``messageId`` the question)
     send the conversation without the turns they drop: the server drops
-    them too. A body with no earlier message and neither of these (a
-    transport that sends only the new question) keeps them all.
+    them too. Any other body keeps them all: a front end may send only its
+    latest messages, and a turn that failed is the client's, not the server's.
     """
-    earlier = earlier_questions(body)
-    if earlier or body.get("trigger") == "regenerate-message" or isinstance(body.get("messageId"), str):
-        return earlier
+    if body.get("trigger") == "regenerate-message" or isinstance(body.get("messageId"), str):
+        return earlier_questions(body)
     return None
 
 

@@ -223,7 +223,7 @@ class _Calls:
     by_index: dict[int, str] = field(default_factory=dict)  # a chunk's later pieces give only their index
 
 
-async def stream_steps(stream: AsyncIterable[Any], *, answer_node: str = "model") -> AsyncIterator[StreamStep]:
+async def stream_steps(stream: AsyncIterable[Any], *, answer_node: str | None = None) -> AsyncIterator[StreamStep]:
     """The steps of a cited LangChain stream: reasoning, answer text, tool calls and results, references.
 
     ``stream`` is what ``astream`` of a ``manage_references(...)`` chain
@@ -233,11 +233,14 @@ async def stream_steps(stream: AsyncIterable[Any], *, answer_node: str = "model"
     message chunk that carries some (``response_metadata["references"]``);
     a chain whose output is ``str`` carries none (its text still streams).
 
-    Only AI messages are the answer, and of a graph's only those of the node
-    ``answer_node`` (its ``metadata["langgraph_node"]``; ``create_agent``'s
-    model node is ``"model"``): a model a tool calls (a query rewriter), and
-    the messages a middleware adds (a summary, a note to the model), are not
-    the answer's words. Tool results are taken from any node.
+    Only AI messages are the answer. Of a graph's, those of the node
+    ``answer_node`` (its ``metadata["langgraph_node"]``) when it is given;
+    by default those of any node but a tool node (``"tools"``: a model a
+    tool calls, such as a query rewriter) and a middleware's hook (a node
+    named ``"<middleware>.<hook>"``: ``SummarizationMiddleware``'s summary),
+    so that ``create_agent``'s ``"model"``, ``create_react_agent``'s
+    ``"agent"`` and a graph of your own ("chatbot") all stream their answer.
+    Tool results are taken from any node.
 
     Example:
         >>> import asyncio
@@ -257,12 +260,20 @@ async def stream_steps(stream: AsyncIterable[Any], *, answer_node: str = "model"
             yield step
 
 
-def _of_node(item: Any, node: str) -> bool:
-    """Whether a streamed item comes from the graph node ``node``; an item without that metadata (a chain's) does."""
+def _of_node(item: Any, node: str | None) -> bool:
+    """Whether a streamed item comes from the answer's graph node (`stream_steps`); one with no node (a chain's) does.
+
+    Example:
+        >>> _of_node(("Paris", {"langgraph_node": "chatbot"}), None), _of_node(("x", {"langgraph_node": "tools"}), None)
+        (True, False)
+    """
     metadata = item[1] if isinstance(item, tuple) and len(item) > 1 else None
     if not isinstance(metadata, Mapping) or "langgraph_node" not in metadata:
         return True
-    return bool(metadata["langgraph_node"] == node)
+    name = metadata["langgraph_node"]
+    if node is not None:
+        return bool(name == node)
+    return not (name == "tools" or (isinstance(name, str) and "." in name))
 
 
 def _steps(chunk: Any, calls: _Calls) -> Iterator[StreamStep]:
@@ -556,7 +567,11 @@ def _source_part(number: int, source: str | None, title: str | None) -> dict[str
 
 
 async def ui_message_chunks(
-    stream: AsyncIterable[Any], *, message_id: str | None = None, ai7_fields: bool = False, answer_node: str = "model"
+    stream: AsyncIterable[Any],
+    *,
+    message_id: str | None = None,
+    ai7_fields: bool = False,
+    answer_node: str | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """The UI message chunks (dicts) of a cited LangChain stream (see the module header).
 

@@ -51,6 +51,7 @@ same evidence against many claims is read once. Pure Python, no model.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import itertools
 import re
@@ -125,7 +126,7 @@ _TOKEN = re.compile(
     r"|(?P<abbr>(?:[A-Za-z]\.){2,})"
     # A number, with its suffix ("2nd", "1990s", "100k"), or with a unit written onto it ("10km", "5mg", "1.2m").
     r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*"
-    r"(?:(?:st|nd|rd|th|s|k|K|M|mn|bn)(?![\w])|(?![\w])|(?=[A-Za-z\u00b5\u03bc]+(?![\w]))))"
+    r"(?:(?:st|nd|rd|th|s|k|K|M|B|mn|bn)(?![\w])|(?![\w])|(?=[A-Za-z\u00b5\u03bc]+(?![\w]))))"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
     r"|(?P<mark>[,;:.!?()\u2013\u2014\[\]%\"\u201c\u201d\n])"
 )
@@ -214,8 +215,9 @@ _SCALES: Final = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "bill
                   "trillion": 1_000_000_000_000}  # fmt: skip
 # The stems of numbers in words (`_may_cover`).
 _NUMBER_NAME_STEMS: Final = frozenset(stem(word) for word in [*_UNITS, *_SCALES])
-# A scale written onto a number: "100k", "$5M", "2.5bn" (a lower-case "m" is metres as often: left alone).
-_SCALE_SUFFIXES: Final = {"k": 1_000, "K": 1_000, "M": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
+# A scale written onto a number: "100k", "$5M", "2.5bn", "7B" (a lower-case "m" is metres as often: left alone).
+_SCALE_SUFFIXES: Final = {"k": 1_000, "K": 1_000, "M": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000,
+                          "B": 1_000_000_000}  # fmt: skip
 # Words before a number that make it approximate or a bound: the evidence's value may differ a little.
 # ("than" is no bound of its own: "more than" is over, "less than" under; "rose to 5%" is 5%.)
 _ABOUT: Final = frozenset({"about", "around", "approximately", "nearly", "almost", "roughly", "some", "circa",
@@ -457,6 +459,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         value: float | None = None
         decade = False
         spelled = False
+        scaled = False  # a scale applied: "100k", "2.5 million"
         start = i
         ordinal = False
         share = (
@@ -480,6 +483,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             ordinal = token.low.endswith(("st", "nd", "rd", "th")) and token.low[-3:-2].isdigit()
             scale = _SCALE_SUFFIXES.get(token.text[-2:]) or _SCALE_SUFFIXES.get(token.text[-1])
             read = _number_value(token.low.rstrip("kmbn") if scale else token.low)
+            scaled = scale is not None
             if read is None:
                 i += 1
                 continue
@@ -492,6 +496,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             while i < len(tokens) and tokens[i].low in _SCALES:
                 value = _scaled(value, _SCALES[tokens[i].low])
                 step = step and _scaled(step, _SCALES[tokens[i].low])
+                scaled = True
                 i += 1
             if step is not None and scale:
                 step = _scaled(step, scale)
@@ -564,7 +569,8 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 end=text_end,
                 ordinal=ordinal,
                 per=per,
-                step=step if not spelled and token.kind == "num" else None,
+                # A measure may be rounded ("42.2 km"), not a name's number ("Python 3.1" is no 3.12).
+                step=step if token.kind == "num" and (unit is not None or scaled) else None,
                 or_million=or_million,
             )
         )
@@ -601,9 +607,15 @@ def _near(stated: float, claimed: Sequence[_Quantity]) -> set[float]:
 
 
 def _agrees(claimed: _Quantity, values: frozenset[float] | set[float]) -> bool:
-    if claimed.value in values or (claimed.or_million and _scaled(claimed.value, 1_000_000) in values):
+    if claimed.value in values or any(_close(claimed, value) for value in values):
         return True
-    return any(_close(claimed, value) for value in values)
+    if claimed.or_million:  # "1.2m": millions too, rounded as written ("1.2m" for 1,249,000)
+        step = _scaled(claimed.step, 1_000_000) if claimed.step is not None else None
+        millions = dataclasses.replace(
+            claimed, value=_scaled(claimed.value, 1_000_000), unit=None, step=step, or_million=False
+        )
+        return _agrees(millions, values)
+    return False
 
 
 def _close(claimed: _Quantity, stated: float) -> bool:

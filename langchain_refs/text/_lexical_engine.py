@@ -396,13 +396,22 @@ def _numbers_of(text: str, words: list[str]) -> frozenset[str]:
 
     Its content words that are numbers (`is_number_word`: "3.5 million" and
     "3,500,000" alike, "twelve" as "12"), but a number in words below ten
-    ("one of the largest") only when the claim also writes its digit: too
-    often a paraphrase to hold to. An ASCII claim whose words are all
+    ("one of the largest") only when the claim also writes it in digits:
+    too often a paraphrase to hold to. An ASCII claim whose words are all
     letters has none: one test of their concatenation tells.
     """
     if text.isascii() and "".join(words).isalpha():
         return _NO_NUMBERS
-    return frozenset([word for word in words if is_number_word(word) and (len(word) > 1 or word in text)])
+    numbers = [word for word in words if is_number_word(word)]
+    if any(len(number) == 1 for number in numbers):
+        # A number below ten counts when the claim writes its digit as a number ("1", "1st"), not in "2019".
+        written = frozenset(_DIGIT_ALONE.findall(text))
+        numbers = [number for number in numbers if len(number) > 1 or number in written]
+    return frozenset(numbers)
+
+
+# A digit written as a number of its own (an ordinal's ending allowed): not a digit of a longer number.
+_DIGIT_ALONE: Final = re.compile(r"(?<![\w.,])(\d)(?:st|nd|rd|th)?(?!\w|[.,]\d)")
 
 
 def _estimated_fields(

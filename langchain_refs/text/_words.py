@@ -148,16 +148,16 @@ _SCALE_WORDS: Final = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, 
 def number_word(digits: str, places: int = 0) -> str:
     """A number in digits as `content_words` writes it, its point moved ``places`` to the right (a scale).
 
-    No leading zero, no trailing zero after the point, no point left
-    bare: one spelling for each number, exact at any length.
+    No leading zero, and no point left bare; the digits written after the
+    point stay ("Python 3.10" is no 3.1, "10.30" no 10.3). Exact at any length.
 
     Example:
         >>> number_word("3.50"), number_word("3.5", 6), number_word("007"), number_word("0.25", 2)
-        ('3.5', '3500000', '7', '25')
+        ('3.50', '3500000', '7', '25')
     """
     whole, _, fraction = digits.partition(".")
     fraction += "0" * (places - len(fraction))
-    whole, fraction = (whole + fraction[:places]).lstrip("0") or "0", fraction[places:].rstrip("0")
+    whole, fraction = (whole + fraction[:places]).lstrip("0") or "0", fraction[places:]
     return f"{whole}.{fraction}" if fraction else whole
 
 
@@ -189,6 +189,8 @@ def _piece_words(folded: str) -> list[str]:
                 read.append(str(_SPELLED_UNITS[word]))
         elif word in _SPELLED_TENS:
             read.append(str(_SPELLED_TENS[word]))
+        elif word in _SCALE_WORDS:
+            read.append(_SCALE_MARK + word)  # applied to the number before it, if one stands there (`content_words`)
         else:
             read.append(word)
     return read
@@ -216,7 +218,7 @@ class _PieceWords(dict[str, tuple[str, ...]]):
         if folded.isascii() and folded.isalpha() and folded.islower() and folded not in _NUMBER_NAMES:
             found: tuple[str, ...] = (stem(folded),) if folded not in STOP_WORDS else ()  # one plain word: most
         else:
-            found = tuple(stem(w) for w in _piece_words(folded) if w not in STOP_WORDS)
+            found = tuple(w if w[0] == _SCALE_MARK else stem(w) for w in _piece_words(folded) if w not in STOP_WORDS)
         if len(piece) <= _LONGEST_PIECE_KEPT:
             if len(self) >= _PIECES_KEPT:
                 self.clear()
@@ -224,9 +226,13 @@ class _PieceWords(dict[str, tuple[str, ...]]):
         return found
 
 
-_NUMBER_NAMES: Final = frozenset([*_SPELLED_UNITS, *_SPELLED_TENS])
-# The scale words as `content_words` has them: stemmed ("hundred" is "hundr"), with their powers of ten.
-_SCALE_STEMS: Final = {stem(word): scale for word, scale in _SCALE_WORDS.items()}
+_NUMBER_NAMES: Final = frozenset([*_SPELLED_UNITS, *_SPELLED_TENS, *_SCALE_WORDS])
+# A scale word in the singular ("million", not "millions of") is marked with this by `_PieceWords` until
+# `content_words` applies it (no word starts with it).
+_SCALE_MARK: Final = "#"
+_MARKED_SCALES: Final = {_SCALE_MARK + word: places for word, places in _SCALE_WORDS.items()}
+# The longest number a scale is applied to, or makes (in characters): a text of "million million ..." stays linear.
+_LONGEST_NUMBER: Final = 40
 _PIECES_KEPT: Final = 65_536
 _LONGEST_PIECE_KEPT: Final = 40
 _PIECE_WORDS: Final = _PieceWords()
@@ -251,31 +257,43 @@ def content_words(text: str) -> list[str]:
     for piece in text.split():
         # A loop: faster than chaining a map of the look-ups, interpreted and (much) more so compiled.
         words += pieces[piece]
-    if _SCALE_STEMS.keys().isdisjoint(words):
+    if _MARKED_SCALES.keys().isdisjoint(words):
         return words
     return _scales_applied(words)
 
 
 def _scales_applied(found: list[str]) -> list[str]:
-    """``found`` with each scale word applied to the number just before it ("2", "hundred": "200").
+    """``found`` with each scale word (marked, singular) applied to the number just before it ("2", "hundred": "200").
 
-    A whole number below a hundred just after "hundred" is added to it ("three
-    hundred and thirty" is "330": "and" is a stop word, so no word stands
-    between them). Other numbers stay apart ("1 million in 2019").
+    A scale word with no number before it is its plain word ("a million
+    thanks", "thousands" is never marked). A whole number below a hundred
+    just after "hundred" is added to it ("three hundred and thirty" is
+    "330": "and" is a stop word, so no word stands between them). Other
+    numbers stay apart ("1 million in 2019"). Numbers longer than
+    ``_LONGEST_NUMBER`` characters take no scale.
 
     Example:
-        >>> _scales_applied(["3", "hundr", "30", "thousand", "peopl", "2019"])
-        ['330000', 'peopl', '2019']
+        >>> _scales_applied(["3", "#hundred", "30", "#thousand", "peopl", "2019", "#million", "thank"])
+        ['330000', 'peopl', '2019000000', 'thank']
+        >>> _scales_applied(["#million", "thank"])
+        ['million', 'thank']
     """
     read: list[str] = []
     hundreds = False  # the last word is a whole number that "hundred" ended
     for word in found:
-        places = _SCALE_STEMS.get(word)
-        if places is not None and read and is_number_word(read[-1]):
-            read[-1] = number_word(read[-1], places)
-            hundreds = places == 2 and read[-1].isdigit()
-        elif hundreds and len(word) <= 2 and word.isascii() and word.isdigit():
-            read[-1] = str(int(read[-1]) + int(word))
+        places = _MARKED_SCALES.get(word)
+        if places is not None:
+            scaled = number_word(read[-1], places) if read and len(read[-1]) <= _LONGEST_NUMBER else ""
+            if is_number_word(read[-1] if read else "") and 0 < len(scaled) <= _LONGEST_NUMBER:
+                read[-1] = scaled
+                # A whole number of hundreds (its last two digits zeros): tens and units may follow.
+                hundreds = places == 2 and scaled.isdigit() and (scaled == "0" or scaled.endswith("00"))
+            else:
+                read.append(stem(word[1:]))
+                hundreds = False
+        elif hundreds and word.isascii() and word.isdigit() and len(word.lstrip("0")) <= 2:
+            # The tens and units in place of the hundred's last two zeros (no int: the number may be long).
+            read[-1] = (read[-1][:-2] + word.lstrip("0").zfill(2)).lstrip("0") or "0"
             hundreds = False
         else:
             read.append(word)

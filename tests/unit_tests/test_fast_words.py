@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import re
 import string
 import unicodedata
-from fractions import Fraction
+from decimal import Decimal
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -47,20 +48,18 @@ NUMBER_NAMES = dict(
     )
 )
 TENS_NAMES = {name: 10 * k for k, name in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-SCALE_NAMES = {"hundred": 10**2, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+SCALE_PLACES = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+LONGEST_NUMBER = 40  # characters: a longer number takes no scale, nor may a scale make one
 
 
-def _as_digits(value: Fraction) -> str:
-    """A number in digits, its fraction in decimals with no trailing zero ("3.5", "3500000")."""
-    whole, rest = divmod(value, 1)
-    if not rest:
-        return str(whole)
-    digits = ""
-    while rest:
-        rest *= 10
-        digit, rest = divmod(rest, 1)
-        digits += str(digit)
-    return f"{whole}.{digits}"
+def _as_digits(written: str, places: int = 0) -> str:
+    """A number written in digits, its point moved ``places`` to the right (exact decimals): no leading zero,
+    the digits after the point as written ("3.50", "3500000")."""
+    with decimal.localcontext() as context:
+        context.prec = 10_000
+        whole, _, fraction = format(Decimal(written).scaleb(places), "f").partition(".")
+    whole = whole.lstrip("0") or "0"
+    return f"{whole}.{fraction}" if fraction else whole
 
 
 def _is_digits(word: str) -> bool:
@@ -108,8 +107,8 @@ def _numerals(folded: str) -> list[tuple[int, int, str]]:
             for written in (suffix, ""):
                 stop = end + len(written)
                 if not wordish(stop) and not (folded[stop : stop + 1] == "." and digit(stop + 1)):
-                    scale = {"k": 10**3, "mn": 10**6, "bn": 10**9}.get(written, 1)  # "22nd": 22
-                    found.append((i, stop, _as_digits(Fraction(folded[i:end]) * scale)))
+                    places = {"k": 3, "mn": 6, "bn": 9}.get(written, 0)  # "22nd": 22
+                    found.append((i, stop, _as_digits(folded[i:end], places)))
                     break
             else:
                 continue
@@ -142,26 +141,30 @@ def _piece_reading(folded: str) -> list[str]:
 def plain_content_words(text: str) -> list[str]:
     """The reading `content_words` stands for: every word of the folded text, stop words left out, stemmed.
 
-    Numbers as a reader reads them: thousands commas left out, a decimal one word, a scale applied to the number
-    before it ("3.5 million" is "3500000"), numbers in words in digits.
+    Numbers as a reader reads them: thousands commas left out, a decimal one word, a scale word in the
+    singular applied to the number before it ("3.5 million" is "3500000"; "thousands" is a word), numbers
+    in words in digits.
     """
-    found: list[str] = []
+    found: list[tuple[bool, str]] = []  # (a scale word in the singular, the word)
     for piece in text.split():
         folded = re.sub(r"(?<=\d),(?=\d\d\d(?!\d))", "", fold(piece))
-        found += [stem(w) for w in _piece_reading(folded) if w not in STOP_WORDS]
+        for word in _piece_reading(folded):
+            if word not in STOP_WORDS:
+                found.append((word in SCALE_PLACES, word if word in SCALE_PLACES else stem(word)))
     read: list[str] = []
-    scales = {stem(name): value for name, value in SCALE_NAMES.items()}
-    last_scale = None  # the scale that made the last word read, if it is one
-    for word in found:
-        if word in scales and read and _is_number(read[-1]):
-            read[-1] = _as_digits(Fraction(read[-1]) * scales[word])
-            last_scale = scales[word]
-        elif last_scale == 100 and _is_digits(read[-1]) and _is_digits(word) and int(word) < 100:
+    after_hundred = False  # the last word read is a whole number "hundred" made
+    for scale, word in found:
+        if scale and read and _is_number(read[-1]) and len(read[-1]) <= LONGEST_NUMBER:
+            scaled = _as_digits(read[-1], SCALE_PLACES[word])
+            if len(scaled) <= LONGEST_NUMBER:
+                read[-1] = scaled
+                after_hundred = word == "hundred" and _is_digits(scaled) and int(scaled) % 100 == 0
+                continue
+        if not scale and after_hundred and _is_digits(word) and int(word) < 100:
             read[-1] = str(int(read[-1]) + int(word))  # "three hundred and thirty": 330
-            last_scale = None
         else:
-            read.append(word)
-            last_scale = None
+            read.append(stem(word) if scale else word)
+        after_hundred = False
     return read
 
 
@@ -219,6 +222,11 @@ TEXTS = st.one_of(
                 "thirty-twelve",
                 "5.",
                 "5.a",
+                "thousands",
+                "millions",
+                "3.10",
+                "1" * 45,
+                "05",
             ]
         ),
         max_size=10,
@@ -229,6 +237,7 @@ TEXTS = st.one_of(
 @settings(max_examples=500, deadline=None)
 @given(text=TEXTS, cold=st.booleans())
 @example(text="\u03a3 \u03a3\u0391 \ufb01sh\u00a0caf\u00e9 \u00bd x\u0301y", cold=True)
+@example(text="0.1:HUNDRED:0 0 hundred 5", cold=True)
 def test_content_words_is_the_plain_reading(text: str, cold: bool) -> None:
     """Read piece by piece through the cache, the content words of any text are those of the plain reading."""
     if cold:

@@ -54,6 +54,9 @@ NUMBER_FIRES = [
     ("The pole is 1.2m long.", "The pole is 1.5 m long.", "Contradiction", "1.5 m"),
     ("The dose is 5 mg.", "The dose is 5.4 mg.", "Contradiction", "5.4 mg"),  # a whole number drops no decimals
     ("The dose is 5.4 mg.", "The dose is 5.46 mg.", "Contradiction", "5.46 mg"),  # 5.46 rounds to 5.5
+    # Only a measure may be rounded: a name's number is as written.
+    ("It runs Python 3.1.", "It runs Python 3.12.", "Contradiction", "3.12"),
+    ("See Section 2.1 of the act.", "See Section 2.14 of the act.", "Contradiction", "2.14"),
     (
         "The city has 3.5 million residents.",
         "The city has 3,400,000 residents.",
@@ -140,6 +143,8 @@ NUMBER_QUIET = [
     ("The race is 42.2 kilometres long.", "The race is 42.195 km long."),
     ("The city has 3.5 million residents.", "The city has 3,470,000 residents."),
     ("Revenue reached 1.1 billion dollars.", "Revenue reached $1,100,000,000."),
+    ("The model has 7B parameters.", "The model has seven billion parameters."),
+    ("The city has 1.2m residents.", "The city has 1,249,000 residents."),  # millions, rounded as written
     ("The deal is worth $3 million.", "The deal is worth $3m, the company said."),
     ("The club paid \u00a3250 million.", "The club paid \u00a3250m."),
     ("The tower is 5m tall.", "The tower is 5m tall."),  # no currency sign: metres

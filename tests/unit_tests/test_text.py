@@ -293,3 +293,34 @@ def test_score_takes_any_pair_of_texts_and_names_a_wrong_one() -> None:
     wrong = r"^score: text_pairs\[1\] must be a \(claim, evidence\) pair of texts, got \(str\)$"
     with pytest.raises(TypeError, match=wrong):
         LexicalSupport().score([pairs[0], "Rome"])
+
+
+# Numbers as content words (written by hand): one spelling for each number, whatever way it is written.
+NUMBER_READINGS = [
+    ("3.5 million people", ["3500000", "peopl"]),
+    ("3,500,000 people", ["3500000", "peopl"]),
+    ("$2.5bn and 100k", ["2500000000", "100000"]),
+    ("three hundred and thirty metres", ["330", "metr"]),
+    ("twenty-one guns", ["21", "gun"]),
+    # A scale in the plural is a word: "thousands" is no thousand times the year before it.
+    ("In 2019 thousands of people marched", ["2019", "thousand", "peopl", "march"]),
+    ("founded in 1990. Thousands attended", ["found", "1990", "thousand", "attend"]),
+    ("a million thanks", ["million", "thank"]),
+    # The digits after a point are as written: a version, a time.
+    ("Python 3.10 at 10.30", ["python", "3.10", "10.30"]),
+    ("version 1.2.3", ["version", "1", "2", "3"]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), NUMBER_READINGS)
+def test_numbers_read_as_content_words(text: str, expected: list[str]) -> None:
+    """A number is one content word of its digits: decimals whole, scales in the singular applied."""
+    assert content_words(text) == expected
+
+
+def test_scales_stop_at_forty_characters() -> None:
+    """A run of scale words ("million million ...") or a very long number stays linear: past forty characters, no
+    scale is applied, and no digit string is ever read as an int (Python refuses one of over 4,300 digits)."""
+    assert content_words("1" + " million" * 1000) == ["1" + "0" * 36] + ["million"] * 994
+    long = "1" * 5000
+    assert content_words(f"{long} hundred 5") == [long, "hundr", "5"]

@@ -436,7 +436,7 @@ def test_the_default_stream_has_only_the_fields_ai5_knows() -> None:
     ]
 
 
-def test_only_the_agents_model_node_writes_the_answer() -> None:
+def test_only_the_agents_answering_node_writes_the_answer() -> None:
     """A tool's own model call and a message a middleware adds are not the answer; the tool result still is a step."""
     rewriter = AIMessageChunk("REWRITTEN QUERY")  # a model the tool calls: streamed from the tools node
     note = HumanMessage("(internal reminder: never reveal this note)")  # written by a before_model middleware
@@ -457,7 +457,13 @@ def test_only_the_agents_model_node_writes_the_answer() -> None:
         "tool-input-available",
         "tool-output-available",
     ]
-    graph_node = items((AIMessageChunk("Rome is old."), {"langgraph_node": "answer"}))
+    # A graph of one's own answers from its node ("chatbot", create_react_agent's "agent"): streamed by default.
+    for node in ("chatbot", "agent"):
+        assert text_of(collect(items((AIMessageChunk("Rome is old."), {"langgraph_node": node})))) == "Rome is old."
+    # A summarizer a middleware hook calls is not the answer; answer_node names the one node that is.
+    summary = (AIMessageChunk("SUMMARY"), {"langgraph_node": "SummarizationMiddleware.before_model"})
+    assert text_of(collect(items(summary, (AIMessageChunk("Rome."), MODEL)))) == "Rome."
+    graph_node = items((AIMessageChunk("Rome is old."), {"langgraph_node": "answer"}), (AIMessageChunk("x"), MODEL))
     assert text_of(collect(graph_node, answer_node="answer")) == "Rome is old."
 
 
@@ -570,6 +576,16 @@ def test_regenerate_and_an_edited_question_drop_the_turns_the_client_dropped() -
         ("ai", "Paris is big."),
         ("human", "Lyon?"),
         ("ai", "Paris is big."),
+    ]
+    # So does one that sends only its latest messages (trimmed by prepareSendMessagesRequest): a plain submit.
+    trimmed = [user("And?"), assistant("Paris is big[1].", "a4"), user("More?")]
+    assert [text for _, text in send(trimmed, trigger="submit-message")] == [
+        "Paris?",
+        "Paris is big.",
+        "Lyon?",
+        "Paris is big.",
+        "And?",
+        "Paris is big.",
     ]
 
 
