@@ -126,13 +126,14 @@ import enum
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import FunctionType
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 import regex
 
 from langchain_refs.streaming._protocols import checked_whole_number
+from langchain_refs.streaming._slots import slot_setters
 
 __all__ = [
     "BRACKET_SYNTAX",
@@ -168,7 +169,7 @@ def _native() -> bool:
 # The events' own __init__ (below): compiled, it stores each field straight into its slot, past the frozen
 # __setattr__ that Python callers meet (mypyc would otherwise run dataclasses' generated __init__, which
 # sets each field through object.__setattr__ in the interpreter: 20 times slower); in pure Python it sets
-# them through each slot's own setter (`_slot_setters`), past the frozen __setattr__ as that generated __init__
+# them through each slot's own setter (`slot_setters`), past the frozen __setattr__ as that generated __init__
 # sets them, for half the cost. Either way the instances are frozen (tests/unit_tests/test_compiled.py).
 _NATIVE: Final = _native()
 
@@ -226,13 +227,8 @@ class Marker:
             set_syntax(self, syntax)
 
 
-def _slot_setters(cls: type) -> tuple[Any, ...]:
-    """Each field slot's ``__set__``, of a slotted dataclass, in field order (pure Python only: compiled, none)."""
-    return () if _NATIVE else tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
-
-
-_TEXT_SETTER: Final = _slot_setters(Text)
-_MARKER_SETTERS: Final = _slot_setters(Marker)
+_TEXT_SETTER: Final = () if _NATIVE else slot_setters(Text)
+_MARKER_SETTERS: Final = () if _NATIVE else slot_setters(Marker)
 
 
 Event = Text | Marker

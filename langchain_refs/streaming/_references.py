@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import FunctionType
 from typing import Any, Final
 
+from langchain_refs.streaming._slots import slot_setters
 from langchain_refs.streaming._urls import safe_url
 
 __all__ = [
@@ -108,12 +109,7 @@ class Passage:
             set_score(self, score)
 
 
-def _slot_setters(cls: type) -> tuple[Any, ...]:
-    """Each field slot's ``__set__``, of a slotted dataclass, in field order (pure Python only: compiled, none)."""
-    return () if _NATIVE else tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
-
-
-_PASSAGE_SETTERS: Final = _slot_setters(Passage)
+_PASSAGE_SETTERS: Final = () if _NATIVE else slot_setters(Passage)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -257,7 +253,7 @@ class Citation:
             set_native(self, native)
 
 
-_CITATION_SETTERS: Final = _slot_setters(Citation)
+_CITATION_SETTERS: Final = () if _NATIVE else slot_setters(Citation)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
