@@ -83,6 +83,7 @@ from typing_extensions import override
 from langchain_refs.agents._edited import TEXT_CHECK_KEY, text_check
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
+    ID_SYNTAX,
     ChunkRewriter,
     MarkerSyntax,
     ReferenceSession,
@@ -1096,7 +1097,7 @@ class ReferencesChatModel(BaseChatModel):
             return messages
         first = messages[0] if messages else None
         system = first if isinstance(first, SystemMessage) else None
-        if system is not None and ("(id=" in system.text or self.instructions in system.text):
+        if system is not None and has_citation_rule(system.text, self.instructions, self.syntaxes):
             return messages  # a rule of its own, or this one, added by the middleware
         rest = messages[1:] if system is not None else messages
         return [with_instructions(system, self.instructions), *rest]
@@ -1219,6 +1220,19 @@ class ReferencesChatModel(BaseChatModel):
             merged = merged.model_copy(update={"usage_metadata": usage})
         answer: AIMessage = stamped(merged) if self.stamp_text else merged
         return answer
+
+
+def has_citation_rule(prompt: str, instructions: str, syntaxes: Sequence[MarkerSyntax]) -> bool:
+    """Whether a system prompt asks for citations already: it holds ``instructions``, or ``(id=`` the id syntax reads.
+
+    Example:
+        >>> from langchain_refs.streaming import marker_syntaxes
+        >>> has_citation_rule("Cite as [n](id=k).", "Cite.", marker_syntaxes("id"))
+        True
+        >>> has_citation_rule("Cite as [n](id=k).", "Cite as [k].", marker_syntaxes("bracket"))
+        False
+    """
+    return instructions in prompt or ("(id=" in prompt and any(s is ID_SYNTAX for s in syntaxes))
 
 
 def with_instructions(system: SystemMessage | None, instructions: str) -> SystemMessage:

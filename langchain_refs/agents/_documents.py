@@ -64,7 +64,7 @@ __all__ = [
 DEFAULT_MAX_DOCUMENT_TEXTS: Final = 500
 """How many documents of a thread keep their text in the agent state (the newest; older ones keep id and metadata)."""
 
-DocumentsFromTool = Callable[[ToolMessage], Sequence[Document] | None]
+DocumentsFromTool = Callable[[ToolMessage], Sequence[Document] | Document | None]
 """Finds the documents in a tool's result (None: use the default reading)."""
 
 
@@ -342,9 +342,10 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     longer document is found too). In a JSON object or
     array (a tool's structured result) the tags go inside the strings that
     hold the documents, so that it stays valid JSON. When no document can be
-    found in non-empty content, the whole content is tagged with all the ids;
-    only empty content (no text, or no block but blank text) is replaced by
-    the documents themselves.
+    found in non-empty content, the whole content is tagged with all the ids
+    (in blocks, from the first text block to the last); empty content (no
+    text, or no block but blank text) is replaced by the documents
+    themselves, and blocks with no text (an image) are followed by them.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -387,15 +388,27 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
             blocks.append(tagged if isinstance(block, str) else {**block, "text": tagged})
         else:
             blocks.append(block)
-    first = next((k for k in texts if (_block_text(blocks[k]) or "").strip()), None)
-    if not found and first is not None:
+    written = [k for k in texts if (_block_text(blocks[k]) or "").strip()]
+    if not written:
+        # No text at all, only other blocks (an image, a file): the documents' own text follows them, tagged,
+        # so that the model can cite what it was given.
+        text, shown = _tagged("", documents, ids)
+        return ShownToolResult(content=[*blocks, {"type": "text", "text": text}], documents=shown)
+    if not found:
         # No document found in the text (a tool that summarises what it found): as for a str, the text is
-        # tagged whole with every id, so that the model can cite what it was given.
-        text = _block_text(blocks[first]) or ""
-        tag = _tag(ids, text)
-        blocks[first] = tag if isinstance(blocks[first], str) else {**blocks[first], "text": tag}
-        found = {k: _as_read(d, text) for d, k in zip(documents, ids, strict=True)}
+        # tagged whole with every id, from the first text block to the last, so that the model can cite it.
+        first, last = written[0], written[-1]
+        read = "\n".join(_block_text(blocks[k]) or "" for k in texts if first <= k <= last)
+        opening, closing = _tag(ids, "\0").split("\0")
+        blocks[first] = _with_text(blocks[first], opening + (_block_text(blocks[first]) or ""))
+        blocks[last] = _with_text(blocks[last], (_block_text(blocks[last]) or "") + closing)
+        found = {k: _as_read(d, read) for d, k in zip(documents, ids, strict=True)}
     return ShownToolResult(content=blocks, documents=found)
+
+
+def _with_text(block: Any, text: str) -> Any:
+    """A text block (a str, or a ``"text"`` block) with ``text`` as its text."""
+    return text if isinstance(block, str) else {**block, "text": text}
 
 
 def clear_located() -> None:
@@ -989,5 +1002,15 @@ def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool 
     if documents_from is not None:
         found = documents_from(message)
         if found is not None:
-            return [d for d in map(as_document, found) if d is not None]
+            if isinstance(found, (Document, Mapping)):
+                found = [found]  # one document, as a tool's artifact may be one
+            documents = [as_document(item) for item in found]
+            for item, document in zip(found, documents, strict=True):
+                if document is None:
+                    msg = (
+                        f"documents_from gave a {type(item).__name__} for tool {message.name or ''!r}: it must "
+                        f"return Documents (or None to read the tool's artifact)"
+                    )
+                    raise TypeError(msg)
+            return [d for d in documents if d is not None]
     return tool_documents(message)

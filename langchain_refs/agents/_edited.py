@@ -273,12 +273,43 @@ def realigned(edited: AIMessage, rendered: AIMessage | None) -> AIMessage:
                 del dropped[index]
                 break
         references["citations"] = kept
+        _uncited_listed_as_consulted(references)
         metadata["references"] = references
     if isinstance(metadata.get("citations"), list):
         # The annotations of the whole text (all of a str answer's): moved as the blocks' are.
         metadata["citations"] = _moved_annotations(metadata["citations"], offsets, gone, found_again=found_again)
     content = _realigned_content(edited.content, old_blocks, markers, gone, found_again)
     return edited.model_copy(update={"content": content, "response_metadata": metadata})
+
+
+def _uncited_listed_as_consulted(references: dict[str, Any]) -> None:
+    """The sources no citation left names moved from ``references`` to ``consulted`` (the model was given them).
+
+    An edit that takes out every citation of a source (a guardrail that
+    replaces the answer) leaves a source listed that the text no longer cites.
+
+    Example:
+        >>> refs = {"citations": [], "consulted": [],
+        ...         "references": [{"number": 1, "source": "p.html", "title": "P", "document_positions": [2]}]}
+        >>> _uncited_listed_as_consulted(refs)
+        >>> refs["references"], refs["consulted"]
+        ([], [{'source': 'p.html', 'title': 'P', 'document_positions': [2]}])
+    """
+    listed = references.get("references")
+    if not isinstance(listed, list):
+        return
+    cited = {c.get("number") for c in references["citations"] if isinstance(c, Mapping)}
+    uncited = [r for r in listed if isinstance(r, Mapping) and r.get("number") not in cited]
+    if not uncited:
+        return
+    references["references"] = [r for r in listed if not any(r is u for u in uncited)]
+    consulted = references.get("consulted")
+    consulted = list(consulted) if isinstance(consulted, list) else []
+    consulted += [
+        {"source": r.get("source"), "title": r.get("title"), "document_positions": r.get("document_positions", [])}
+        for r in uncited
+    ]
+    references["consulted"] = consulted
 
 
 def _marker(citation: Mapping[str, Any], text: str | None) -> str | None:

@@ -56,6 +56,7 @@ from langchain_refs.agents._chat_model import (
     MODEL_TEXT_KEY,
     ReferencesChatModel,
     cited_text_renamed,
+    has_citation_rule,
     rewrite_message,
     stamped,
     standard_blocks,
@@ -71,8 +72,11 @@ from langchain_refs.agents._documents import (
 )
 from langchain_refs.agents._edited import realigned, was_edited
 from langchain_refs.streaming import (
+    BRACKET_SYNTAX,
+    DAGGER_SYNTAX,
     DEFAULT_MAX_HOLDBACK,
     FORMAT_REFERENCES,
+    ID_SYNTAX,
     CitationParser,
     EmptyReferenceStyle,
     Marker,
@@ -83,6 +87,7 @@ from langchain_refs.streaming import (
     checked_max_holdback,
     checked_whole_number,
     choose_style,
+    citation_instructions,
     marker_syntaxes,
     passage_scorer,
     scored_at_close,
@@ -190,12 +195,62 @@ def _cited_then(references: Any) -> dict[int, _CitedThen] | None:
 
 # What LangChain writes of a tool's documents it was not told to hand over: the repr of each in a list or
 # tuple (``Document(id=..., metadata={...}, page_content=...)``), or a document's str form, a line that begins
-# ``page_content='`` (maybe numbered or bulleted). Not any mention of ``page_content=`` (a search through source
-# code finds plenty). Both linear: the check runs on every tool result without documents.
+# ``page_content='`` (maybe numbered or bulleted, never indented). Not any mention of ``page_content=`` (a search
+# through source code finds plenty, a keyword argument on a line of its own too). Both linear: the check runs on
+# every tool result without documents.
 _DOCUMENTS_AS_TEXT: Final = re.compile(
-    r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{|^[^\w\n]*(?:\d+[.)]\s*)?page_content=['"]""",
+    r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{|^(?:[^\w\s][^\w\n]*)?(?:\d+[.)]\s*)?page_content='""",
     re.MULTILINE,
 )
+
+
+def _instructions_for(instructions: str | None, syntaxes: tuple[MarkerSyntax, ...]) -> str | None:
+    """The citation rule to add for ``syntaxes``: the default one asks for the first built-in syntax of them.
+
+    A rule that asks for ``[n](id=k)`` markers the syntaxes do not read would
+    leave every citation raw: an error, as is the default with only syntaxes
+    of the user's own (no rule to ask for them).
+    """
+    names = ", ".join(repr(s.name) for s in syntaxes)
+    if instructions == FORMAT_REFERENCES:
+        rule = citation_instructions(syntaxes)
+        if rule is None:
+            msg = (
+                f"ReferencesMiddleware has no citation rule for the syntaxes {names}: pass instructions=... "
+                f"asking the model to write them (or instructions=None, with the rule in your own prompt)"
+            )
+            raise ValueError(msg)
+        return rule
+    if instructions is not None and "](id=" in instructions and not any(s is ID_SYNTAX for s in syntaxes):
+        msg = (
+            f"instructions ask for [n](id=k) markers, which syntaxes {names} do not read: add 'id' to syntaxes "
+            f"or ask for the syntax they read (citation_instructions gives the rule for a built-in one)"
+        )
+        raise ValueError(msg)
+    return instructions
+
+
+_WORD_END: Final = re.compile(r"\w\Z")
+
+
+def _written_marker(syntaxes: Sequence[MarkerSyntax], number: int, ids: Sequence[int], *, after: str) -> str:
+    """A citation of ``ids`` written in the first built-in syntax of ``syntaxes`` (the user saw it as ``number``).
+
+    ``[n](id=k)`` keeps the number the user saw; ``[k]`` (a space before it
+    when it would follow a word, which the syntax does not read) and
+    ``【k†source】`` have room for the ids alone. With only syntaxes of the
+    user's own, nothing: the earlier answer is read without its citations.
+    ``after`` is the text the marker follows.
+    """
+    for syntax in syntaxes:
+        if syntax is ID_SYNTAX:
+            return f"[{number}](id={', '.join(map(str, ids))})"
+        if syntax is BRACKET_SYNTAX:
+            space = " " if _WORD_END.search(after) else ""
+            return f"{space}[{', '.join(map(str, ids))}]"
+        if syntax is DAGGER_SYNTAX:
+            return "".join(f"【{k}†source】" for k in ids)
+    return ""
 
 
 def _warn_documents_in_text(message: ToolMessage) -> None:
@@ -293,12 +348,16 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         max_holdback: the most characters held back for a partial marker: a
             marker longer than that stays as the model wrote it.
         instructions: the citation rule added to the system prompt once the
-            thread has documents (None: add nothing; it is also left out when
-            the prompt already mentions ``(id=``).
+            thread has documents (by default the rule for the first built-in
+            syntax of ``syntaxes``, `citation_instructions`; None: add
+            nothing). It is left out when the prompt already holds it, or
+            mentions ``(id=`` and the id syntax is read. A rule asking for
+            ``[n](id=k)`` when the id syntax is not read is a ``ValueError``.
         history: how the model sees its own earlier answers: ``"raw"`` with
             its markers, each numbered as the user saw it (``[1](id=5)``: the
             user's source 1 is the model's document 5; the ids are stable for
-            the thread, so they stay true), ``"plain"`` with the citations
+            the thread, so they stay true; without the id syntax, in the first
+            built-in syntax read, ``[5]`` or ``【5†source】``), ``"plain"`` with the citations
             taken out, or ``"rendered"`` as the user saw them (footnote
             numbers and list of sources: a model may then imitate bare
             numbers).
@@ -371,7 +430,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         if instructions is not None and not isinstance(instructions, str):
             msg = f"instructions must be the system prompt's text (str) or None, got {type(instructions).__name__}"
             raise TypeError(msg)
-        self.instructions = instructions
+        self.instructions = _instructions_for(instructions, self.syntaxes)
         self.history = history
         # Earlier answers as the model reads them, by what that reading depends on (`_history_key`): a long
         # thread's answers are read again at every model call.
@@ -474,7 +533,11 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         # Ids kept in the state were never given to another document: an earlier answer's stand as they were.
         messages = [self._history(m, thread.documents, kept=bool(known)) for m in messages]
         system = request.system_message
-        if thread.documents and self.instructions and "(id=" not in (request.system_prompt or ""):
+        if (
+            thread.documents
+            and self.instructions
+            and not has_citation_rule(request.system_prompt or "", self.instructions, self.syntaxes)
+        ):
             system = with_instructions(system, self.instructions)
         entries = thread.entries(self.max_document_texts)
         changed = entries if entries != (known or []) else None
@@ -587,7 +650,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             if not ids:
                 continue
             pieces.append(plain[cursor : citation.start])
-            pieces.append(f"[{number}](id={', '.join(map(str, ids))})")
+            pieces.append(
+                _written_marker(self.syntaxes, number, ids, after=plain[max(citation.start - 1, 0) : citation.start])
+            )
             cursor = citation.start
         pieces.append(plain[cursor:])
         return "".join(pieces)

@@ -40,7 +40,12 @@ from langchain_refs.streaming._parser import (
     marker_syntaxes,
 )
 from langchain_refs.streaming._passages import attach_passages, passage_scorer, scored_at_close
-from langchain_refs.streaming._prompt import FORMAT_REFERENCES, escape_document_tags, format_documents
+from langchain_refs.streaming._prompt import (
+    FORMAT_REFERENCES,
+    citation_instructions,
+    escape_document_tags,
+    format_documents,
+)
 from langchain_refs.streaming._protocols import (
     CitationVerifier,
     checked_flag,
@@ -125,6 +130,7 @@ __all__ = [
     "checked_support_threshold",
     "checked_whole_number",
     "choose_style",
+    "citation_instructions",
     "escape_document_tags",
     "format_documents",
     "join_text_runs",

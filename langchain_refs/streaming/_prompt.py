@@ -8,7 +8,16 @@ from typing import Final
 
 from langchain_core.documents.base import Document
 
-__all__ = ["FORMAT_REFERENCES", "escape_document_tags", "format_documents"]
+from langchain_refs.streaming._parser import (
+    BRACKET_SYNTAX,
+    DAGGER_SYNTAX,
+    ID_SYNTAX,
+    MarkerSyntax,
+    SyntaxName,
+    marker_syntaxes,
+)
+
+__all__ = ["FORMAT_REFERENCES", "citation_instructions", "escape_document_tags", "format_documents"]
 
 FORMAT_REFERENCES: Final = (
     "When referencing the documents, add a citation right after. "
@@ -19,6 +28,43 @@ FORMAT_REFERENCES: Final = (
 
 The same words as langchain-references, so prompts tuned for it keep working.
 """
+
+# The rule for each built-in syntax that is not the default: the same sentence, its example in that syntax.
+_FORMAT_BRACKET: Final = (
+    "When referencing the documents, add a citation right after. "
+    'Use "[ID_NUMBER]" for the citation, after a space '
+    '(e.g. "The Space Needle is in Seattle [55] and opened in 1962 [12, 3].").'
+)
+_FORMAT_DAGGER: Final = (
+    "When referencing the documents, add a citation right after. "
+    'Use "【ID_NUMBER†source】" for the citation '
+    '(e.g. "The Space Needle is in Seattle【55†source】【12†source】.").'
+)
+_RULES: Final = ((ID_SYNTAX, FORMAT_REFERENCES), (BRACKET_SYNTAX, _FORMAT_BRACKET), (DAGGER_SYNTAX, _FORMAT_DAGGER))
+
+
+def citation_instructions(
+    syntaxes: SyntaxName | MarkerSyntax | Sequence[SyntaxName | MarkerSyntax] = "id",
+) -> str | None:
+    """The prompt sentence asking for citations in the first built-in syntax of ``syntaxes``.
+
+    `FORMAT_REFERENCES` for ``"id"``; for ``"bracket"`` and ``"dagger"`` the
+    same sentence asking for ``[k]`` or ``【k†source】``. None when
+    ``syntaxes`` holds only syntaxes of your own: write their rule yourself.
+    A prompt that asks for one syntax while the parser reads another
+    leaves every citation raw.
+
+    Example:
+        >>> citation_instructions("id") == FORMAT_REFERENCES
+        True
+        >>> "[ID_NUMBER]" in citation_instructions(["bracket", "id"])
+        True
+    """
+    for syntax in marker_syntaxes(syntaxes):
+        for built_in, rule in _RULES:
+            if syntax is built_in:
+                return rule
+    return None
 
 
 def format_documents(documents: Sequence[Document], *, ids: Sequence[int] | None = None) -> str:

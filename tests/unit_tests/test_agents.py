@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import regex
 
 pytest.importorskip("langchain.agents", reason="the agent tests need the agents extra: pip install -e '.[agents]'")
 
@@ -24,9 +25,11 @@ from pydantic import Field
 
 from langchain_refs import (
     CitationLeakWarning,
+    MarkerSyntax,
     ReferencesChatModel,
     ReferencesMiddleware,
     TextReferenceStyle,
+    citation_instructions,
     documents_tool_output,
 )
 from langchain_refs.agents import MODEL_TEXT_KEY, ThreadDocuments
@@ -410,6 +413,53 @@ def test_plain_history_takes_the_citations_out() -> None:
     assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == ["Rome is old."]
 
 
+# Another syntax read: what the model is asked for, and how it reads its earlier answer (hand-written).
+OTHER_SYNTAXES = [
+    ("bracket", "Rome is old [1].", '"[ID_NUMBER]"', "Rome is old [1]."),
+    ("bracket", "Rome is old[1](id=1) [1].", '"[ID_NUMBER]"', "Rome is old[1](id=1) [1]."),
+    ("dagger", "Rome is old【1†rome】.", '"【ID_NUMBER†source】"', "Rome is old【1†source】."),
+    (["bracket", "id"], "Rome is old [1].", '"[ID_NUMBER]"', "Rome is old [1]."),
+    (["id", "bracket"], "Rome is old [1].", '"[NUMBER](id=ID_NUMBER)"', "Rome is old [1](id=1)."),
+]
+
+
+@pytest.mark.parametrize(("syntaxes", "answer", "asked", "read_next_turn"), OTHER_SYNTAXES)
+def test_another_syntax_is_asked_for_and_read_back_in_it(
+    syntaxes: Any, answer: str, asked: str, read_next_turn: str
+) -> None:
+    """The default rule and the raw history follow ``syntaxes``: the model is never taught a syntax not read."""
+    model = ScriptedToolModel(script=[search("rome"), say(answer), say("Yes.")])
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS)],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle(), syntaxes=syntaxes)],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "Rome?"}]}, config)
+    assert first["messages"][-1].text.endswith("- [1] Rome (https://example.org/rome)\n")
+    system = model.seen[-1][0]
+    assert isinstance(system, SystemMessage)
+    assert f"Use {asked} for the citation" in system.text
+    agent.invoke({"messages": [{"role": "user", "content": "Old?"}]}, config)
+    assert [m.text for m in model.seen[-1] if isinstance(m, AIMessage) and m.text] == [read_next_turn]
+    system = model.seen[-1][0]
+    assert system.text.count("When referencing the documents") == 1
+
+
+def test_a_rule_for_a_syntax_not_read_is_an_error() -> None:
+    """Asking for [n](id=k) while only [k] is read would leave every citation raw: refused when built."""
+    with pytest.raises(ValueError, match=r"instructions ask for \[n\]\(id=k\) markers, which syntaxes 'bracket'"):
+        ReferencesMiddleware(syntaxes="bracket", instructions="Cite as [n](id=k).")
+    own = MarkerSyntax(name="caret", opener="^", pattern=regex.compile(r"\^(?P<ids>[0-9]+)\^"))
+    with pytest.raises(ValueError, match=r"no citation rule for the syntaxes 'caret': pass instructions="):
+        ReferencesMiddleware(syntaxes=own)
+    # With a rule of one's own (or none), a syntax of one's own is taken; its history is read plain.
+    assert ReferencesMiddleware(syntaxes=own, instructions="Cite as ^k^.").instructions == "Cite as ^k^."
+    assert ReferencesMiddleware(syntaxes=own, instructions=None).instructions is None
+    assert ReferencesMiddleware(syntaxes="bracket").instructions == citation_instructions("bracket")
+
+
 def test_bare_number_is_never_a_citation() -> None:
     """A bare [n] the model writes gets no number, no list entry and no citation data."""
     agent, _ = build([search("rome"), say("As said before [1], Rome is old[2](id=1).")])
@@ -478,16 +528,18 @@ def test_documents_from_any_tool() -> None:
     assert answer.text == "Silk[1].\n\n- [1] Lyon (https://example.org/lyon)\n"
 
 
-def test_documents_from_reads_other_tool_results() -> None:
-    """documents_from reads documents from a tool result that has no artifact."""
+@pytest.mark.parametrize("one", [False, True], ids=["a list", "one document"])
+def test_documents_from_reads_other_tool_results(one: bool) -> None:
+    """documents_from reads documents from a tool result that has no artifact (a list of them, or one)."""
 
     @tool
     def note(query: str) -> str:
         """Return a note."""
         return "Lyon is famous for silk."
 
-    def read(message: ToolMessage) -> list[Document] | None:
-        return [Document(message.text, metadata={"source": "notes"})] if message.name == "note" else None
+    def read(message: ToolMessage) -> Any:
+        found = Document(message.text, metadata={"source": "notes"})
+        return None if message.name != "note" else found if one else [found]
 
     model = ScriptedToolModel(script=[search("x", tool="note"), say("Silk[1](id=1).")])
     agent = create_agent(
@@ -498,6 +550,22 @@ def test_documents_from_reads_other_tool_results() -> None:
     assert [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)] == [
         "<document id=1>\nLyon is famous for silk.\n</document>"
     ]
+
+
+@pytest.mark.parametrize(("given", "named"), [(["Lyon is famous for silk."], "str"), ("Lyon.", "str"), ([3], "int")])
+def test_documents_from_giving_what_is_no_document_is_an_error_that_names_it(given: Any, named: str) -> None:
+    """Not a silent loss of every citation of the tool: a TypeError naming what it gave and the tool."""
+
+    @tool
+    def note(query: str) -> str:
+        """Return a note."""
+        return "Lyon is famous for silk."
+
+    model = ScriptedToolModel(script=[search("x", tool="note"), say("Silk[1](id=1).")])
+    middleware = ReferencesMiddleware(style=TextReferenceStyle(), documents_from=lambda message: given)
+    agent = create_agent(model, tools=[note], middleware=[middleware])
+    with pytest.raises(TypeError, match=rf"^documents_from gave a {named} for tool 'note': it must return Documents"):
+        agent.invoke(QUESTION)
 
 
 def test_references_chat_model_works_as_the_agents_model() -> None:
@@ -802,10 +870,12 @@ async def test_chat_model_astream_left_early_closes_the_inner_stream(version: st
         (Document("Paris is big."), True),  # one document without metadata
         ("\n\n".join(map(str, [PARIS, PARIS])) + "\n", True),  # str forms joined, a newline after
         (f"Results:\n1. {PARIS}\n2. {PARIS}", True),  # numbered, after a heading
+        (f"Results:\n- {PARIS}\n* {PARIS}", True),  # bulleted
         ("src/a.py:3: Document(page_content='Paris is big.')", False),  # a search through source code
+        ("doc = Document(\n    page_content='Paris is big.',\n    metadata={},\n)", False),  # an argument's line
         ("The field page_content= holds the text.", False),
     ],
-    ids=["documents", "one document", "no metadata", "joined", "numbered", "code search", "prose"],
+    ids=["documents", "one document", "no metadata", "joined", "numbered", "bulleted", "code search", "code", "prose"],
 )
 def test_only_documents_written_as_text_get_the_warning(output: Any, warned: bool) -> None:
     """The warning is for a tool's documents LangChain wrote as text, not for any text that says page_content=."""

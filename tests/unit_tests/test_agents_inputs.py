@@ -152,8 +152,30 @@ def test_list_content_holding_no_document_is_tagged_whole_as_a_str_is() -> None:
     shown = show_tool_result([image, {"type": "text", "text": "Found 2 results."}], docs, [1, 2])
     assert shown.content == [image, {"type": "text", "text": "<document id=1, 2>\nFound 2 results.\n</document>"}]
     assert {k: d.page_content for k, d in shown.documents.items()} == {1: "Found 2 results.", 2: "Found 2 results."}
-    # With no text at all there is nothing to tag: the blocks stay as they are.
-    assert show_tool_result([image], docs, [1, 2]).content == [image]
+    # Text in several blocks, none holding a document: one tag from the first text block to the last.
+    header, summary = {"type": "text", "text": "2 results:"}, {"type": "text", "text": "Rome and Lyon are old."}
+    shown = show_tool_result([header, image, summary, image], docs, [1, 2])
+    assert shown.content == [
+        {"type": "text", "text": "<document id=1, 2>\n2 results:"},
+        image,
+        {"type": "text", "text": "Rome and Lyon are old.\n</document>"},
+        image,
+    ]
+    assert {k: d.page_content for k, d in shown.documents.items()} == {
+        1: "2 results:\nRome and Lyon are old.",
+        2: "2 results:\nRome and Lyon are old.",
+    }
+
+
+@pytest.mark.parametrize("blank", [[], [{"type": "text", "text": " "}]], ids=["image alone", "and blank text"])
+def test_content_with_no_text_but_an_image_is_followed_by_the_documents(blank: list[Any]) -> None:
+    """A page scan with its text as the documents: the model sees the image, then the documents with their ids."""
+    docs = [Document("Rome is old."), Document("Lyon has silk.")]
+    image = {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}
+    shown = show_tool_result([image, *blank], docs, [1, 2])
+    expected = "<document id=1>\nRome is old.\n</document>\n<document id=2>\nLyon has silk.\n</document>"
+    assert shown.content == [image, *blank, {"type": "text", "text": expected}]
+    assert {k: d.page_content for k, d in shown.documents.items()} == {1: "Rome is old.", 2: "Lyon has silk."}
 
 
 # Three longer documents of one kind (they share many word pairs: "is the", "the capital of", "the centre of").

@@ -547,6 +547,48 @@ def test_a_cited_sentence_a_guardrail_deletes_leaves_no_citation_behind(order: s
     assert spans == ["Paris is the capital of France"]
 
 
+@pytest.mark.parametrize("order", ["guardrail first", "references first"])
+@pytest.mark.parametrize(
+    ("replaced", "listed", "consulted"),
+    [
+        # The whole answer replaced (as OpenAIModerationMiddleware(exit_behavior="replace") does): nothing cited.
+        ("Paris is the capital of France[1]. Lyon is known for silk[2].", [], ["Paris", "Lyon"]),
+        # One of two sources' sentences taken out: it is listed as consulted, the other stays numbered.
+        (" Lyon is known for silk[2].", ["Paris"], ["Lyon"]),
+    ],
+    ids=["answer replaced", "one source taken out"],
+)
+def test_a_source_an_edit_leaves_uncited_is_listed_as_consulted(
+    order: str, replaced: str, listed: list[str], consulted: list[str]
+) -> None:
+    """An after_model edit that takes out every citation of a source: the source is no longer listed as cited."""
+    from langchain.agents.middleware import after_model
+
+    @after_model
+    def guardrail(state: Any, runtime: Any) -> Any:
+        answer = state["messages"][-1]
+        if not isinstance(answer, AIMessage) or answer.tool_calls:
+            return None
+        if not listed:
+            return {"messages": [answer.model_copy(update={"content": "I can't help with that."})]}
+        blocks = [{**b, "text": b["text"].replace(replaced, "")} for b in answer.content]
+        return {"messages": [answer.model_copy(update={"content": blocks})]}
+
+    answer = "Paris is the capital of France[1](id=1). Lyon is known for silk[2](id=2)."
+    model = ScriptedToolModel(script=[search("paris", "lyon"), say(answer)])
+    stack = [guardrail, references()] if order == "guardrail first" else [references(), guardrail]
+    state = create_agent(model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=stack).invoke(
+        {"messages": [{"role": "user", "content": "?"}]}
+    )
+    recorded = state["messages"][-1].response_metadata["references"]
+    assert [r["title"] for r in recorded["references"]] == listed
+    assert [c["title"] for c in recorded["consulted"]] == consulted
+    # The state's record (where there is one: an answer that cites nothing when first recorded has none).
+    for entry in state["references"]:
+        assert [r["title"] for r in entry["references"]] == listed
+        assert [c["title"] for c in entry["consulted"]] == consulted
+
+
 @pytest.mark.parametrize("order", ["editor first", "references first"])
 def test_an_answer_edited_by_a_wrap_model_call_either_side_keeps_its_offsets_on_the_edit(order: str) -> None:
     """A wrap_model_call that prefixes the answer, listed before or after: the citations point into the edited text."""
