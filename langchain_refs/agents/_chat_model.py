@@ -834,29 +834,36 @@ class ReferencesChatModel(BaseChatModel):
 
     # Token callbacks get text: LangChain passes them ``chunk.content``, here standard blocks.
 
+    def _call_config(self, config: RunnableConfig | None) -> RunnableConfig:
+        """The config of a call: the inner model's bindings' config passed on, token callbacks given text."""
+        if self.inner is None:
+            msg = "ReferencesChatModel(inner=None) has no model to call: give it inner=<your chat model>"
+            raise ValueError(msg)
+        return _text_token_config(_passed_on(self.inner, config))
+
     @override
     def invoke(
         self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
     ) -> AIMessage:
-        return super().invoke(input, _text_token_config(_passed_on(self.inner, config)), stop=stop, **kwargs)
+        return super().invoke(input, self._call_config(config), stop=stop, **kwargs)
 
     @override
     async def ainvoke(
         self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
     ) -> AIMessage:
-        return await super().ainvoke(input, _text_token_config(_passed_on(self.inner, config)), stop=stop, **kwargs)
+        return await super().ainvoke(input, self._call_config(config), stop=stop, **kwargs)
 
     @override
     def stream(
         self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
     ) -> Iterator[AIMessageChunk]:
-        return super().stream(input, _text_token_config(_passed_on(self.inner, config)), stop=stop, **kwargs)
+        return super().stream(input, self._call_config(config), stop=stop, **kwargs)
 
     @override
     def astream(
         self, input: Any, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
     ) -> AsyncIterator[AIMessageChunk]:
-        return super().astream(input, _text_token_config(_passed_on(self.inner, config)), stop=stop, **kwargs)
+        return super().astream(input, self._call_config(config), stop=stop, **kwargs)
 
     @override
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:

@@ -140,6 +140,9 @@ def documents_tool_output(documents: Iterable[Document]) -> tuple[str, list[Docu
     if isinstance(documents, (Document, str, Mapping)):
         msg = f"documents_tool_output takes a list of documents, got one {type(documents).__name__}: write [it]"
         raise TypeError(msg)
+    if not isinstance(documents, Iterable):
+        msg = f"documents_tool_output takes a list of documents, got {type(documents).__name__}"
+        raise TypeError(msg)
     listed = []
     for position, item in enumerate(documents):
         document = as_document(item)

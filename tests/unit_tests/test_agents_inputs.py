@@ -462,6 +462,7 @@ def test_an_answer_whose_citations_were_all_dropped_is_recorded_in_the_state() -
         (PARIS, r"documents_tool_output takes a list of documents, got one Document: write \[it\]"),
         ("Paris.", r"documents_tool_output takes a list of documents, got one str"),
         ([PARIS, 7], r"documents_tool_output: documents\[1\] is a int, not a Document"),
+        (None, r"documents_tool_output takes a list of documents, got NoneType"),
     ],
 )
 def test_documents_tool_output_refuses_what_is_not_a_list_of_documents(documents: Any, message: str) -> None:
@@ -491,3 +492,22 @@ def test_references_chat_model_refuses_a_wrong_inner_or_documents_when_built(
     """Refused when built (before, the first call failed with an AttributeError, or pydantic wrote 13 lines)."""
     with pytest.raises(TypeError, match=message):
         ReferencesChatModel(**options)
+
+
+@pytest.mark.parametrize("call", ["invoke", "stream", "ainvoke", "astream"])
+async def test_a_references_chat_model_with_no_inner_model_says_so_when_called(call: str) -> None:
+    """No AttributeError from inside LangChain: a ValueError saying what to give."""
+    model = ReferencesChatModel(inner=None)
+
+    async def called() -> object:
+        if call == "invoke":
+            return model.invoke("Hi")
+        if call == "stream":
+            return list(model.stream("Hi"))
+        if call == "ainvoke":
+            return await model.ainvoke("Hi")
+        return [chunk async for chunk in model.astream("Hi")]
+
+    message = r"^ReferencesChatModel\(inner=None\) has no model to call: give it inner=<your chat model>$"
+    with pytest.raises(ValueError, match=message):
+        await called()
