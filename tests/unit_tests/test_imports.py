@@ -75,6 +75,7 @@ def test_public_names() -> None:
         "TextReferenceStyle",
         "__version__",
         "aggregate",
+        "citation_instructions",
         "documents_tool_output",
         "format_documents",
         "format_reference_list",
