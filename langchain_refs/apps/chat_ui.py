@@ -123,6 +123,7 @@ __all__ = [
     "STATIC",
     "ConversationStore",
     "InMemoryConversationStore",
+    "chip",
     "content_text",
     "create_app",
     "markdown_tree",
@@ -146,11 +147,13 @@ _TURNS = 12  # earlier turns the chain shows the model
 # Each citation number is rendered between two private-use characters around a
 # secret: the server cuts the styled stream at these marks. Marks in the
 # model's own words are replaced first (chain) or do not match the secret
-# (agent), so a model or a document cannot fake a citation.
+# (agent), so a model or a document cannot fake a citation. The chips of the
+# Markdown source (`chip`) hold the secret too: Markdown decodes a character
+# reference (``&#xE000;``) into a mark after the model's marks were replaced.
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _SECRET = secrets.token_hex(8)
-_MARK = re.compile(f"{_OPEN}{_SECRET}(\\d+){_CLOSE}")
-_CHIP = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
+_MARK = re.compile(f"{_OPEN}{_SECRET}([0-9]{{1,9}}){_CLOSE}")
+_CHIP = re.compile(f"{_OPEN}{_SECRET}c([0-9]{{1,9}}){_CLOSE}")
 _STRAY = str.maketrans({_OPEN: "\ufffd", _CLOSE: "\ufffd", "\x00": "\ufffd"})  # NUL: as CommonMark does
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
@@ -199,17 +202,27 @@ def _event(name: str, data: Any) -> str:
 # -- Markdown as data -----------------------------------------------------------
 
 
+def chip(index: int) -> str:
+    """The token `markdown_tree` reads as the ``index``-th citation of an answer (no text can write one).
+
+    Example:
+        >>> markdown_tree("Paris" + chip(0), [3])
+        [{'tag': 'p', 'attrs': {}, 'children': ['Paris', {'cite': 3, 'index': 0}]}]
+    """
+    return f"{_OPEN}{_SECRET}c{index}{_CLOSE}"
+
+
 def markdown_tree(source: str, numbers: Sequence[int] = ()) -> list[Any]:
     """Markdown rendered as a tree of data nodes (see the module header); raw HTML stays text.
 
-    ``source`` may hold chips as ``"\\ue000i\\ue001"`` (the i-th citation of
-    the answer, whose number is ``numbers[i]``): in prose they become
-    ``{"cite": number, "index": i}``, inside code they read ``[number]``.
-    Markdown nested deeper than Python's recursion goes (hundreds of ``*``
-    around a word) is one paragraph of its text, its chips kept.
+    ``source`` may hold chips (`chip`: the i-th citation of the answer, whose
+    number is ``numbers[i]``): in prose they become ``{"cite": number,
+    "index": i}``, inside code they read ``[number]``. Markdown nested deeper
+    than Python's recursion goes (hundreds of ``*`` around a word) is one
+    paragraph of its text, its chips kept.
 
     Example:
-        >>> markdown_tree("**Paris**\\ue0000\\ue001 <b>", [1])
+        >>> markdown_tree("**Paris**" + chip(0) + " <b>", [1])
         [{'tag': 'p', 'attrs': {}, 'children': [{'tag': 'strong', 'attrs': {}, 'children': ['Paris']}, \
 {'cite': 1, 'index': 0}, ' <b>']}]
     """
@@ -240,12 +253,12 @@ def _text(content: str, numbers: Sequence[int]) -> list[Any]:
         if position % 2:
             out.append({"cite": _number(numbers, int(piece)), "index": int(piece)})
         elif piece:
-            out.append(piece)
+            out.append(piece.translate(_STRAY))  # a mark Markdown decoded from a character reference: no chip
     return out
 
 
 def _code(content: str, numbers: Sequence[int]) -> str:
-    return _CHIP.sub(lambda m: f"[{_number(numbers, int(m[1]))}]", content)
+    return _CHIP.sub(lambda m: f"[{_number(numbers, int(m[1]))}]", content).translate(_STRAY)
 
 
 def _node(node: SyntaxTreeNode, numbers: Sequence[int]) -> list[Any]:
@@ -290,7 +303,7 @@ def _node(node: SyntaxTreeNode, numbers: Sequence[int]) -> list[Any]:
 class _Answer:
     """Cuts the styled stream of one answer into events and keeps its Markdown source."""
 
-    source: str = ""  # Markdown with chips as \ue000i\ue001
+    source: str = ""  # Markdown with chips (`chip`)
     plain: str = ""  # the model's words, citations taken out (the history of the chain)
     numbers: list[int] = field(default_factory=list)
     offsets: dict[int, int] = field(default_factory=dict)  # output offset of a chip -> its index
@@ -310,7 +323,7 @@ class _Answer:
             index = len(self.numbers)
             self.numbers.append(int(match[1]))
             self.offsets[self.consumed + match.start()] = index
-            self.source += f"{_OPEN}{index}{_CLOSE}"
+            self.source += chip(index)
             yield _event("citation", {"number": int(match[1]), "index": index})
             position = match.end()
         yield from self._words(text[position:], self.consumed + position)

@@ -336,7 +336,13 @@ BRACKET_SYNTAX: Final = MarkerSyntax(
     needs_next_char=True,
     after_word_char=False,
 )
-"""Bare ``[k]`` or ``[k, m]``: not a Markdown link, not right after a letter or digit (``list[0]``)."""
+"""Bare ``[k]`` or ``[k, m]``: not an inline Markdown link, not right after a letter or digit (``list[0]``).
+
+A reference-style link's ``[k]`` (``[the guide][1]``, and its definition
+``[1]: https://...``) is read as a citation: a marker is read from its
+opener on, without the text before it. Use this syntax for answers that
+write no reference-style links.
+"""
 
 DAGGER_SYNTAX: Final = MarkerSyntax(
     name="dagger",

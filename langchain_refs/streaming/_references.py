@@ -482,6 +482,13 @@ class _StandardCitations:
         passage = citation.passage
         if citation.native is not None:
             annotation = {**citation.native, "type": "citation"}
+            if "url" in annotation:
+                # A provider's url as every other annotation's: none where it may not become a link.
+                url = safe_url(annotation["url"]) if isinstance(annotation["url"], str) else None
+                if url is None:
+                    del annotation["url"]
+                else:
+                    annotation["url"] = url
             extras = dict(annotation.get("extras") or {})
         else:
             annotation = self._heads.get(citation.number, self._unlisted).copy()

@@ -125,11 +125,13 @@ _HTML_SUFFIXES: Final = (".html", ".htm", ".xml", ".html.jinja", ".htm.jinja", "
 def _is_html_template(name: str | None) -> bool:
     """Whether the template file ``name`` is HTML, so that it escapes what it prints by default.
 
+    The name's case does not matter (as for Jinja's ``select_autoescape``).
+
     Example:
-        >>> _is_html_template("html.jinja"), _is_html_template("cards.html.jinja"), _is_html_template("text.jinja")
+        >>> _is_html_template("html.jinja"), _is_html_template("cards.HTML"), _is_html_template("text.jinja")
         (True, True, False)
     """
-    return name is not None and (name == "html.jinja" or name.endswith(_HTML_SUFFIXES))
+    return name is not None and (name == "html.jinja" or name.lower().endswith(_HTML_SUFFIXES))
 
 
 @functools.cache

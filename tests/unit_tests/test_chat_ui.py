@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableGenerator
 from starlette.testclient import TestClient
 
 from langchain_refs.apps.chat_ui import ALLOWED_TAGS, STATIC, content_text, create_app, markdown_tree
+from langchain_refs.apps.chat_ui import chip as chip_token
 from langchain_refs.streaming import AnswerReferences
 from tests.unit_tests.fakes import streaming_model
 
@@ -362,7 +363,7 @@ def test_raw_html_in_markdown_is_text() -> None:
 
 def test_a_chip_inside_code_reads_as_its_number() -> None:
     """A citation that Markdown puts inside code shows as [n] text, never as a chip."""
-    assert markdown_tree("`a\ue0000\ue001`", [4]) == [
+    assert markdown_tree(f"`a{chip_token(0)}`", [4]) == [
         {"tag": "p", "attrs": {}, "children": [{"tag": "code", "attrs": {}, "children": ["a[4]"]}]}
     ]
 
@@ -587,6 +588,17 @@ def test_a_model_cannot_fake_a_citation_with_the_servers_marks() -> None:
     stream = ask("Paris?", model=streaming_model(["A\ue000", "1\ue001 B\ue0002"]), documents=DOCUMENTS, k=2)
     assert [name for name, _ in stream if name == "citation"] == []
     assert shown(stream) == "A\ufffd1\ufffd B\ufffd2"
+
+
+@pytest.mark.parametrize("index", ["0", "1" * 5000, "\u0663"], ids=["a real chip's index", "5,000 digits", "arabic"])
+def test_a_model_cannot_fake_a_citation_with_character_references_of_the_marks(index: str) -> None:
+    """Markdown decodes &#xE000; after the words' marks were replaced: still no chip, and the answer is done."""
+    words = f"Paris is big[1](id=1). The moon is cheese&#xE000;{index}&#57345;."
+    stream = ask("Paris?", model=streaming_model([words]), documents=DOCUMENTS, k=2)
+    assert [name for name, _ in stream][-2:] == ["references", "done"]
+    chips = [node for node in final_tree(stream)[0]["children"] if isinstance(node, dict)]
+    assert chips == [{"cite": 1, "index": 0}]
+    assert tree_text(final_tree(stream)).endswith(f"The moon is cheese\ufffd{index}\ufffd.")
 
 
 @agents

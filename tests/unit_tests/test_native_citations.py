@@ -164,6 +164,26 @@ def test_openai_url_citations_and_other_annotations() -> None:
     assert block["text"][annotation["start_index"] : annotation["end_index"]] == "Wiki says"
 
 
+@pytest.mark.parametrize(
+    ("url", "kept"),
+    [
+        ("javascript:alert(document.domain)", None),
+        ("JaVaScRiPt&#58;alert(1)", None),
+        ("data:text/html,<script>alert(1)</script>", None),
+        ("https://w.org/a b", "https://w.org/a b"),
+    ],
+)
+def test_a_providers_url_that_may_not_become_a_link_is_in_no_annotation(url: str, kept: str | None) -> None:
+    """The standard annotations carry a url only where it may become a link, a provider's as a document's."""
+    native = {"type": "url_citation", "url": url, "title": "W", "start_index": 0, "end_index": 9}
+    answer = AIMessage(content=[{"type": "text", "text": "Wiki says", "annotations": [native], "index": 0}])
+    message = chain(RunnableLambda(lambda _: answer)).invoke({"documents": [ROME]})
+    (annotation,) = message.content[0]["annotations"]
+    assert annotation.get("url") == kept
+    assert [c.get("url") for c in message.response_metadata["citations"]] == [kept]
+    assert annotation["title"] == "W"
+
+
 def test_a_citation_naming_nothing_is_a_source_of_its_own() -> None:
     """A native citation with no URL, title or document index gets its own number and an untitled entry."""
     bare = {"type": "citation", "cited_text": "Something."}

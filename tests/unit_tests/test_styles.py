@@ -492,12 +492,17 @@ def html_template_ways(folder: Path) -> dict[str, TemplateReferenceStyle]:
     importing += "{% macro references(refs) %}{{ h.references(refs) }}{% endmacro %}"
     (folder / "mine.jinja").write_text(importing, encoding="utf-8")
     (folder / "cards.html.jinja").write_text((styles_directory() / "html.jinja").read_text("utf-8"), "utf-8")
+    (folder / "Cards.HTML").write_text((styles_directory() / "html.jinja").read_text("utf-8"), "utf-8")
+    (folder / "cards.Html.jinja").write_text((styles_directory() / "html.jinja").read_text("utf-8"), "utf-8")
     return {
         "name": TemplateReferenceStyle(name="html"),
         "built-in path": TemplateReferenceStyle(path=styles_directory() / "html.jinja"),
         "a template of a folder importing it": TemplateReferenceStyle(name="mine", directory=folder),
         "a file importing it": TemplateReferenceStyle(path=folder / "mine.jinja"),
         "a file of the user's named .html.jinja": TemplateReferenceStyle(path=folder / "cards.html.jinja"),
+        # The suffix's case does not matter, as for Jinja's own select_autoescape.
+        "a file named .HTML": TemplateReferenceStyle(path=folder / "Cards.HTML"),
+        "a file named .Html.jinja": TemplateReferenceStyle(path=folder / "cards.Html.jinja"),
     }
 
 
