@@ -1005,10 +1005,10 @@ def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool 
     if documents_from is not None:
         found = documents_from(message)
         if found is not None:
-            if isinstance(found, (Document, Mapping)):
-                found = [found]  # one document, as a tool's artifact may be one
-            documents = [as_document(item) for item in found]
-            for item, document in zip(found, documents, strict=True):
+            # One document, as a tool's artifact may be one; else read once (a generator too).
+            items = [found] if isinstance(found, (Document, Mapping)) else list(found)
+            documents = [as_document(item) for item in items]
+            for item, document in zip(items, documents, strict=True):
                 if document is None:
                     msg = (
                         f"documents_from gave a {type(item).__name__} for tool {message.name or ''!r}: it must "

@@ -528,9 +528,9 @@ def test_documents_from_any_tool() -> None:
     assert answer.text == "Silk[1].\n\n- [1] Lyon (https://example.org/lyon)\n"
 
 
-@pytest.mark.parametrize("one", [False, True], ids=["a list", "one document"])
-def test_documents_from_reads_other_tool_results(one: bool) -> None:
-    """documents_from reads documents from a tool result that has no artifact (a list of them, or one)."""
+@pytest.mark.parametrize("shape", ["list", "one", "generator"])
+def test_documents_from_reads_other_tool_results(shape: str) -> None:
+    """documents_from reads documents from a tool result that has no artifact (a list of them, one, a generator)."""
 
     @tool
     def note(query: str) -> str:
@@ -539,7 +539,9 @@ def test_documents_from_reads_other_tool_results(one: bool) -> None:
 
     def read(message: ToolMessage) -> Any:
         found = Document(message.text, metadata={"source": "notes"})
-        return None if message.name != "note" else found if one else [found]
+        if message.name != "note":
+            return None
+        return {"list": [found], "one": found, "generator": (d for d in [found])}[shape]
 
     model = ScriptedToolModel(script=[search("x", tool="note"), say("Silk[1](id=1).")])
     agent = create_agent(
