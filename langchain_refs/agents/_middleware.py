@@ -692,7 +692,12 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-        prepared, documents = self._prepared(request)
+        if any(isinstance(m, ToolMessage) for m in request.messages):
+            # Finding a long thread's documents in its tool results and reading its earlier answers takes
+            # milliseconds: off the event loop, which serves the other runs (a LangGraph server's) meanwhile.
+            prepared, documents = await asyncio.to_thread(self._prepared, request)
+        else:
+            prepared, documents = self._prepared(request)
         return _with_call(_stamped(await handler(prepared)), documents)
 
     # -- after the model -----------------------------------------------------

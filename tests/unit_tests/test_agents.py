@@ -554,6 +554,28 @@ def test_documents_from_reads_other_tool_results(shape: str) -> None:
     ]
 
 
+async def test_tool_results_are_read_off_the_event_loop() -> None:
+    """Under ainvoke, the tool results are read in a worker thread: a long thread's reading stalls no other run."""
+    loop_thread = threading.get_ident()
+    readers: list[int] = []
+
+    @tool
+    def note(query: str) -> str:
+        """Return a note."""
+        return "Lyon is famous for silk."
+
+    def read(message: ToolMessage) -> list[Document]:
+        readers.append(threading.get_ident())
+        return [Document(message.text, metadata={"source": "notes"})]
+
+    model = ScriptedToolModel(script=[search("x", tool="note"), say("Silk[1](id=1).")])
+    middleware = ReferencesMiddleware(style=TextReferenceStyle(), documents_from=read)
+    state = await create_agent(model, tools=[note], middleware=[middleware]).ainvoke(QUESTION)
+    assert state["messages"][-1].text == "Silk[1].\n\n- [1] notes\n"
+    assert readers
+    assert loop_thread not in readers
+
+
 @pytest.mark.parametrize(("given", "named"), [(["Lyon is famous for silk."], "str"), ("Lyon.", "str"), ([3], "int")])
 def test_documents_from_giving_what_is_no_document_is_an_error_that_names_it(given: Any, named: str) -> None:
     """Not a silent loss of every citation of the tool: a TypeError naming what it gave and the tool."""
