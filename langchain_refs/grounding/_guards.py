@@ -570,7 +570,8 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 ordinal=ordinal,
                 per=per,
                 # A measure may be rounded ("42.2 km"), not a name's number ("Python 3.1" is no 3.12).
-                step=step if token.kind == "num" and (unit is not None or scaled) else None,
+                # Only a unit of measure tells a measure ("3.1 added" is no rounding of 3.12).
+                step=step if token.kind == "num" and (unit in _MEASURES or scaled) else None,
                 or_million=or_million,
             )
         )
@@ -597,6 +598,8 @@ def _decimal_places(token: str) -> int:
     return 0
 
 
+# How far a claim's rounding may move the sources' value, as a share of it.
+_ROUNDING_SHARE: Final = 0.05
 # How far a share ("a third") may stand from a percentage written in digits ("33%", "35%"), in points.
 _SHARE_POINTS: Final = 2.0
 
@@ -623,8 +626,17 @@ def _close(claimed: _Quantity, stated: float) -> bool:
     value = claimed.value
     if stated == value:
         return True
-    if claimed.bound is None and claimed.step is not None and abs(stated - value) <= claimed.step * 0.5000001:
-        return True  # "42.2 km" for 42.195 km: the sources' value rounded to the claim's last place
+    if (
+        claimed.bound is None
+        and claimed.step is not None
+        and abs(stated - value) <= claimed.step * 0.5000001
+        and abs(value) >= 10 * claimed.step
+        and abs(stated - value) <= _ROUNDING_SHARE * abs(stated)
+    ):
+        # "42.2 km" for 42.195 km, "1.2m" for 1,249,000: the sources' value rounded to the claim's last
+        # place, which keeps two significant digits at least, and by a twentieth of it at most ("0.1 mg"
+        # is no rounding of 0.05 mg, nor "0.3 percent" of 0.25 percent).
+        return True
     if claimed.decade:
         return value <= stated < value + 10
     if claimed.bound == "about":
@@ -1191,7 +1203,11 @@ _NUMBER_WORD: Final = re.compile(_MAYBE_NUMBER.pattern.replace("\\d|", "", 1), r
 
 @functools.lru_cache(maxsize=8192)
 def _digit_strings(text: str) -> frozenset[str]:
-    return frozenset(_DIGITS.findall(text))
+    """The numbers ``text`` writes in digits, each with the letters glued to it ("5M" is no "5k", "3rd" no "3")."""
+    return frozenset(_GLUED_DIGITS.findall(text))
+
+
+_GLUED_DIGITS: Final = re.compile(_DIGITS.pattern + r"[^\W\d_]*")
 
 
 _YEAR_DASH: Final = re.compile(r"\d{4}[-\u2013]$")
@@ -1223,7 +1239,7 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     if changed is not None:
         return changed
     # The common case first: every number of the claim written in digits, each one written in the evidence too.
-    if not _NUMBER_WORD.search(claim) and set(_DIGITS.findall(claim)) <= _digit_strings(evidence):
+    if not _NUMBER_WORD.search(claim) and _digit_strings(claim) <= _digit_strings(evidence):
         return None
     # "one of", "two countries": numbers in words below ten are too often a paraphrase to hold to (a rank is not).
     held = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)]

@@ -40,6 +40,14 @@ NUMBER_FIRES = [
     ("The city has 12 bridges.", "The city has many bridges over the river.", "Neutral", None),
     ("It cost twenty million euros.", "It cost five million euros.", "Contradiction", "five million euros"),
     ("The tower is about 500 metres tall.", TOWER, "Contradiction", "330 metres"),
+    # A claim's decimals are no rounding when they keep one significant digit, or move the value by over 5%.
+    ("Rates were cut to 0.3 percent.", "Rates were cut to 0.25 percent.", "Contradiction", "0.25 percent"),
+    ("The dose is 0.1 mg per day.", "The dose is 0.05 mg per day.", "Contradiction", "0.05 mg"),
+    ("Python 3.1 added a parser.", "Python 3.12 added a parser.", "Contradiction", "3.12 added"),
+    # A scale glued to the number is part of it: the same digits with another scale are another number.
+    ("The fund holds $5M.", "The fund holds $5k.", "Contradiction", "5k"),
+    ("The model has 7B parameters.", "The model has 7M parameters.", "Contradiction", "7M parameters"),
+    ("It raised $1.5m.", "It raised $1.5bn.", "Contradiction", "1.5bn"),
     # The same value in another unit of measure or currency.
     ("The Eiffel Tower is 330 feet tall.", TOWER, "Contradiction", "330 metres"),
     ("The road is 410 km long.", "The road is 410 miles long.", "Contradiction", "410 miles"),
