@@ -65,7 +65,7 @@ def run_demo(args: argparse.Namespace) -> int:
             prompt = "Question: " if sys.stdin is not None and sys.stdin.isatty() else ""
             try:
                 question = _typed_question(prompt)
-            except EOFError:  # stdin closed or empty (e.g. `< /dev/null`, Ctrl-D): nothing was asked
+            except (EOFError, RuntimeError):  # stdin empty or closed (`< /dev/null`, `<&-`, Ctrl-D): nothing asked
                 if prompt:
                     print(flush=True)  # end the prompt's line: the message that follows has a line of its own
                 question = ""
@@ -95,9 +95,10 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _typed_question(prompt: str) -> str:
-    """The line typed or piped in, or a `CommandError` naming the first byte of it that is not UTF-8."""
+    """The line typed (or all the text piped in, its lines joined), or a `CommandError` naming a byte not UTF-8."""
     try:
-        line = input(prompt)
+        # Piped in (`demo < question.txt`): the whole question, though it runs over several lines.
+        line = input(prompt) if prompt or sys.stdin is None else " ".join(sys.stdin.read().split())
     except UnicodeDecodeError as error:  # stdin read strictly (PYTHONIOENCODING=utf-8:strict)
         byte = error.object[error.start]
         msg = f"the question on standard input is not UTF-8 text (byte 0x{byte:02x} at offset {error.start})"

@@ -623,7 +623,12 @@ async def _question(request: Request) -> tuple[str, Any] | Response:
         return JSONResponse({"error": 'send a JSON body {"question": "..."}'}, status_code=400)
     if len(question) > _MAX_QUESTION:
         return JSONResponse({"error": f"the question is over {_MAX_QUESTION} characters"}, status_code=413)
-    return question.strip(), data.get("conversation")
+    conversation = data.get("conversation")
+    if conversation is not None and not isinstance(conversation, str):
+        # Not a new conversation in silence: the earlier turns would be lost from the model's context.
+        message = f"conversation must be the id the server gave (a string), got {type(conversation).__name__}"
+        return JSONResponse({"error": message}, status_code=400)
+    return question.strip(), conversation
 
 
 def create_app(

@@ -398,3 +398,11 @@ def test_a_body_no_answer_could_be_written_for_is_a_400_before_any_event(path: s
     response = TestClient(app()).post(path, content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400
     assert response.json()["error"].endswith(error)
+
+
+@pytest.mark.parametrize(("conversation", "named"), [(12345, "int"), (["c1"], "list"), ({"id": "c1"}, "dict")])
+def test_a_conversation_that_is_no_id_is_a_400_not_a_new_conversation(conversation: Any, named: str) -> None:
+    """A wrong type would start a new conversation in silence, its earlier turns lost: refused, naming the field."""
+    response = TestClient(app()).post("/api/chat", json={"question": "Paris?", "conversation": conversation})
+    assert response.status_code == 400
+    assert response.json()["error"] == f"conversation must be the id the server gave (a string), got {named}"

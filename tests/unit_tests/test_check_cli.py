@@ -335,6 +335,26 @@ def test_an_output_to_dev_stdout_goes_where_the_shell_sent_it(stdout: str, tmp_p
     assert len(json.loads(results)) == len(A)
 
 
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="no /dev/stdout on this system")
+def test_a_reader_of_dev_stdout_that_leaves_is_no_error_and_a_closed_stderr_no_crash(tmp_path: Path) -> None:
+    """`--output /dev/stdout | head`: the reader leaving is not an error (exit 0, nothing said), stderr closed too."""
+    source = write_json(tmp_path / "a.json", A)
+    command = [sys.executable, "-m", "langchain_refs", "check", "extract", "--input", str(source)]
+    command += ["--output", "/dev/stdout"]
+    # The reader closed before a byte is written (a pipe whose reading end is shut); stderr closed (`2>&-`).
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(command, stdout=write, stderr=subprocess.DEVNULL, timeout=120, cwd=tmp_path)
+    finally:
+        os.close(write)
+    assert done.returncode == 0
+    out = tmp_path / "out.json"
+    done = subprocess.run([*command[:-1], str(out)], timeout=120, cwd=tmp_path, preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0
+    assert len(json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))) == len(A)
+
+
 def test_deeply_nested_json_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A JSON list nested 100,000 deep is one line, exit 2 (Python's parser would raise RecursionError)."""
     source = tmp_path / "deep.json"
@@ -383,6 +403,8 @@ def test_json_lines_that_cannot_be_read_are_named_and_skipped(
         ("  \n\n", "the file is empty"),
         ("[ \n ]", "the JSON list is empty"),
         ('{\n  "response": "Paris is in France."\n}\n', "one JSON value, not a list of items"),
+        # Pretty-printed, one of its lines JSON alone (the string of a list): still one value, not JSON Lines.
+        ('{\n  "response": "Paris.",\n  "reference": [\n    "Paris."\n  ]\n}\n', "one JSON value, not a list of items"),
     ],
 )
 def test_input_that_is_not_json_or_holds_no_items(

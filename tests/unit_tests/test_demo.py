@@ -132,6 +132,7 @@ def test_cli_styles(style: str, capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_asks_for_the_question(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Without an argument the question is read at a prompt."""
     monkeypatch.setattr("builtins.input", lambda _: "How do I run the tests?")
+    monkeypatch.setattr("sys.stdin", Terminal())
     main(["demo", "--delay", "0"])
     assert "python -m pytest" in capsys.readouterr().out
 
@@ -152,13 +153,14 @@ def one_line(err: str) -> str:
     return lines[0]
 
 
+@pytest.mark.parametrize("error", [EOFError, RuntimeError("input(): lost sys.stdin")], ids=["empty", "closed"])
 def test_cli_closed_stdin_means_no_question(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    error: BaseException, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """With stdin closed (input() raises EOFError) the demo says no question was asked: one line, exit 2."""
+    """With stdin empty or closed (`<&-`: input() raises) the demo says no question was asked: one line, exit 2."""
 
     def closed(_: str) -> str:
-        raise EOFError
+        raise error
 
     monkeypatch.setattr("builtins.input", closed)
     monkeypatch.setattr("sys.stdin", Terminal())
@@ -175,11 +177,15 @@ class Terminal(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize(("stdin", "prompt"), [(Terminal(), "Question: "), (io.StringIO(), "")])
+@pytest.mark.parametrize(
+    ("stdin", "prompts"),
+    [(Terminal(), ["Question: "]), (io.StringIO("\nHow do I run\nthe tests?\n"), [])],
+    ids=["terminal", "piped over lines"],
+)
 def test_cli_prompts_only_at_a_terminal(
-    stdin: io.StringIO, prompt: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    stdin: io.StringIO, prompts: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The question is asked with a prompt at a terminal; piped in, it is read with none before the answer."""
+    """At a terminal the question is asked with a prompt; piped in, it is read whole (all its lines), no prompt."""
     asked: list[str] = []
 
     def read(shown: str) -> str:
@@ -189,7 +195,7 @@ def test_cli_prompts_only_at_a_terminal(
     monkeypatch.setattr("builtins.input", read)
     monkeypatch.setattr("sys.stdin", stdin)
     assert main(["demo", "--delay", "0"]) == 0
-    assert asked == [prompt]
+    assert asked == prompts
     assert "python -m pytest" in capsys.readouterr().out
 
 
@@ -276,6 +282,7 @@ def test_cli_blank_question_typed(
 ) -> None:
     """A blank line at the prompt is no question: one line, exit 2, no answer."""
     monkeypatch.setattr("builtins.input", lambda _: typed)
+    monkeypatch.setattr("sys.stdin", Terminal())
     assert main(["demo", "--delay", "0"]) == 2
     captured = capsys.readouterr()
     assert one_line(captured.err).startswith("langchain-refs: no question asked")
@@ -313,6 +320,7 @@ def test_cli_ctrl_c_at_the_prompt(monkeypatch: pytest.MonkeyPatch, capsys: pytes
         raise KeyboardInterrupt
 
     monkeypatch.setattr("builtins.input", interrupted)
+    monkeypatch.setattr("sys.stdin", Terminal())
     assert main(["demo", "--delay", "0"]) == 130
     assert one_line(capsys.readouterr().err) == "langchain-refs: interrupted"
 

@@ -125,6 +125,10 @@ def _some_json_or_exit(source: Path, text: str) -> None:
         raise CommandError(msg)
     if is_json_list(text):
         return  # a list that cannot be read is reported by read_items
+    if sum(1 for line in text.splitlines() if line.strip()) > 1 and _is_json(text):
+        # One JSON value over many lines (pretty-printed), some of them JSON alone (a string of a list).
+        msg = f"{source}: one JSON value, not a list of items; put the items in a JSON list or write one per line"
+        raise CommandError(msg)
     first_error: tuple[int, json.JSONDecodeError] | None = None
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -223,6 +227,8 @@ def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
+    except BrokenPipeError:
+        raise  # the reader of a pipe left (e.g. `| head`): not an error (`main` says so)
     except OSError as error:
         msg = f"{target}: cannot write the output ({error.strerror or error})"
         raise CommandError(msg) from None
@@ -280,7 +286,8 @@ def run_check(args: argparse.Namespace) -> int:
     partial = None if _through_system_folders(target) else target.with_name(target.name + ".partial.jsonl")
     key = _run_key(read.data, args)
     done = _resume(partial, key, len(read.items))
-    show = args.progress or (args.progress is None and sys.stderr.isatty() and len(read.items) > 20)
+    terminal = sys.stderr is not None and sys.stderr.isatty()  # None: stderr closed (`2>&-`)
+    show = args.progress or (args.progress is None and terminal and len(read.items) > 20)
     try:
         _check_and_save(read, done, partial=partial, key=key, args=args, checkers=checkers, show=show)
     except KeyboardInterrupt:
