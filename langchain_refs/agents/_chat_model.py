@@ -83,13 +83,13 @@ from typing_extensions import override
 from langchain_refs.agents._edited import TEXT_CHECK_KEY, text_check
 from langchain_refs.streaming import (
     DEFAULT_MAX_HOLDBACK,
-    ID_SYNTAX,
     ChunkRewriter,
     MarkerSyntax,
     ReferenceSession,
     ReferenceStyle,
     SourceKey,
     SyntaxName,
+    built_in_syntax,
     checked_max_holdback,
     choose_style,
     join_text_runs,
@@ -1239,7 +1239,7 @@ def has_citation_rule(prompt: str, instructions: str, syntaxes: Sequence[MarkerS
         >>> has_citation_rule("Cite as [n](id=k).", "Cite as [k].", marker_syntaxes("bracket"))
         False
     """
-    return instructions in prompt or ("(id=" in prompt and any(s is ID_SYNTAX for s in syntaxes))
+    return instructions in prompt or ("(id=" in prompt and any(built_in_syntax(s) == "id" for s in syntaxes))
 
 
 def with_instructions(system: SystemMessage | None, instructions: str) -> SystemMessage:

@@ -1006,7 +1006,8 @@ def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool 
         found = documents_from(message)
         if found is not None:
             # One document, as a tool's artifact may be one; else read once (a generator too).
-            items = [found] if isinstance(found, (Document, Mapping)) else list(found)
+            one = isinstance(found, (Document, Mapping)) or not isinstance(found, Iterable)
+            items = [found] if one else list(found)
             documents = [as_document(item) for item in items]
             for item, document in zip(items, documents, strict=True):
                 if document is None:

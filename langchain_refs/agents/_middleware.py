@@ -72,11 +72,8 @@ from langchain_refs.agents._documents import (
 )
 from langchain_refs.agents._edited import realigned, was_edited
 from langchain_refs.streaming import (
-    BRACKET_SYNTAX,
-    DAGGER_SYNTAX,
     DEFAULT_MAX_HOLDBACK,
     FORMAT_REFERENCES,
-    ID_SYNTAX,
     CitationParser,
     EmptyReferenceStyle,
     Marker,
@@ -84,6 +81,7 @@ from langchain_refs.streaming import (
     ReferenceSession,
     ReferenceStyle,
     SyntaxName,
+    built_in_syntax,
     checked_max_holdback,
     checked_whole_number,
     choose_style,
@@ -221,7 +219,7 @@ def _instructions_for(instructions: str | None, syntaxes: tuple[MarkerSyntax, ..
             )
             raise ValueError(msg)
         return rule
-    if instructions is not None and "](id=" in instructions and not any(s is ID_SYNTAX for s in syntaxes):
+    if instructions is not None and "](id=" in instructions and not any(built_in_syntax(s) == "id" for s in syntaxes):
         msg = (
             f"instructions ask for [n](id=k) markers, which syntaxes {names} do not read: add 'id' to syntaxes "
             f"or ask for the syntax they read (citation_instructions gives the rule for a built-in one)"
@@ -243,12 +241,13 @@ def _written_marker(syntaxes: Sequence[MarkerSyntax], number: int, ids: Sequence
     ``after`` is the text the marker follows.
     """
     for syntax in syntaxes:
-        if syntax is ID_SYNTAX:
+        name = built_in_syntax(syntax)
+        if name == "id":
             return f"[{number}](id={', '.join(map(str, ids))})"
-        if syntax is BRACKET_SYNTAX:
+        if name == "bracket":
             space = " " if _WORD_END.search(after) else ""
             return f"{space}[{', '.join(map(str, ids))}]"
-        if syntax is DAGGER_SYNTAX:
+        if name == "dagger":
             return "".join(f"【{k}†source】" for k in ids)
     return ""
 

@@ -65,7 +65,7 @@ def run_demo(args: argparse.Namespace) -> int:
             prompt = "Question: " if sys.stdin is not None and sys.stdin.isatty() else ""
             try:
                 question = _typed_question(prompt)
-            except (EOFError, RuntimeError):  # stdin empty or closed (`< /dev/null`, `<&-`, Ctrl-D): nothing asked
+            except EOFError:  # stdin empty or closed (`< /dev/null`, `<&-`, Ctrl-D): nothing was asked
                 if prompt:
                     print(flush=True)  # end the prompt's line: the message that follows has a line of its own
                 question = ""
@@ -94,11 +94,17 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# The most of a piped question read (`yes | langchain-refs demo` must end): the demo's questions are short.
+_PIPED_QUESTION: Final = 65_536
+
+
 def _typed_question(prompt: str) -> str:
     """The line typed (or all the text piped in, its lines joined), or a `CommandError` naming a byte not UTF-8."""
     try:
         # Piped in (`demo < question.txt`): the whole question, though it runs over several lines.
-        line = input(prompt) if prompt or sys.stdin is None else " ".join(sys.stdin.read().split())
+        if sys.stdin is None:  # closed (`<&-`): nothing can be asked
+            raise EOFError
+        line = input(prompt) if prompt else " ".join(sys.stdin.read(_PIPED_QUESTION).split())
     except UnicodeDecodeError as error:  # stdin read strictly (PYTHONIOENCODING=utf-8:strict)
         byte = error.object[error.start]
         msg = f"the question on standard input is not UTF-8 text (byte 0x{byte:02x} at offset {error.start})"
@@ -469,6 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         The test suite runs offline with python -m pytest after installing the test extra[1]...
         0
     """
+    if sys.stderr is None:  # closed (`2>&-`): messages go nowhere, never into stdout (Python's default for None)
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - open for the process's life
     args = parse_command_line(argv)
     try:
         result: int = args.run(args)

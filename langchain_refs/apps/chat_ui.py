@@ -154,6 +154,7 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 _SECRET = secrets.token_hex(8)
 _MARK = re.compile(f"{_OPEN}{_SECRET}([0-9]{{1,9}}){_CLOSE}")
 _CHIP = re.compile(f"{_OPEN}{_SECRET}c([0-9]{{1,9}}){_CLOSE}")
+_ENCODED_CHIP = re.compile(f"%EE%80%80{_SECRET}c[0-9]{{1,9}}%EE%80%81", re.IGNORECASE)
 _STRAY = str.maketrans({_OPEN: "\ufffd", _CLOSE: "\ufffd", "\x00": "\ufffd"})  # NUL: as CommonMark does
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
@@ -281,7 +282,10 @@ def _node(node: SyntaxTreeNode, numbers: Sequence[int]) -> list[Any]:
     if kind == "hardbreak":
         return [_element("br", [])]
     if kind == "link":
-        href = safe_url(_CHIP.sub("", str(node.attrs.get("href", ""))))
+        # A citation inside a link's destination is no part of it (Markdown percent-encodes its marks there);
+        # the secret never reaches the page: a destination still holding it gets no link.
+        destination = _ENCODED_CHIP.sub("", _CHIP.sub("", str(node.attrs.get("href", ""))))
+        href = safe_url(destination) if _SECRET not in destination else None
         children = _children(node, numbers)
         return [_element("a", children, {"href": href})] if href else children
     if kind == "ordered_list":

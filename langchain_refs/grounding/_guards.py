@@ -570,8 +570,8 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 ordinal=ordinal,
                 per=per,
                 # A measure may be rounded ("42.2 km"), not a name's number ("Python 3.1" is no 3.12).
-                # Only a unit of measure tells a measure ("3.1 added" is no rounding of 3.12).
-                step=step if token.kind == "num" and (unit in _MEASURES or scaled) else None,
+                # Only a unit of measure or a percentage tells a measure ("3.1 added" is no rounding of 3.12).
+                step=step if token.kind == "num" and (unit in _MEASURES or unit == "percent" or scaled) else None,
                 or_million=or_million,
             )
         )

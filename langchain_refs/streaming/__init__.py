@@ -42,6 +42,7 @@ from langchain_refs.streaming._parser import (
 from langchain_refs.streaming._passages import attach_passages, passage_scorer, scored_at_close
 from langchain_refs.streaming._prompt import (
     FORMAT_REFERENCES,
+    built_in_syntax,
     citation_instructions,
     escape_document_tags,
     format_documents,
@@ -125,6 +126,7 @@ __all__ = [
     "Text",
     "TextReferenceStyle",
     "attach_passages",
+    "built_in_syntax",
     "checked_flag",
     "checked_max_holdback",
     "checked_support_threshold",

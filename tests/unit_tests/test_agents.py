@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 import re
 import threading
@@ -24,6 +25,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from langchain_refs import (
+    ID_SYNTAX,
     CitationLeakWarning,
     MarkerSyntax,
     ReferencesChatModel,
@@ -458,6 +460,10 @@ def test_a_rule_for_a_syntax_not_read_is_an_error() -> None:
     assert ReferencesMiddleware(syntaxes=own, instructions="Cite as ^k^.").instructions == "Cite as ^k^."
     assert ReferencesMiddleware(syntaxes=own, instructions=None).instructions is None
     assert ReferencesMiddleware(syntaxes="bracket").instructions == citation_instructions("bracket")
+    # A copy of a built-in syntax under another name reads the same markers: the same rule, no error.
+    copy = dataclasses.replace(ID_SYNTAX, name="mine")
+    assert ReferencesMiddleware(syntaxes=copy, instructions="Cite as [n](id=k).").instructions == "Cite as [n](id=k)."
+    assert ReferencesMiddleware(syntaxes=copy).instructions == citation_instructions("id")
 
 
 def test_bare_number_is_never_a_citation() -> None:
@@ -576,7 +582,9 @@ async def test_tool_results_are_read_off_the_event_loop() -> None:
     assert loop_thread not in readers
 
 
-@pytest.mark.parametrize(("given", "named"), [(["Lyon is famous for silk."], "str"), ("Lyon.", "str"), ([3], "int")])
+@pytest.mark.parametrize(
+    ("given", "named"), [(["Lyon is famous for silk."], "str"), ("Lyon.", "str"), ([3], "int"), (3, "int")]
+)
 def test_documents_from_giving_what_is_no_document_is_an_error_that_names_it(given: Any, named: str) -> None:
     """Not a silent loss of every citation of the tool: a TypeError naming what it gave and the tool."""
 

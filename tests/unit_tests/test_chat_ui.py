@@ -601,6 +601,18 @@ def test_a_model_cannot_fake_a_citation_with_character_references_of_the_marks(i
     assert tree_text(final_tree(stream)).endswith(f"The moon is cheese\ufffd{index}\ufffd.")
 
 
+@pytest.mark.parametrize(
+    "words", ["See [the guide](https://a.org/x[1](id=1)).", "See <https://a.org/x[1](id=1)>."], ids=["link", "autolink"]
+)
+def test_a_citation_inside_a_links_destination_never_sends_the_servers_secret(words: str) -> None:
+    """The chips hold the server's secret: a citation Markdown puts in a link's href leaves the href, secret and all."""
+    from langchain_refs.apps import chat_ui
+
+    stream = ask("Paris?", model=streaming_model([words]), documents=DOCUMENTS, k=2)
+    assert chat_ui._SECRET not in repr(stream)
+    assert [name for name, _ in stream][-2:] == ["references", "done"]
+
+
 @agents
 def test_an_agent_model_cannot_fake_a_citation_with_the_servers_marks() -> None:
     """In agent mode too (no text normalising stage before the middleware), marks in the words are not chips."""

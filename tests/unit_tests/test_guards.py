@@ -149,6 +149,8 @@ NUMBER_QUIET = [
     ("Take 200 mg twice a day.", "Take 200mg twice a day."),
     # A claim may round the sources' value to its own last decimal place (never a whole number to drop decimals).
     ("The race is 42.2 kilometres long.", "The race is 42.195 km long."),
+    ("Unemployment rose to 4.6%.", "Unemployment rose to 4.63%."),  # a percentage rounded, two digits kept
+    ("Support rose to 52.4 per cent.", "Support rose to 52.38 per cent."),
     ("The city has 3.5 million residents.", "The city has 3,470,000 residents."),
     ("Revenue reached 1.1 billion dollars.", "Revenue reached $1,100,000,000."),
     ("The model has 7B parameters.", "The model has seven billion parameters."),
