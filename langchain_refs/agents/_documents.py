@@ -1007,14 +1007,15 @@ def read_tool_documents(message: ToolMessage, documents_from: DocumentsFromTool 
         if found is not None:
             # One document, as a tool's artifact may be one; else read once (a generator too).
             one = isinstance(found, (Document, Mapping)) or not isinstance(found, Iterable)
-            items = [found] if one else list(found)
-            documents = [as_document(item) for item in items]
-            for item, document in zip(items, documents, strict=True):
+            documents = []
+            for item in [found] if one else found:
+                document = as_document(item)
                 if document is None:
                     msg = (
                         f"documents_from gave a {type(item).__name__} for tool {message.name or ''!r}: it must "
                         f"return Documents (or None to read the tool's artifact)"
                     )
                     raise TypeError(msg)
-            return [d for d in documents if d is not None]
+                documents.append(document)
+            return documents
     return tool_documents(message)

@@ -299,10 +299,13 @@ def _uncited_listed_as_consulted(references: dict[str, Any]) -> None:
     if not isinstance(listed, list):
         return
     cited = {c.get("number") for c in references["citations"] if isinstance(c, Mapping)}
-    uncited = [r for r in listed if isinstance(r, Mapping) and r.get("number") not in cited]
+    kept: list[Any] = []
+    uncited: list[Mapping[str, Any]] = []
+    for reference in listed:
+        (uncited if isinstance(reference, Mapping) and reference.get("number") not in cited else kept).append(reference)
     if not uncited:
         return
-    references["references"] = [r for r in listed if not any(r is u for u in uncited)]
+    references["references"] = kept
     consulted = references.get("consulted")
     consulted = list(consulted) if isinstance(consulted, list) else []
     consulted += [

@@ -36,13 +36,13 @@ from langchain_refs.streaming._parser import (
     MarkerSyntax,
     SyntaxName,
     Text,
+    built_in_syntax,
     checked_max_holdback,
     marker_syntaxes,
 )
 from langchain_refs.streaming._passages import attach_passages, passage_scorer, scored_at_close
 from langchain_refs.streaming._prompt import (
     FORMAT_REFERENCES,
-    built_in_syntax,
     citation_instructions,
     escape_document_tags,
     format_documents,

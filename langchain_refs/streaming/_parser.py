@@ -145,6 +145,7 @@ __all__ = [
     "Marker",
     "MarkerSyntax",
     "Text",
+    "built_in_syntax",
     "checked_max_holdback",
     "marker_syntaxes",
 ]
@@ -357,6 +358,22 @@ _SYNTAXES: Final = {s.name: s for s in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX
 
 SyntaxName = Literal["id", "bracket", "dagger"]
 """The name of a built-in marker syntax, as the ``syntaxes`` option of every entry point takes it."""
+
+
+def built_in_syntax(syntax: MarkerSyntax) -> str | None:
+    """Which built-in syntax ``syntax`` reads as (``"id"``, ``"bracket"``, ``"dagger"``), by its pattern; else None.
+
+    A copy of a built-in one under another name reads the same markers.
+
+    Example:
+        >>> import dataclasses
+        >>> built_in_syntax(dataclasses.replace(ID_SYNTAX, name="mine")), built_in_syntax(DAGGER_SYNTAX)
+        ('id', 'dagger')
+    """
+    for built_in in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX):
+        if syntax.pattern.pattern == built_in.pattern.pattern and syntax.pattern.flags == built_in.pattern.flags:
+            return built_in.name
+    return None
 
 
 def marker_syntaxes(syntaxes: str | MarkerSyntax | Sequence[str | MarkerSyntax]) -> tuple[MarkerSyntax, ...]:
@@ -684,9 +701,7 @@ class CitationParser:
                 _stdlib_pattern(s.pattern).match,
                 functools.partial(_partial_match, s.pattern),
                 # ``[n](id=k)``: a whole marker or a prefix of one, in one call.
-                _ID_MARKER_OR_PREFIX.match
-                if s.pattern.pattern == ID_SYNTAX.pattern.pattern and s.pattern.flags == ID_SYNTAX.pattern.flags
-                else None,
+                _ID_MARKER_OR_PREFIX.match if built_in_syntax(s) == "id" else None,
             )
             for s in syntaxes
         )

@@ -8,16 +8,9 @@ from typing import Final
 
 from langchain_core.documents.base import Document
 
-from langchain_refs.streaming._parser import (
-    BRACKET_SYNTAX,
-    DAGGER_SYNTAX,
-    ID_SYNTAX,
-    MarkerSyntax,
-    SyntaxName,
-    marker_syntaxes,
-)
+from langchain_refs.streaming._parser import MarkerSyntax, SyntaxName, built_in_syntax, marker_syntaxes
 
-__all__ = ["FORMAT_REFERENCES", "built_in_syntax", "citation_instructions", "escape_document_tags", "format_documents"]
+__all__ = ["FORMAT_REFERENCES", "citation_instructions", "escape_document_tags", "format_documents"]
 
 FORMAT_REFERENCES: Final = (
     "When referencing the documents, add a citation right after. "
@@ -40,7 +33,7 @@ _FORMAT_DAGGER: Final = (
     'Use "【ID_NUMBER†source】" for the citation '
     '(e.g. "The Space Needle is in Seattle【55†source】【12†source】.").'
 )
-_RULES: Final = (("id", FORMAT_REFERENCES), ("bracket", _FORMAT_BRACKET), ("dagger", _FORMAT_DAGGER))
+_RULES: Final = {"id": FORMAT_REFERENCES, "bracket": _FORMAT_BRACKET, "dagger": _FORMAT_DAGGER}
 
 
 def citation_instructions(
@@ -63,23 +56,7 @@ def citation_instructions(
     for syntax in marker_syntaxes(syntaxes):
         name = built_in_syntax(syntax)
         if name is not None:
-            return dict(_RULES)[name]
-    return None
-
-
-def built_in_syntax(syntax: MarkerSyntax) -> str | None:
-    """Which built-in syntax ``syntax`` reads as (``"id"``, ``"bracket"``, ``"dagger"``), by its pattern; else None.
-
-    A copy of a built-in one under another name reads the same markers, as the parser tells them.
-
-    Example:
-        >>> import dataclasses
-        >>> built_in_syntax(dataclasses.replace(ID_SYNTAX, name="mine")), built_in_syntax(DAGGER_SYNTAX)
-        ('id', 'dagger')
-    """
-    for built_in in (ID_SYNTAX, BRACKET_SYNTAX, DAGGER_SYNTAX):
-        if syntax.pattern.pattern == built_in.pattern.pattern and syntax.pattern.flags == built_in.pattern.flags:
-            return built_in.name
+            return _RULES[name]
     return None
 
 
