@@ -125,6 +125,8 @@ _TOKEN = re.compile(
     r"|(?P<millions>(?<=[$\u20ac\u00a3\u00a5])\d+(?:[.,]\d+)*m)(?![\w])"  # "$3m": millions after a currency sign
     r"|(?P<abbr>(?:[A-Za-z]\.){2,})"
     # A number, with its suffix ("2nd", "1990s", "100k"), or with a unit written onto it ("10km", "5mg", "1.2m").
+    # Thousands set apart by spaces: "25 000", "1\u202f000\u202f000" (not "3 100-metre races").
+    r"|(?P<spaced>(?<![\w.,\-\u2212])\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+(?![\w\-]|[.,]\d))"
     r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*"
     r"(?:(?:st|nd|rd|th|s|k|K|M|B|mn|bn)(?![\w])|(?![\w])|(?=[A-Za-z\u00b5\u03bc]+(?![\w]))))"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
@@ -172,6 +174,8 @@ def _tokens(text: str) -> tuple[_Token, ...]:
         kind = match.lastgroup or "mark"
         if kind == "degrees":
             kind = "word"  # "\u00b0C": a unit, read as the word after its number
+        elif kind == "spaced":
+            kind = "num"
         elif kind == "millions":
             # "$3m": money is never in metres, so the "m" is a million, read as the scale written "M" is.
             start, end = match.span()
@@ -293,6 +297,8 @@ _THOUSANDS: Final = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 def _number_value(token: str) -> tuple[float, bool] | None:
     """The value of a number token ("1,000", "2.5", "21st", "1990s") and whether it names a decade."""
+    if not token.isascii() or " " in token:
+        token = "".join(token.split())  # thousands set apart by spaces
     decade = token.endswith("s") and not token.endswith(("st",)) and token[:-1].isdigit()
     body = _ORDINAL_OR_DECADE.sub("", token)
     sign = -1.0 if body.startswith(("-", "\u2212")) else 1.0
@@ -379,11 +385,52 @@ def _count(token: _Token | None) -> float | None:
         return None
     if token.kind == "num" and token.low.isdigit():
         return float(token.low)
-    if token.kind == "word":
-        if token.low in _UNITS and token.low != "zero":
-            return float(_UNITS[token.low])
-        if "-" in token.low and all(part in _UNITS for part in token.low.split("-")):
-            return float(sum(_UNITS[part] for part in token.low.split("-")))
+    if token.kind == "word" and token.low != "zero":
+        value = _spelled(token.low)
+        return None if value is None else float(value)
+    return None
+
+
+def _spelled(low: str) -> int | None:
+    """The number a word below a hundred writes ("twelve", "twenty-five"), else None."""
+    value = _UNITS.get(low)
+    if value is None and "-" in low:
+        parts = low.split("-")
+        if all(part in _UNITS for part in parts):
+            value = sum(_UNITS[part] for part in parts)
+    return value
+
+
+# What a share of a scale may start with: "half a million", "a quarter of a million", "three quarters of a million".
+_SCALE_SHARE_STARTS: Final = frozenset({"a", "an", "half"}) | frozenset(_UNITS)
+
+
+def _share_of_scale(tokens: Sequence[_Token], i: int) -> tuple[float, int] | None:
+    """The value a share of a scale starting at token ``i`` writes, and the index after it; else None.
+
+    "half a million" (500,000), "a half million", "a quarter of a million", "a quarter million", "three
+    quarters of a billion".
+    """
+    at = i + 1 if tokens[i].low in ("a", "an") else i
+    if at >= len(tokens):
+        return None
+    low = tokens[at].low
+    if low == "half":
+        share, at = 0.5, at + 1
+    elif low == "quarter" and at > i:
+        share, at = 0.25, at + 1
+    elif at == i and _count(tokens[at]) in (1.0, 2.0, 3.0) and at + 1 < len(tokens):
+        if tokens[at + 1].low not in ("quarter", "quarters"):
+            return None
+        share, at = 0.25 * (_count(tokens[at]) or 0.0), at + 2
+    else:
+        return None
+    if at < len(tokens) and tokens[at].low == "of":
+        at += 1
+    if at < len(tokens) and tokens[at].low in ("a", "an"):
+        at += 1
+    if at < len(tokens) and tokens[at].low in _SCALES:
+        return _scaled(share, _SCALES[tokens[at].low]), at + 1
     return None
 
 
@@ -462,9 +509,10 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         scaled = False  # a scale applied: "100k", "2.5 million"
         start = i
         ordinal = False
+        of_scale = _share_of_scale(tokens, i) if token.low in _SCALE_SHARE_STARTS else None
         share = (
             _fraction_at(tokens, i)
-            if token.low in _FRACTION_STARTS or "-" in token.low or token.kind == "num"
+            if of_scale is None and (token.low in _FRACTION_STARTS or "-" in token.low or token.kind == "num")
             else None
         )
         if share is not None:
@@ -479,7 +527,9 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 )
             )  # fmt: skip
             continue
-        if token.kind == "num":
+        if of_scale is not None:
+            (value, i), spelled = of_scale, True
+        elif token.kind == "num":
             ordinal = token.low.endswith(("st", "nd", "rd", "th")) and token.low[-3:-2].isdigit()
             scale = _SCALE_SUFFIXES.get(token.text[-2:]) or _SCALE_SUFFIXES.get(token.text[-1])
             read = _number_value(token.low.rstrip("kmbn") if scale else token.low)
@@ -500,13 +550,16 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 i += 1
             if step is not None and scale:
                 step = _scaled(step, scale)
-        elif token.kind == "word" and (token.low in _UNITS or token.low in _SCALES):
+        elif token.kind == "word" and (_spelled(token.low) is not None or token.low in _SCALES):
             value, spelled = 0.0, True
             current = 0.0
-            while i < len(tokens) and (tokens[i].low in _UNITS or tokens[i].low in _SCALES or tokens[i].low == "and"):
+            while i < len(tokens) and (
+                _spelled(tokens[i].low) is not None or tokens[i].low in _SCALES or tokens[i].low == "and"
+            ):
                 low = tokens[i].low
                 if low == "and":
-                    if i + 1 < len(tokens) and tokens[i + 1].low in _UNITS and current:
+                    # "three hundred and sixty-five"
+                    if i + 1 < len(tokens) and _spelled(tokens[i + 1].low) is not None and current:
                         i += 1
                         continue
                     if current and [t.low for t in tokens[i + 1 : i + 3]] == ["a", "half"]:
@@ -514,8 +567,9 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                         i += 3
                         continue
                     break
-                if low in _UNITS:
-                    current += _UNITS[low]
+                units = _spelled(low)
+                if units is not None:
+                    current += units
                 else:
                     current = (current or 1) * _SCALES[low]
                     if _SCALES[low] >= 1_000:
@@ -523,10 +577,6 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                         current = 0.0
                 i += 1
             value += current
-            # "twenty-one" is one word: read its parts.
-        elif token.kind == "word" and "-" in token.low and all(p in _UNITS for p in token.low.split("-")):
-            value, spelled = float(sum(_UNITS[p] for p in token.low.split("-"))), True
-            i += 1
         elif token.kind == "word" and token.low in _ORDINAL_WORDS:
             value, spelled, ordinal = float(_ORDINAL_WORDS[token.low]), True, True
             i += 1
@@ -610,7 +660,12 @@ def _near(stated: float, claimed: Sequence[_Quantity]) -> set[float]:
 
 
 def _agrees(claimed: _Quantity, values: frozenset[float] | set[float]) -> bool:
-    if claimed.value in values or any(_close(claimed, value) for value in values):
+    if claimed.value in values:
+        return True
+    # Only a bound, a decade or a rounding lets another value agree (`_close`): a plain one is looked up.
+    if (claimed.bound is not None or claimed.decade or claimed.step is not None) and any(
+        _close(claimed, value) for value in values
+    ):
         return True
     if claimed.or_million:  # "1.2m": millions too, rounded as written ("1.2m" for 1,249,000)
         step = _scaled(claimed.step, 1_000_000) if claimed.step is not None else None
@@ -887,6 +942,20 @@ def _digit_values(text: str) -> frozenset[float]:
     values = [_number_value(n) for n in _DIGITS.findall(text)]
     values += [_number_value(re.sub(r"\D", "", n)) for n in _SPACED_THOUSANDS.findall(text)]
     return frozenset(v[0] for v in values if v is not None)
+
+
+@functools.lru_cache(maxsize=8192)
+def _count_values(text: str) -> frozenset[float]:
+    """`_digit_values` less the numbers a text writes only as ranks ("3rd"): what may back a count of things."""
+    ranks = {_number_value(n.group()) for n in _DIGITS.finditer(text) if _RANK_ENDING.match(text, n.end())}
+    if not ranks:
+        return _digit_values(text)
+    counts = {_number_value(n.group()) for n in _DIGITS.finditer(text) if not _RANK_ENDING.match(text, n.end())}
+    counts |= {_number_value(re.sub(r"\D", "", n)) for n in _SPACED_THOUSANDS.findall(text)}
+    return frozenset(v[0] for v in counts if v is not None)
+
+
+_RANK_ENDING: Final = re.compile(r"(?:st|nd|rd|th)(?![^\W\d_])")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -1213,6 +1282,11 @@ _GLUED_DIGITS: Final = re.compile(_DIGITS.pattern + r"[^\W\d_]*")
 _YEAR_DASH: Final = re.compile(r"\d{4}[-\u2013]$")
 
 
+def _is_count(quantity: _Quantity) -> bool:
+    """Whether a quantity counts things ("3 editions"): no rank, a word after it that is no month ("22 May")."""
+    return not quantity.ordinal and quantity.unit is not None and quantity.unit not in _MONTH_UNITS
+
+
 def _range_end(text: str, quantity: _Quantity) -> bool:
     """The short end of a range of years: the "19" of "2018-19"."""
     return bool(_YEAR_DASH.search(text, max(0, quantity.start - 5), quantity.start))
@@ -1245,11 +1319,13 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     held = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)]
     if not held:
         return None
-    digits = _digit_values(evidence)
-    claimed = [q for q in held if not _agrees(q, digits)]
+    digits, counts = _digit_values(evidence), _count_values(evidence)
+    # A count of things ("3 editions") is no rank the sources give ("the 3rd edition"); a date's day may be one.
+    claimed = [q for q in held if not _agrees(q, counts if _is_count(q) else digits)]
     if not claimed:
         return None
     stated = _quantities_near(evidence)
+    ranks = {q.value for q in stated if q.ordinal} - {q.value for q in stated if not q.ordinal}
     values = {q.value for q in stated}
     values |= {_scaled(q.value, 1_000_000) for q in stated if q.or_million}
     # A value the sources give as approximate ("about 520") allows one near it ("500").
@@ -1262,7 +1338,11 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     # A value the claim states itself (of another of its slots: "300 km ... and 120 km") is no other value.
     mine = {q.value for q in held}
     for quantity in claimed:
-        if _agrees(quantity, values) or _list_marker(tokens, quantity) or _range_end(claim, quantity):
+        if (
+            _agrees(quantity, values - ranks if _is_count(quantity) else values)
+            or _list_marker(tokens, quantity)
+            or _range_end(claim, quantity)
+        ):
             continue
         said = _as_written(quantity.start, quantity.end, claim)
         for other in stated:
@@ -1491,6 +1571,8 @@ def _abbreviated(tokens: Sequence[_Token], at: int, abbreviations: frozenset[str
 _MONTHS: Final = frozenset(
     "january february march april may june july august september october november december".split()
 )
+# The months as `_unit_after` names a word after a number ("22 June": "jun").
+_MONTH_UNITS: Final = frozenset(stem(month) for month in _MONTHS)
 
 
 def _in_parentheses(tokens: Sequence[_Token], at: int) -> bool:

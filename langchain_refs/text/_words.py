@@ -130,8 +130,24 @@ def fold(text: str) -> str:
 
 # A number a piece writes in digits, with a decimal point kept ("3.5") and a scale or an ordinal's ending written
 # onto it ("100k", "2.5bn", "22nd"): one word, never the two of "3" and "5" (a version's "1.2.3" is left as its parts).
-_NUMERAL: Final = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)(k|mn|bn|st|nd|rd|th)?(?!\w|\.[0-9])")
+# A unit written onto it is a word of its own ("200mg" is "200 mg"); other letters, digits or "_" make no number.
+_NUMERAL: Final = re.compile(
+    r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)(?:(k|mn|bn|st|nd|rd|th)(?!\w|\.[0-9])|(?=[a-z])|(?!\w|\.[0-9]))"
+)
 _SUFFIX_PLACES: Final = {"k": 3, "mn": 6, "bn": 9, "st": 0, "nd": 0, "rd": 0, "th": 0}  # "22nd" is the number 22
+# A scale written onto a number in capitals, which folding would lose: "$5M", "7B" (a lower-case "5m" may be metres;
+# after a currency sign it is millions: "$3m").
+_WRITTEN_SCALE: Final = re.compile(r"(?:([$\u20ac\u00a3\u00a5])|(?<![\w.]))([0-9]+(?:\.[0-9]+)?)([MBm])(?!\w)")
+_WRITTEN_SCALE_LETTERS: Final = frozenset("MBm")
+
+
+def _scale_spelled_out(match: re.Match[str]) -> str:
+    sign, digits, letter = match.groups()
+    if letter == "m" and not sign:
+        return match.group()
+    return f"{sign or ''}{digits}{'bn' if letter == 'B' else 'mn'}"
+
+
 # Numbers in words: read as their digits ("twelve" is "12", "twenty-one" "21"; a scale word is applied to the
 # number before it by `content_words`).
 _SPELLED_UNITS: Final = {
@@ -141,8 +157,17 @@ _SPELLED_UNITS: Final = {
 }  # fmt: skip
 _SPELLED_TENS: Final = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
                         "eighty": 80, "ninety": 90}  # fmt: skip
+# Ranks in words, read as the number they rank ("third" is "3", as "3rd" is; "twenty-first" "21"). "second" is left
+# out: as often a unit of time.
+_SPELLED_ORDINALS: Final = {
+    "first": 1, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+    "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+}  # fmt: skip
 # The scale words `content_words` applies to the number before them, each with its power of ten.
 _SCALE_WORDS: Final = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+# A share of a scale: "half a million" is 500000, "a quarter million" 250000, "three quarters of a million" 750000.
+_SHARES: Final = {"half": "0.5", "quarter": "0.25"}
 
 
 def number_word(digits: str, places: int = 0) -> str:
@@ -182,11 +207,14 @@ def _piece_words(folded: str) -> list[str]:
     found += words(folded[last:]) if last else words(folded)
     read: list[str] = []
     for word in found:
-        if word in _SPELLED_UNITS:
-            if read and read[-1] in _TENS_WRITTEN and 0 < _SPELLED_UNITS[word] < 10:
-                read[-1] = str(int(read[-1]) + _SPELLED_UNITS[word])  # "twenty-one"
+        value = _SPELLED_UNITS.get(word)
+        if value is None:
+            value = _SPELLED_ORDINALS.get(word)
+        if value is not None:
+            if read and read[-1] in _TENS_WRITTEN and 0 < value < 10:
+                read[-1] = str(int(read[-1]) + value)  # "twenty-one", "twenty-first"
             else:
-                read.append(str(_SPELLED_UNITS[word]))
+                read.append(str(value))
         elif word in _SPELLED_TENS:
             read.append(str(_SPELLED_TENS[word]))
         elif word in _SCALE_WORDS:
@@ -218,7 +246,15 @@ class _PieceWords(dict[str, tuple[str, ...]]):
         if folded.isascii() and folded.isalpha() and folded.islower() and folded not in _NUMBER_NAMES:
             found: tuple[str, ...] = (stem(folded),) if folded not in STOP_WORDS else ()  # one plain word: most
         else:
+            if _WRITTEN_SCALE_LETTERS.intersection(piece):
+                folded = fold(_WRITTEN_SCALE.sub(_scale_spelled_out, piece))
+                if "," in folded:
+                    folded = _THOUSANDS_COMMA.sub("", folded)
             found = tuple(w if w[0] == _SCALE_MARK else stem(w) for w in _piece_words(folded) if w not in STOP_WORDS)
+            if _GROUP_OF_THREE.fullmatch(piece) and found == (number_word(piece[:3]),):
+                # Three digits alone: maybe the thousands of a number set apart by spaces ("25 000"), which
+                # `content_words` joins; else the number they write.
+                found = (_GROUP_MARK + piece[:3],)
         if len(piece) <= _LONGEST_PIECE_KEPT:
             if len(self) >= _PIECES_KEPT:
                 self.clear()
@@ -226,11 +262,19 @@ class _PieceWords(dict[str, tuple[str, ...]]):
         return found
 
 
-_NUMBER_NAMES: Final = frozenset([*_SPELLED_UNITS, *_SPELLED_TENS, *_SCALE_WORDS])
+_NUMBER_NAMES: Final = frozenset([*_SPELLED_UNITS, *_SPELLED_TENS, *_SPELLED_ORDINALS, *_SCALE_WORDS])
 # A scale word in the singular ("million", not "millions of") is marked with this by `_PieceWords` until
 # `content_words` applies it (no word starts with it).
 _SCALE_MARK: Final = "#"
 _MARKED_SCALES: Final = {_SCALE_MARK + word: places for word, places in _SCALE_WORDS.items()}
+# Three digits alone in a piece ("000", "500,") are marked with this and their digits, since they may be the
+# thousands of a number set apart by spaces ("25 000"): `content_words` joins those, and reads the rest as numbers.
+_GROUP_MARK: Final = "&"
+_GROUP_OF_THREE: Final = re.compile(r"[0-9]{3}[^\w\s]*")
+_GROUP_MARKS: Final = {f"{_GROUP_MARK}{n:03d}": n for n in range(1000)}
+_MARKS: Final = {**_MARKED_SCALES, **_GROUP_MARKS}
+# Thousands set apart by spaces (a space, a no-break or a thin space): "25 000", "1\u202f000\u202f000".
+_SPACED_THOUSANDS: Final = re.compile(r"(?<![\w.,])[0-9]{1,3}(?:[ \u00a0\u202f\u2009][0-9]{3})+(?=[^\w\s]*(?:\s|$))")
 # The longest number a scale is applied to, or makes (in characters): a text of "million million ..." stays linear.
 _LONGEST_NUMBER: Final = 40
 _PIECES_KEPT: Final = 65_536
@@ -241,10 +285,12 @@ _PIECE_WORDS: Final = _PieceWords()
 def content_words(text: str) -> list[str]:
     """The stemmed content words of ``text``, in order, each number as one word of its digits (`number_word`).
 
-    A number's thousands commas are left out ("1,000" is "1000"), its decimal
-    point kept ("3.5"), a scale applied ("3.5 million", "3.5mn" and
-    "3,500,000" are "3500000"), and numbers in words read as digits
-    ("twelve", "twenty-one").
+    A number's thousands commas or spaces are left out ("1,000" and "1 000"
+    are "1000"), its decimal point kept ("3.5"), a scale applied ("3.5
+    million", "3.5M", "3.5mn" and "3,500,000" are "3500000"; "half a million"
+    is "500000"), a unit written onto it read apart ("200mg" is "200 mg"), and
+    numbers and ranks in words read as digits ("twelve", "twenty-one",
+    "third"; "two thousand five hundred" is "2500").
 
     Example:
         >>> content_words("How are the citations renumbered? Migrate, migrating!")
@@ -257,48 +303,97 @@ def content_words(text: str) -> list[str]:
     for piece in text.split():
         # A loop: faster than chaining a map of the look-ups, interpreted and (much) more so compiled.
         words += pieces[piece]
-    if _MARKED_SCALES.keys().isdisjoint(words):
+    if _MARKS.keys().isdisjoint(words):
         return words
-    return _scales_applied(words)
+    if not _GROUP_MARKS.keys().isdisjoint(words):
+        joined = _SPACED_THOUSANDS.sub(_without_spaces, text)
+        if joined != text:
+            words = []
+            for piece in joined.split():
+                words += pieces[piece]
+    return _marks_applied(words)
 
 
-def _scales_applied(found: list[str]) -> list[str]:
+def _without_spaces(match: re.Match[str]) -> str:
+    return "".join(match.group().split())
+
+
+def _marks_applied(found: list[str]) -> list[str]:
     """``found`` with each scale word (marked, singular) applied to the number just before it ("2", "hundred": "200").
 
     A scale word with no number before it is its plain word ("a million
-    thanks", "thousands" is never marked). A whole number below a hundred
-    just after "hundred" is added to it ("three hundred and thirty" is
-    "330": "and" is a stop word, so no word stands between them). Other
-    numbers stay apart ("1 million in 2019"). Numbers longer than
-    ``_LONGEST_NUMBER`` characters take no scale.
+    thanks"; "thousands" is never marked), or a share of it after "half" or
+    "quarter" ("half a million", "two and a half million", "three quarters
+    of a million"). A smaller whole number just after a scale takes the place
+    of its zeros ("three hundred and thirty" is "330": "and" is a stop word,
+    so no word stands between them; "two thousand five hundred" is "2500";
+    one written in digits, below a thousand). Other numbers stay apart ("1
+    million in 2019"). Numbers longer than ``_LONGEST_NUMBER`` characters
+    take no scale. Three digits marked as a group that no number before
+    them took are their number.
 
     Example:
-        >>> _scales_applied(["3", "#hundred", "30", "#thousand", "peopl", "2019", "#million", "thank"])
+        >>> _marks_applied(["3", "#hundred", "30", "#thousand", "peopl", "2019", "#million", "thank"])
         ['330000', 'peopl', '2019000000', 'thank']
-        >>> _scales_applied(["#million", "thank"])
-        ['million', 'thank']
+        >>> _marks_applied(["#million", "thank", "half", "#million", "2", "#thousand", "5", "#hundred", "x", "&050"])
+        ['million', 'thank', '500000', '2500', 'x', '50']
     """
     read: list[str] = []
-    hundreds = False  # the last word is a whole number that "hundred" ended
-    for word in found:
+    # ``read[opened]`` is a whole number a scale ended, with ``zeros`` zeros a smaller number may take the place of.
+    opened, zeros = -1, 0
+    for k, word in enumerate(found):
+        if word[0] == _GROUP_MARK:
+            word = number_word(word[1:])
         places = _MARKED_SCALES.get(word)
+        last = read[-1] if read else ""
         if places is not None:
-            scaled = number_word(read[-1], places) if read and len(read[-1]) <= _LONGEST_NUMBER else ""
-            if is_number_word(read[-1] if read else "") and 0 < len(scaled) <= _LONGEST_NUMBER:
-                read[-1] = scaled
-                # A whole number of hundreds (its last two digits zeros): tens and units may follow.
-                hundreds = places == 2 and scaled.isdigit() and (scaled == "0" or scaled.endswith("00"))
-            else:
+            opened = opened if opened == len(read) - 2 else -1
+            if last in _SHARES:
+                read[-1] = number_word(_share(last, read), places)
+                opened = -1
+                continue
+            scaled = number_word(last, places) if is_number_word(last) and len(last) <= _LONGEST_NUMBER else ""
+            if not 0 < len(scaled) <= _LONGEST_NUMBER:
                 read.append(stem(word[1:]))
-                hundreds = False
-        elif hundreds and word.isascii() and word.isdigit() and len(word.lstrip("0")) <= 2:
-            # The tens and units in place of the hundred's last two zeros (no int: the number may be long).
-            read[-1] = (read[-1][:-2] + word.lstrip("0").zfill(2)).lstrip("0") or "0"
-            hundreds = False
-        else:
-            read.append(word)
-            hundreds = False
+                opened = -1
+                continue
+            read[-1] = scaled
+            if not (scaled.isdigit() and (scaled == "0" or scaled.endswith("0" * places))):
+                opened = -1
+                continue
+            if opened >= 0 and len(scaled) <= zeros:
+                # "two thousand five hundred": the hundreds in place of the thousand's zeros.
+                read.pop()
+                read[-1] = read[-1][: -len(scaled)] + scaled
+            opened, zeros = len(read) - 1, places
+            continue
+        if opened == len(read) - 1 and word.isascii() and word.isdigit():
+            digits = word.lstrip("0")
+            after = _MARKED_SCALES.get(found[k + 1], 0) if k + 1 < len(found) else 0
+            if 0 < len(digits) <= min(zeros, 3) and not 0 < after < zeros:
+                # "three hundred and thirty": the tens and units in place of the hundred's last two zeros.
+                read[-1] = read[-1][: -len(digits)] + digits
+                opened = -1
+                continue
+            if 0 < after < zeros:
+                # "two thousand five hundred": the five is scaled first (``opened`` stays).
+                read.append(word)
+                continue
+        read.append(word)
+        opened = -1
     return read
+
+
+def _share(word: str, read: list[str]) -> str:
+    """The share of a scale "half" or "quarter" (``read[-1]``) makes, taking a count before it out of ``read``."""
+    count = read[-2] if len(read) > 1 else ""
+    if word == "half" and count.isascii() and count.isdigit() and len(count) <= 2:
+        read.pop()
+        return count + ".5"  # "two and a half million"
+    if word == "quarter" and count in ("1", "2", "3"):
+        read.pop()
+        return ("0.25", "0.5", "0.75")[int(count) - 1]  # "three quarters of a million"
+    return _SHARES[word]
 
 
 def clear_word_caches() -> None:

@@ -48,6 +48,16 @@ NUMBER_NAMES = dict(
     )
 )
 TENS_NAMES = {name: 10 * k for k, name in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+# Ranks in words, read as their number ("second" is not one: as often a unit of time).
+RANK_NAMES = {
+    name: rank
+    for rank, name in enumerate(
+        "first - third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth"
+        " fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
+        1,
+    )
+    if name != "-"
+}
 SCALE_PLACES = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 LONGEST_NUMBER = 40  # characters: a longer number takes no scale, nor may a scale make one
 
@@ -77,8 +87,9 @@ def _numerals(folded: str) -> list[tuple[int, int, str]]:
     A number starts at a digit that follows no word character (``\\w``: a
     letter, digit or "_") and no "."; it is its digits, a decimal point and
     digits, then "k", "mn" or "bn" if written onto it; it must be followed by
-    no word character and no "." with a digit after it, else it is no number
-    (and the scan goes on at the next character).
+    no word character and no "." with a digit after it (without a suffix, a
+    letter a to z may follow it), else it is no number (and the scan goes on
+    at the next character).
     """
 
     def wordish(i: int) -> bool:
@@ -106,7 +117,9 @@ def _numerals(folded: str) -> list[tuple[int, int, str]]:
             suffix = next((s for s in ("k", "mn", "bn", "st", "nd", "rd", "th") if folded.startswith(s, end)), "")
             for written in (suffix, ""):
                 stop = end + len(written)
-                if not wordish(stop) and not (folded[stop : stop + 1] == "." and digit(stop + 1)):
+                # With no suffix, a letter may follow: a unit written onto the number ("200mg").
+                letter = not written and folded[stop : stop + 1] in tuple(string.ascii_lowercase)
+                if letter or (not wordish(stop) and not (folded[stop : stop + 1] == "." and digit(stop + 1))):
                     places = {"k": 3, "mn": 6, "bn": 9}.get(written, 0)  # "22nd": 22
                     found.append((i, stop, _as_digits(folded[i:end], places)))
                     break
@@ -128,43 +141,175 @@ def _piece_reading(folded: str) -> list[str]:
     # Numbers in words; "twenty-one" (a ten, then a unit, in one piece) is one.
     spelled: list[str] = []
     tens = {str(v) for v in TENS_NAMES.values()}
+    names = {**NUMBER_NAMES, **RANK_NAMES}
     for word in read:
-        if word in NUMBER_NAMES and spelled and spelled[-1] in tens and 1 <= NUMBER_NAMES[word] <= 9:
-            spelled[-1] = str(int(spelled[-1]) + NUMBER_NAMES[word])
-        elif word in NUMBER_NAMES:
-            spelled.append(str(NUMBER_NAMES[word]))
+        if word in names and spelled and spelled[-1] in tens and 1 <= names[word] <= 9:
+            spelled[-1] = str(int(spelled[-1]) + names[word])
+        elif word in names:
+            spelled.append(str(names[word]))
         else:
             spelled.append(str(TENS_NAMES.get(word, word)))
     return spelled
 
 
+def _is_word_character(character: str) -> bool:
+    return character.isalnum() or character == "_"
+
+
+CURRENCY_SIGNS = "$\u20ac\u00a3\u00a5"
+
+
+def _capital_scales(piece: str) -> str:
+    """A piece with each scale written onto a number in capitals ("5M", "7B"), or "m" after a currency sign
+    ("$3m"), spelled as folding keeps it ("5mn", "7bn"), scanned by hand."""
+    out = []
+    i = 0
+    while i < len(piece):
+        before = piece[i - 1] if i else ""
+        if piece[i] not in string.digits or (before and (_is_word_character(before) or before == ".")):
+            out.append(piece[i])
+            i += 1
+            continue
+        end = i
+        while end < len(piece) and piece[end] in string.digits:
+            end += 1
+        if piece[end : end + 1] == "." and piece[end + 1 : end + 2] in tuple(string.digits):
+            end += 1
+            while end < len(piece) and piece[end] in string.digits:
+                end += 1
+        letter, after = piece[end : end + 1], piece[end + 1 : end + 2]
+        scale = {"M": "mn", "B": "bn"}.get(letter)
+        if letter == "m" and before in tuple(CURRENCY_SIGNS):
+            scale = "mn"
+        if scale is not None and not (after and _is_word_character(after)):
+            out.append(piece[i:end] + scale)
+            i = end + 1
+        else:
+            out.append(piece[i:end])
+            i = end
+    return "".join(out)
+
+
+def _piece_content(piece: str) -> list[tuple[bool, str]]:
+    """A piece's content words before the scales: folded, thousands commas out, read, stop words out, stemmed.
+
+    Each with whether it is a scale word in the singular (then not stemmed yet).
+    """
+    folded = re.sub(r"(?<=\d),(?=\d\d\d(?!\d))", "", fold(_capital_scales(piece)))
+    read = [word for word in _piece_reading(folded) if word not in STOP_WORDS]
+    return [(word in SCALE_PLACES, word if word in SCALE_PLACES else stem(word)) for word in read]
+
+
+SPACES_IN_NUMBERS = " \u00a0\u202f\u2009"
+
+
+def _three_digits_alone(piece: str) -> bool:
+    """Three digits, then marks only (no word character), read as their number alone."""
+    return (
+        len(piece) >= 3
+        and all(c in string.digits for c in piece[:3])
+        and not any(_is_word_character(c) for c in piece[3:])
+        and _piece_content(piece) == [(False, _as_digits(piece[:3]))]
+    )
+
+
+def _thousands_joined(text: str) -> str:
+    """The text with the spaces of numbers written in groups of three ("25 000") taken out, scanned by pieces.
+
+    A number's head is the last 1-3 digits of a piece, with no word character, "." or "," before them in it;
+    each group after it is one space (of ``SPACES_IN_NUMBERS``) and a piece of three digits; the last group
+    may end in marks (no word character), the others are three digits alone. The longest run is joined.
+    """
+    parts = re.split(r"(\s)", text)  # the pieces at even indices (maybe empty), one whitespace character between
+    pieces, spaces = parts[0::2], parts[1::2]
+    out = []
+    i = 0
+    while i < len(pieces):
+        piece = pieces[i]
+        digits = len(piece) - len(piece.rstrip(string.digits))
+        before = piece[-digits - 1] if digits < len(piece) else ""
+        taken = 0
+        if 1 <= digits <= 3 and before not in (".", ",") and not (before and _is_word_character(before)):
+            j = i + 1
+            while j < len(pieces) and spaces[j - 1] in tuple(SPACES_IN_NUMBERS):
+                group = pieces[j]
+                if not (len(group) >= 3 and all(c in string.digits for c in group[:3])):
+                    break
+                if any(_is_word_character(c) for c in group[3:]):
+                    break
+                taken = j - i
+                if len(group) > 3:
+                    break  # marks after it: the last group
+                j += 1
+        out.append(piece + "".join(pieces[i + 1 : i + taken + 1]))
+        i += taken
+        if i < len(spaces):
+            out.append(spaces[i])
+        i += 1
+    return "".join(out)
+
+
 def plain_content_words(text: str) -> list[str]:
     """The reading `content_words` stands for: every word of the folded text, stop words left out, stemmed.
 
-    Numbers as a reader reads them: thousands commas left out, a decimal one word, a scale word in the
-    singular applied to the number before it ("3.5 million" is "3500000"; "thousands" is a word), numbers
-    in words in digits.
+    Numbers as a reader reads them: thousands commas left out, and spaces too when some piece is three digits
+    alone; a decimal one word; a scale written onto a number in capitals ("5M", "7B") as "mn" or "bn"; a
+    scale word in the singular applied to the number before it ("3.5 million" is "3500000"; "thousands" is a
+    word) or to "half" and "quarter" ("two and a half million", "three quarters of a million"); a smaller
+    whole number after a scale added to it ("three hundred and thirty", "two thousand five hundred"; in
+    digits below a thousand); numbers and ranks in words in digits.
     """
+    if any(_three_digits_alone(piece) for piece in text.split()):
+        text = _thousands_joined(text)
     found: list[tuple[bool, str]] = []  # (a scale word in the singular, the word)
     for piece in text.split():
-        folded = re.sub(r"(?<=\d),(?=\d\d\d(?!\d))", "", fold(piece))
-        for word in _piece_reading(folded):
-            if word not in STOP_WORDS:
-                found.append((word in SCALE_PLACES, word if word in SCALE_PLACES else stem(word)))
+        found += _piece_content(piece)
     read: list[str] = []
-    after_hundred = False  # the last word read is a whole number "hundred" made
-    for scale, word in found:
-        if scale and read and _is_number(read[-1]) and len(read[-1]) <= LONGEST_NUMBER:
-            scaled = _as_digits(read[-1], SCALE_PLACES[word])
-            if len(scaled) <= LONGEST_NUMBER:
-                read[-1] = scaled
-                after_hundred = word == "hundred" and _is_digits(scaled) and int(scaled) % 100 == 0
+    opened: tuple[int, int] | None = None  # (where in read, its zeros): a whole number a scale ended
+    for k, (scale, word) in enumerate(found):
+        if scale:
+            places = SCALE_PLACES[word]
+            if opened is not None and opened[0] != len(read) - 2:
+                opened = None
+            last = read[-1] if read else None
+            if last in ("half", "quarter"):
+                share = Decimal("0.5") if last == "half" else Decimal("0.25")
+                count = read[-2] if len(read) > 1 else ""
+                if last == "half" and _is_digits(count) and len(count) <= 2:
+                    share += int(count)
+                    del read[-2]
+                elif last == "quarter" and count in ("1", "2", "3"):
+                    share *= int(count)
+                    del read[-2]
+                read[-1] = _as_digits(str(share), places)
+                opened = None
                 continue
-        if not scale and after_hundred and _is_digits(word) and int(word) < 100:
-            read[-1] = str(int(read[-1]) + int(word))  # "three hundred and thirty": 330
-        else:
-            read.append(stem(word) if scale else word)
-        after_hundred = False
+            if last is not None and _is_number(last) and len(last) <= LONGEST_NUMBER:
+                scaled = _as_digits(last, places)
+                if len(scaled) <= LONGEST_NUMBER:
+                    read[-1] = scaled
+                    if _is_digits(scaled) and int(scaled) % 10**places == 0:
+                        if opened is not None and int(scaled) < 10 ** opened[1]:
+                            read[-2:] = [str(int(read[-2]) + int(scaled))]
+                        opened = (len(read) - 1, places)
+                    else:
+                        opened = None
+                    continue
+            read.append(stem(word))
+            opened = None
+            continue
+        if opened is not None and opened[0] == len(read) - 1 and _is_digits(word):
+            following = found[k + 1] if k + 1 < len(found) else (False, "")
+            smaller_scale = following[0] and SCALE_PLACES[following[1]] < opened[1]
+            if not smaller_scale and 0 < int(word) < 10 ** min(opened[1], 3):
+                read[-1] = str(int(read[-1]) + int(word))  # "three hundred and thirty": 330
+                opened = None
+                continue
+            if smaller_scale:
+                read.append(word)  # "two thousand five hundred": the five is scaled first
+                continue
+        read.append(word)
+        opened = None
     return read
 
 
@@ -227,6 +372,30 @@ TEXTS = st.one_of(
                 "3.10",
                 "1" * 45,
                 "05",
+                # Units and scales written onto numbers, shares and ranks, thousands set apart by spaces.
+                "200mg",
+                "2.0L",
+                "100kg",
+                "$5M",
+                "7B",
+                "$3m",
+                "5M",
+                "half",
+                "quarter",
+                "quarters",
+                "first",
+                "third",
+                "twenty-first",
+                "second",
+                "000",
+                "500,",
+                "050",
+                "25",
+                "1\u00a0000",
+                "12\u202f500",
+                "000x",
+                "000.",
+                "(1",
             ]
         ),
         max_size=10,

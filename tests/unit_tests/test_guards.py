@@ -708,6 +708,69 @@ def test_checker_labels_and_explains(claim: str, label: str, guard: str) -> None
     assert "Paris" in ISSUE_SOURCES[span.reference][span.start : span.end]
 
 
+# (source, claim, supported): numbers written another way are the same number; a changed one is not.
+NUMBERS_WRITTEN_OTHERWISE = [
+    # Compound numbers in words ("two hundred and twenty-five" is 225, never 200 and 25).
+    ("The year has three hundred and sixty-five days.", "The year has 365 days.", True),
+    ("It reached a height of one hundred and twenty-five kilometres.", "It reached a height of 125 kilometres.", True),
+    ("It reached a height of 125 kilometres.", "It reached a height of one hundred twenty-five kilometres.", True),
+    ("It reached a height of two hundred and twenty-five kilometres.", "It reached a height of 25 kilometres.", False),
+    ("It reached a height of two hundred and twenty-five kilometres.", "It reached a height of 200 kilometres.", False),
+    ("The stadium has twenty-five thousand seats.", "The stadium has 25,000 seats.", True),
+    ("The temple is 2,500 years old.", "The temple is two thousand five hundred years old.", True),
+    # Shares of a scale.
+    ("The city has 500,000 residents.", "The city has half a million residents.", True),
+    ("The city has 250,000 residents.", "The city has a quarter of a million residents.", True),
+    ("The city has half a million residents.", "The city has a million residents.", False),
+    ("The city has a quarter million residents.", "The city has a million residents.", False),
+    # Thousands set apart by spaces.
+    ("The organisation has 25,000 members.", "The organisation has 25 000 members.", True),
+    ("The organisation has 25 000 members.", "The organisation has 25,000 members.", True),
+    ("The organisation has one million members.", "The organisation has 1 000 000 members.", True),
+    ("The organisation has 25 000 members.", "The organisation has 26 000 members.", False),
+    # Units and scales written onto the number.
+    ("The tablet contains 200mg of ibuprofen.", "The tablet contains 200 mg of ibuprofen.", True),
+    ("The race is 10km long.", "The race is 10 km long.", True),
+    ("The race is 10km long.", "The race is 12 km long.", False),
+    ("Revenue was $3,500,000.", "Revenue was $3.5M.", True),
+    ("Revenue was $3.5 million.", "Revenue was $3.5M.", True),
+    ("The model has 7B parameters.", "The model has 7 billion parameters.", True),
+    ("The prize was $5M.", "The prize was $5k.", False),
+    # Ranks: in words or digits alike, and no count.
+    ("She finished first in the marathon.", "She finished 1st in the marathon.", True),
+    ("He came third in the race.", "He came 3rd in the race.", True),
+    ("The event was on May 22nd.", "The event was on 22 May.", True),
+    (
+        "The 3rd edition of the textbook was published in 2010.",
+        "3 editions of the textbook were published in 2010.",
+        False,
+    ),
+    (
+        "The 2nd largest city in the country has a busy port.",
+        "The 2 largest cities in the country have a busy port.",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "claim", "supported"), NUMBERS_WRITTEN_OTHERWISE)
+def test_checker_reads_a_number_however_it_is_written(source: str, claim: str, supported: bool) -> None:
+    """A number in words, with a share of a scale, spaced thousands, a unit or scale written onto it, or a rank
+    in words is the number in digits: supported when the same, not when changed."""
+    check = ScorerClaimChecker().check(Claim(text=claim), [source])
+    assert (check.label == "Entailment") == supported, (check.label, check.score, check.guard)
+
+
+def test_a_changed_number_is_found_among_a_thousand() -> None:
+    """A claim of two thousand numbers, one changed: that one is named (each is looked up, not compared with all)."""
+    items = [f"item {i} costs {i * 7} euros" for i in range(1, 1001)]
+    claim = "The list says " + ", ".join(items) + "."
+    source = "The list says " + ", ".join([*items[:-1], "item 1000 costs 99999 euros"]) + "."
+    found = number_guard(claim, source)
+    assert found is not None
+    assert (found.label, found.claim_value, found.source_value) == ("Contradiction", "7000 euros", "99999 euros")
+
+
 def test_checker_keeps_supported_claims_and_can_turn_guards_off() -> None:
     """Restated claims stay Entailment with no guard; guards=None gives the score alone."""
     checker = ScorerClaimChecker()

@@ -309,6 +309,18 @@ NUMBER_READINGS = [
     # The digits after a point are as written: a version, a time.
     ("Python 3.10 at 10.30", ["python", "3.10", "10.30"]),
     ("version 1.2.3", ["version", "1", "2", "3"]),
+    # A unit written onto a number is a word apart; a scale in capitals, or after a currency sign, applies.
+    ("200mg, 2.0L", ["200", "mg", "2.0", "l"]),
+    ("$3.5M, 7B and $3m but 1.2m", ["3500000", "7000000000", "3000000", "1.2", "m"]),
+    # Thousands set apart by spaces; three digits alone are their number.
+    ("25 000 members of 1\u202f000\u202f000 and 200 people", ["25000", "member", "1000000", "200", "peopl"]),
+    # Shares of a scale, and smaller numbers after a scale.
+    ("half a million, two and a half million", ["500000", "2500000"]),
+    ("three quarters of a billion", ["750000000"]),
+    ("two thousand five hundred people, 1 million 200 thousand", ["2500", "peopl", "1200000"]),
+    ("two thousand and five", ["2005"]),
+    # Ranks in words ("second" is a unit of time as often).
+    ("the first and twenty-first but a second", ["1", "21", "second"]),
 ]
 
 
