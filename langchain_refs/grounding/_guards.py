@@ -60,7 +60,7 @@ from dataclasses import dataclass, fields
 from typing import Final, Literal, NamedTuple
 
 from langchain_refs.streaming import checked_flag
-from langchain_refs.text import DEFAULT_SPLITTER, STOP_WORDS, fold, stem, stemmed_words
+from langchain_refs.text import DEFAULT_SPLITTER, NUMBER_NAMES, RANK_NAMES, STOP_WORDS, fold, stem, stemmed_words
 
 __all__ = [
     "ANTONYMS",
@@ -201,20 +201,8 @@ def _tokens(text: str) -> tuple[_Token, ...]:
 
 # ---- numbers ----
 
-_UNITS: Final = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
-    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
-}  # fmt: skip
-_ORDINAL_WORDS: Final = {
-    word: rank
-    for rank, word in enumerate(
-        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth"
-        " fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
-        start=1,
-    )
-}
+_UNITS: Final = {**NUMBER_NAMES, "dozen": 12}
+_ORDINAL_WORDS: Final = RANK_NAMES
 _SCALES: Final = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
                   "trillion": 1_000_000_000_000}  # fmt: skip
 # The stems of numbers in words (`_may_cover`).

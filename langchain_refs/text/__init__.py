@@ -22,13 +22,15 @@ from langchain_refs.text._sentences import (
     split_sentences,
     window_indices,
 )
-from langchain_refs.text._words import STOP_WORDS, WORD, content_words, fold, stem, words
+from langchain_refs.text._words import NUMBER_NAMES, RANK_NAMES, STOP_WORDS, WORD, content_words, fold, stem, words
 
 __all__ = [
     "DEFAULT_ABBREVIATIONS",
     "DEFAULT_SPLITTER",
     "EXTENDED_ABBREVIATIONS",
+    "NUMBER_NAMES",
     "PASSAGE_SUPPORT",
+    "RANK_NAMES",
     "STOP_WORDS",
     "WORD",
     "LexicalSupport",

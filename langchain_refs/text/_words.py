@@ -5,9 +5,13 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final
 
 __all__ = [
+    "NUMBER_NAMES",
+    "RANK_NAMES",
     "STOP_WORDS",
     "WORD",
     "content_words",
@@ -148,22 +152,43 @@ def _scale_spelled_out(match: re.Match[str]) -> str:
     return f"{sign or ''}{digits}{'bn' if letter == 'B' else 'mn'}"
 
 
-# Numbers in words: read as their digits ("twelve" is "12", "twenty-one" "21"; a scale word is applied to the
-# number before it by `content_words`).
-_SPELLED_UNITS: Final = {
+_NUMBERS_IN_WORDS: Final = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
 }  # fmt: skip
-_SPELLED_TENS: Final = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-                        "eighty": 80, "ninety": 90}  # fmt: skip
-# Ranks in words, read as the number they rank ("third" is "3", as "3rd" is; "twenty-first" "21"). "second" is left
-# out: as often a unit of time.
-_SPELLED_ORDINALS: Final = {
-    "first": 1, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
-    "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
-    "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
-}  # fmt: skip
+NUMBER_NAMES: Final[Mapping[str, int]] = MappingProxyType(_NUMBERS_IN_WORDS)
+"""The numbers below a hundred that are one word, and their values: `content_words` reads them as digits.
+
+Example:
+    >>> NUMBER_NAMES["twelve"], NUMBER_NAMES["ninety"], content_words("twenty-one guns")
+    (12, 90, ['21', 'gun'])
+"""
+RANK_NAMES: Final[Mapping[str, int]] = MappingProxyType(
+    {
+        word: rank
+        for rank, word in enumerate(
+            "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth"
+            " fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
+            start=1,
+        )
+    }
+)
+"""The ranks up to the twentieth in words, and the numbers they rank.
+
+`content_words` reads each as its number ("third" as "3rd" is, "3"), but
+"first" and "second": as often no rank ("at first", "a second").
+
+Example:
+    >>> RANK_NAMES["third"], content_words("the third and twenty-first, a second")
+    (3, ['3', '21', 'second'])
+"""
+# Numbers in words read as their digits ("twelve" is "12", "twenty-one" "21"), ranks too ("third" is "3"; a scale
+# word is applied to the number before it by `content_words`).
+_SPELLED_UNITS: Final = {word: value for word, value in NUMBER_NAMES.items() if value < 20}
+_SPELLED_TENS: Final = {word: value for word, value in NUMBER_NAMES.items() if value >= 20}
+_SPELLED_ORDINALS: Final = {word: rank for word, rank in RANK_NAMES.items() if word not in ("first", "second")}
 # The scale words `content_words` applies to the number before them, each with its power of ten.
 _SCALE_WORDS: Final = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 # A share of a scale: "half a million" is 500000, "a quarter million" 250000, "three quarters of a million" 750000.
@@ -209,7 +234,8 @@ def _piece_words(folded: str) -> list[str]:
     for word in found:
         value = _SPELLED_UNITS.get(word)
         if value is None:
-            value = _SPELLED_ORDINALS.get(word)
+            # After a ten, any rank: "twenty-first" is 21 ("first" alone is a word).
+            value = RANK_NAMES.get(word) if read and read[-1] in _TENS_WRITTEN else _SPELLED_ORDINALS.get(word)
         if value is not None:
             if read and read[-1] in _TENS_WRITTEN and 0 < value < 10:
                 read[-1] = str(int(read[-1]) + value)  # "twenty-one", "twenty-first"

@@ -48,11 +48,11 @@ NUMBER_NAMES = dict(
     )
 )
 TENS_NAMES = {name: 10 * k for k, name in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-# Ranks in words, read as their number ("second" is not one: as often a unit of time).
+# Ranks in words, read as their number ("first" and "second" are not: as often no rank, "at first", "a second").
 RANK_NAMES = {
     name: rank
     for rank, name in enumerate(
-        "first - third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth"
+        "- - third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth"
         " fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split(),
         1,
     )
@@ -143,7 +143,10 @@ def _piece_reading(folded: str) -> list[str]:
     tens = {str(v) for v in TENS_NAMES.values()}
     names = {**NUMBER_NAMES, **RANK_NAMES}
     for word in read:
-        if word in names and spelled and spelled[-1] in tens and 1 <= names[word] <= 9:
+        after_ten = spelled and spelled[-1] in tens
+        if after_ten and word in ("first", "second"):
+            spelled[-1] = str(int(spelled[-1]) + (1 if word == "first" else 2))  # "twenty-first"
+        elif word in names and after_ten and 1 <= names[word] <= 9:
             spelled[-1] = str(int(spelled[-1]) + names[word])
         elif word in names:
             spelled.append(str(names[word]))
@@ -386,6 +389,7 @@ TEXTS = st.one_of(
                 "first",
                 "third",
                 "twenty-first",
+                "twenty-second",
                 "second",
                 "000",
                 "500,",

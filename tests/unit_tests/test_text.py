@@ -319,8 +319,8 @@ NUMBER_READINGS = [
     ("three quarters of a billion", ["750000000"]),
     ("two thousand five hundred people, 1 million 200 thousand", ["2500", "peopl", "1200000"]),
     ("two thousand and five", ["2005"]),
-    # Ranks in words ("second" is a unit of time as often).
-    ("the first and twenty-first but a second", ["1", "21", "second"]),
+    # Ranks in words ("first" and "second" are as often no rank).
+    ("the third and twenty-first but at first a second", ["3", "21", "first", "second"]),
 ]
 
 
