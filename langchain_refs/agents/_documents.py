@@ -474,10 +474,13 @@ def _tagged(
 
 
 def _tagged_prose(
-    text: str, documents: Sequence[Document], ids: Sequence[int], *, whole: bool
+    text: str, documents: Sequence[Document], ids: Sequence[int], *, whole: bool, as_is: bool = False
 ) -> tuple[str, dict[int, Document]]:
-    """`_tagged` of a text that is not JSON: the tags go around the parts the documents stand in."""
-    spans = _locate(text, tuple([d.page_content for d in documents]))
+    """`_tagged` of a text that is not JSON: the tags go around the parts the documents stand in.
+
+    ``as_is``: only the documents whose text stands in it unchanged (`_locate`).
+    """
+    spans = _locate(text, tuple([d.page_content for d in documents]), as_is=as_is)
     # In the order they stand in the text (a tool may write its documents in another order).
     located = sorted(
         ((span, k, d) for span, k, d in zip(spans, ids, documents, strict=True) if span is not None),
@@ -531,7 +534,10 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
     Each string value is read (its escapes undone) and tagged as prose would
     be; one that changes is written back as a JSON string, the rest of the
     text left as it was. A document is read from the value, so its passages
-    hold no JSON escape.
+    hold no JSON escape. The documents whose text a value holds unchanged are
+    found first, in one pass over the values; only the others (edited by
+    another middleware) are then aligned with each value in turn, so a result
+    of many documents costs its length, not its length times their number.
 
     Example:
         >>> docs = [Document("Rome is old.\\nIt has seven hills.")]
@@ -541,29 +547,50 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
         >>> shown[2].page_content
         'Rome is old.\\nIt has seven hills.'
     """
-    pieces: list[str] = []
+    values = [(token, json.loads(token.group())) for token in _JSON_STRING.finditer(text) if token.group(1) is None]
     shown: dict[int, Document] = {}
+    # Per value (its index) tagged: the tagged text, and the ids found in it.
+    tagged_values: dict[int, tuple[str, list[int]]] = {}
+    everything = dict(zip(ids, documents, strict=True))
+    # The common shape first, in one look-up per value: a value that is a document's text (a list of results).
+    by_text: dict[str, list[int]] = {}
+    for k, document in everything.items():
+        by_text.setdefault(document.page_content, []).append(k)
+    for index, (_, value) in enumerate(values):
+        same = by_text.get(value)
+        if same:
+            k = same.pop(0)
+            tagged, found = _tagged_prose(value, [everything[k]], [k], whole=False)
+            shown.update(found)
+            tagged_values[index] = (tagged, list(found))
+    left = [k for k in ids if k not in shown]
+    for as_is in (True, False):
+        for index, (_, value) in enumerate(values):
+            if not left:
+                break
+            # A value tagged already is read again with the documents found in it, its tags then all in one pass.
+            here = [*tagged_values.get(index, ("", []))[1], *left]
+            tagged, found = _tagged_prose(value, [everything[k] for k in here], here, whole=False, as_is=as_is)
+            if found:
+                shown.update(found)
+                tagged_values[index] = (tagged, list(found))
+                left = [k for k in left if k not in shown]
+    pieces: list[str] = []
     cursor = 0
-    for token in _JSON_STRING.finditer(text):
-        left = [(d, k) for d, k in zip(documents, ids, strict=True) if k not in shown]
-        if not left:
-            break
-        if token.group(1) is not None:
-            continue
-        value = json.loads(token.group())
-        tagged, found = _tagged_prose(value, [d for d, _ in left], [k for _, k in left], whole=False)
-        if not found:
-            continue
-        shown.update(found)
-        pieces += [text[cursor : token.start()], json.dumps(tagged, ensure_ascii=token.group().isascii())]
-        cursor = token.end()
+    for index, (token, _) in enumerate(values):
+        if index in tagged_values:
+            written = json.dumps(tagged_values[index][0], ensure_ascii=token.group().isascii())
+            pieces += [text[cursor : token.start()], written]
+            cursor = token.end()
     pieces.append(text[cursor:])
     return "".join(pieces), shown
 
 
 @functools.lru_cache(maxsize=256)
-def _locate(text: str, pieces: tuple[str, ...]) -> tuple[tuple[int, int] | None, ...]:
+def _locate(text: str, pieces: tuple[str, ...], *, as_is: bool = False) -> tuple[tuple[int, int] | None, ...]:
     """Where each piece stands in ``text``: found as is (whole words, the longest first), else `_aligned`.
+
+    ``as_is``: found as is only (None for the others).
 
     Cached: every model call of a thread shows the model each of its tool
     results again, unchanged, and finding documents in an edited result is
@@ -610,7 +637,7 @@ def _locate(text: str, pieces: tuple[str, ...]) -> tuple[tuple[int, int] | None,
                 bisect.insort(taken, moved)
             else:
                 left.append(index)
-    if left:
+    if left and not as_is:
         placed = _aligned(text, _Words.of(text), [pieces[index] for index in left], taken)
         for index, span in zip(left, placed, strict=True):
             spans[index] = span

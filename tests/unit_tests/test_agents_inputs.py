@@ -238,6 +238,42 @@ def test_excerpts_in_a_json_result_are_each_tagged_in_their_string() -> None:
     assert {k: d.page_content for k, d in shown.documents.items()} == dict(enumerate(excerpts, start=1))
 
 
+def test_a_json_result_tags_each_document_in_the_string_that_is_it_and_aligns_a_redacted_one() -> None:
+    """A summary quoting the first result whole, then the results, one redacted by another middleware: each
+    document is tagged in its own result (not in the summary), the redacted one where its edited text stands."""
+    paris = "Paris is the capital of France. It has the Louvre and many bridges over the Seine river."
+    lyon = "Lyon is known for silk and food. Write to ann@example.org for a tour of the old town."
+    rome = "Rome has seven hills and the Vatican museums."
+    redacted = lyon.replace("ann@example.org", "[REDACTED_EMAIL]")
+    summary = f"Top result: {paris} (and 2 more)"
+    content = json.dumps(
+        {"summary": summary, "results": [{"content": paris}, {"content": redacted}, {"content": rome}]}
+    )
+    shown = show_tool_result(content, [Document(paris), Document(lyon), Document(rome)], [1, 2, 3])
+    assert isinstance(shown.content, str)
+    assert json.loads(shown.content) == {
+        "summary": summary,
+        "results": [
+            {"content": f"<document id=1>\n{paris}\n</document>"},
+            {"content": f"<document id=2>\n{redacted}\n</document>"},
+            {"content": f"<document id=3>\n{rome}\n</document>"},
+        ],
+    }
+    assert {k: d.page_content for k, d in shown.documents.items()} == {1: paris, 2: redacted, 3: rome}
+
+
+def test_a_json_result_of_many_documents_has_each_tagged_in_its_string() -> None:
+    """Five hundred results of one shape (a search tool's page of hits), the fifth redacted: each in its string."""
+    texts = [" ".join([f"Result {i} says that city {i} has {i % 7 + 2} bridges and a river."] * 3) for i in range(500)]
+    results = [{"url": f"https://example.org/{i}", "content": t} for i, t in enumerate(texts)]
+    results[4] = {**results[4], "content": texts[4].replace("a river", "[REDACTED]", 1)}
+    shown = show_tool_result(json.dumps(results), [Document(t) for t in texts], list(range(1, 501)))
+    assert isinstance(shown.content, str)
+    assert [r["content"] for r in json.loads(shown.content)] == [
+        f"<document id={i + 1}>\n{r['content']}\n</document>" for i, r in enumerate(results)
+    ]
+
+
 def test_documents_re_spaced_are_each_tagged_and_one_left_out_is_not_found_in_its_neighbours() -> None:
     """Each sentence on its own line in the documents, run together by the tool, which also left Lyon out."""
     documents = [Document(d.page_content.replace(". ", ".\n")) for d in CITIES]
