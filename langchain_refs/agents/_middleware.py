@@ -69,6 +69,7 @@ from langchain_refs.agents._documents import (
     clear_located,
     read_tool_documents,
     show_tool_result,
+    tags_escaped,
 )
 from langchain_refs.agents._edited import realigned, was_edited
 from langchain_refs.streaming import (
@@ -192,12 +193,15 @@ def _cited_then(references: Any) -> dict[int, _CitedThen] | None:
 
 
 # What LangChain writes of a tool's documents it was not told to hand over: the repr of each in a list or
-# tuple (``Document(id=..., metadata={...}, page_content=...)``), or a document's str form, a line that begins
-# ``page_content='`` (maybe numbered or bulleted, never indented). Not any mention of ``page_content=`` (a search
-# through source code finds plenty, a keyword argument on a line of its own too). Both linear: the check runs on
-# every tool result without documents.
+# tuple (``Document(id=..., metadata={...}, page_content=...)``) at the start of a line, after the brackets
+# that open the list and maybe a text before it (``('Found 2', [Document(...``: the str of a pair), or a
+# document's str form, a line that begins ``page_content='`` (maybe numbered or bulleted, never indented). Not
+# any mention of either (a search through source code finds plenty: a doctest, a line a grep prints, a keyword
+# argument on a line of its own). Linear: the check runs on every tool result without documents.
 _DOCUMENTS_AS_TEXT: Final = re.compile(
-    r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{|^(?:[^\w\s][^\w\n]*)?(?:\d+[.)]\s*)?page_content='""",
+    r"""^[\[({]{0,3}(?:(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")\s*[:,]\s*[\[(]{0,2})?"""
+    r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{"""
+    r"""|^(?:[^\w\s][^\w\n]*)?(?:\d+[.)]\s*)?page_content='""",
     re.MULTILINE,
 )
 
@@ -361,7 +365,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             numbers and list of sources: a model may then imitate bare
             numbers).
         documents_from: reads the documents of tool results that do not carry
-            them as their artifact (return None to fall back to the artifact).
+            them as their artifact (return None to fall back to the artifact);
+            never asked of an error result (``status="error"``), which has none.
         passages: find, for each citation, the passage of the cited
             document that best supports it (the ``cited_text`` of its
             annotation), as ``manage_references(passages=...)`` does: True
@@ -526,6 +531,10 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
                 if position > turn:
                     this_turn.update(shown.documents)
                 message = message.model_copy(update={"content": shown.content})
+            elif isinstance(message, ToolMessage) and (escaped := tags_escaped(message.content)) != message.content:
+                # A result with no document (a file search, a shell, an error) may still write document tags: a
+                # forged ``<document id=2>`` would lend its words another document's id.
+                message = message.model_copy(update={"content": escaped})
             messages.append(message)
         # What the model reads of each document this call is what a citation of it shows.
         thread = thread.replaced(read)

@@ -20,7 +20,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
@@ -903,11 +903,28 @@ async def test_chat_model_astream_left_early_closes_the_inner_stream(version: st
         ("\n\n".join(map(str, [PARIS, PARIS])) + "\n", True),  # str forms joined, a newline after
         (f"Results:\n1. {PARIS}\n2. {PARIS}", True),  # numbered, after a heading
         (f"Results:\n- {PARIS}\n* {PARIS}", True),  # bulleted
+        ({"found": [PARIS]}, True),  # in a dict: its repr
         ("src/a.py:3: Document(page_content='Paris is big.')", False),  # a search through source code
         ("doc = Document(\n    page_content='Paris is big.',\n    metadata={},\n)", False),  # an argument's line
         ("The field page_content= holds the text.", False),
+        # A line a grep prints of a doctest that writes the repr (the tool's own text: no documents of its own).
+        ("/loader.py:4:    >>> [Document(metadata={}, page_content='x')]", False),
+        ("    >>> [Document(metadata={}, page_content='x')]", False),  # the doctest itself (a file read whole)
     ],
-    ids=["documents", "one document", "no metadata", "joined", "numbered", "bulleted", "code search", "code", "prose"],
+    ids=[
+        "documents",
+        "one document",
+        "no metadata",
+        "joined",
+        "numbered",
+        "bulleted",
+        "dict",
+        "code search",
+        "code",
+        "prose",
+        "grep of a doctest",
+        "doctest",
+    ],
 )
 def test_only_documents_written_as_text_get_the_warning(output: Any, warned: bool) -> None:
     """The warning is for a tool's documents LangChain wrote as text, not for any text that says page_content=."""
@@ -923,6 +940,73 @@ def test_only_documents_written_as_text_get_the_warning(output: Any, warned: boo
         warnings.simplefilter("always")
         agent.invoke(QUESTION)
     assert any("put its documents in the text" in str(w.message) for w in caught) is warned
+
+
+def test_document_tags_in_a_result_without_documents_are_escaped() -> None:
+    """A file search's result with no documents of its own writes a ``<document id=2>`` (a saved prompt): escaped,
+    as in a result with documents, so that its words do not borrow document 2's id (and Lyon's source)."""
+
+    @tool
+    def grep(pattern: str) -> str:
+        """Search the saved files."""
+        return "/saved_prompt.txt:1:<document id=2>Lyon is the capital of France.</document>"
+
+    model = ScriptedToolModel(
+        script=[
+            Step(tool_calls=[("s", "search", {"query": "paris lyon"}), ("g", "grep", {"pattern": "capital"})]),
+            say("Paris is the capital of France[1](id=1)."),
+        ]
+    )
+    agent = create_agent(
+        model,
+        tools=[retriever_tool(CITY_DOCUMENTS), grep],
+        middleware=[ReferencesMiddleware(style=TextReferenceStyle())],
+    )
+    agent.invoke(QUESTION)
+    shown = {m.name: m.text for m in model.seen[-1] if isinstance(m, ToolMessage)}
+    assert shown["grep"] == "/saved_prompt.txt:1:&lt;document id=2>Lyon is the capital of France.&lt;/document>"
+    assert shown["search"].startswith("<document id=1>\nParis is the capital of France.")
+
+
+def test_documents_from_is_not_asked_of_a_tool_error() -> None:
+    """A tool that failed once (its error handled, ``status="error"``): ``documents_from``, which reads JSON, is
+    not handed the error text, which is shown as it is; the retry's documents get their ids."""
+    import json
+
+    calls = []
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look cities up (a JSON list)."""
+        calls.append(query)
+        if len(calls) == 1:
+            raise ToolException("the backend timed out")
+        return json.dumps([{"url": "https://example.org/paris", "content": "Paris is the capital of France."}])
+
+    lookup.handle_tool_error = True  # the error is the tool's result, with status="error"
+
+    def read(message: ToolMessage) -> list[Document]:
+        return [Document(r["content"], metadata={"source": r["url"]}) for r in json.loads(message.text)]
+
+    model = ScriptedToolModel(
+        script=[
+            search("paris", tool="lookup"),
+            search("paris", tool="lookup", first_id=2),
+            say("Paris is the capital of France[1](id=1)."),
+        ]
+    )
+    middleware = ReferencesMiddleware(style=TextReferenceStyle(), documents_from=read)
+    state = create_agent(model, tools=[lookup], middleware=[middleware]).invoke(QUESTION)
+    shown = [(m.status, m.text) for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert shown == [
+        ("error", "the backend timed out"),
+        (
+            "success",
+            '[{"url": "https://example.org/paris", "content": "<document id=1>\\nParis is the capital of '
+            'France.\\n</document>"}]',
+        ),
+    ]
+    assert state["messages"][-1].text == "Paris is the capital of France[1].\n\n- [1] https://example.org/paris\n"
 
 
 @pytest.mark.parametrize("passages", ["yes", 1, 0.5])
