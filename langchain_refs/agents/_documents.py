@@ -409,6 +409,71 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     return ShownToolResult(content=blocks, documents=found)
 
 
+def answer_sources(message: ToolMessage, records: Sequence[Mapping[str, Any]]) -> list[Document]:
+    """The sources another agent's answer cites, as documents, when a tool result is that answer.
+
+    A deep agent's subagent with its own `ReferencesMiddleware` hands its
+    parent its rewritten answer as the ``task`` tool's result, and its record
+    (one of ``records``, the state's ``references``) joins the parent's state.
+    The record is that answer's when each of its claims stands in the result's
+    text (the latest such record). Each source it cites is one document: its
+    source and title as metadata, the passages cited of it (else the claims
+    citing it) as its text, so that the parent's answer can cite it too. None
+    for any other result.
+
+    Example:
+        >>> record = {"message_id": "sub-1", "references": [{"number": 1, "source": "p.html", "title": "Paris"}],
+        ...           "citations": [{"number": 1, "text": "Paris is the capital",
+        ...                          "passage": {"excerpt": "Paris is the capital of France."}}]}
+        >>> found = answer_sources(ToolMessage("Paris is the capital[1].", tool_call_id="t"), [record])
+        >>> found[0].page_content, found[0].metadata
+        ('Paris is the capital of France.', {'source': 'p.html', 'title': 'Paris'})
+    """
+    text = message.text
+    for record in reversed(records):
+        citations = [c for c in record.get("citations") or () if isinstance(c, Mapping)]
+        claims = [c.get("text") for c in citations]
+        if not claims or not all(isinstance(claim, str) and claim.strip() and claim in text for claim in claims):
+            continue
+        passages: dict[Any, list[str]] = {}
+        for citation in citations:
+            passage = citation.get("passage")
+            excerpt = passage.get("excerpt") if isinstance(passage, Mapping) else None
+            said = excerpt if isinstance(excerpt, str) and excerpt.strip() else citation["text"]
+            passages.setdefault(citation.get("number"), []).append(said)
+        documents = []
+        for reference in record.get("references") or ():
+            said_of = passages.get(reference.get("number")) if isinstance(reference, Mapping) else None
+            if said_of:
+                metadata = {key: reference[key] for key in ("source", "title") if reference.get(key) is not None}
+                documents.append(Document("\n".join(dict.fromkeys(said_of)), metadata=metadata))
+        return documents
+    return []
+
+
+def show_answer_sources(content: str | list[Any], documents: Sequence[Document], ids: Sequence[int]) -> ShownToolResult:
+    """Another agent's answer (a tool result, `answer_sources`) followed by the sources it cites, tagged.
+
+    The answer stays as it is (its own numbers and list of sources); its
+    sources follow it, each with the id it has in this thread.
+
+    Example:
+        >>> shown = show_answer_sources("Paris is the capital[1].", [Document("Paris is the capital.")], [4])
+        >>> print(shown.content)
+        Paris is the capital[1].
+        <BLANKLINE>
+        <document id=4>
+        Paris is the capital.
+        </document>
+    """
+    content = tags_escaped(content)
+    documents = [_as_read(d, escape_document_tags(d.page_content)) for d in documents]
+    tagged, shown = _tagged("", documents, ids)
+    if isinstance(content, str):
+        return ShownToolResult(content=f"{content}\n\n{tagged}" if content.strip() else tagged, documents=shown)
+    return ShownToolResult(content=[*content, {"type": "text", "text": tagged}], documents=shown)
+
+
 def _with_text(block: Any, text: str) -> Any:
     """A text block (a str, or a ``"text"`` block) with ``text`` as its text."""
     return text if isinstance(block, str) else {**block, "text": text}

@@ -66,8 +66,10 @@ from langchain_refs.agents._documents import (
     DEFAULT_MAX_DOCUMENT_TEXTS,
     DocumentsFromTool,
     ThreadDocuments,
+    answer_sources,
     clear_located,
     read_tool_documents,
+    show_answer_sources,
     show_tool_result,
     tags_escaped,
 )
@@ -514,8 +516,17 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         found = [
             read_tool_documents(m, self.documents_from) if isinstance(m, ToolMessage) else [] for m in request.messages
         ]
-        for message, documents in zip(request.messages, found, strict=True):
-            if not documents and isinstance(message, ToolMessage):
+        # Another agent's answers handed over as tool results (a deep agent's subagents): the sources they cite.
+        answers = _answers_of_others(request.state, request.messages)
+        handed_over: set[int] = set()
+        for position, (message, documents) in enumerate(zip(request.messages, found, strict=True)):
+            if documents or not isinstance(message, ToolMessage) or message.status == "error":
+                continue
+            cited = answer_sources(message, answers) if answers else []
+            if cited:
+                found[position] = cited
+                handed_over.add(position)
+            else:
                 _warn_documents_in_text(message)
         thread = ThreadDocuments.from_entries(known).with_documents(d for documents in found for d in documents)
         read: dict[int, Document] = {}
@@ -526,7 +537,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         for position, (message, documents) in enumerate(zip(request.messages, found, strict=True)):
             if documents:
                 ids = [thread.id_of(d) for d in documents]
-                shown = show_tool_result(message.content, documents, ids)
+                show = show_answer_sources if position in handed_over else show_tool_result
+                shown = show(message.content, documents, ids)
                 read.update({k: d for k, d in shown.documents.items() if k not in read})
                 if position > turn:
                     this_turn.update(shown.documents)
@@ -835,6 +847,15 @@ def _turn_start(messages: Sequence[BaseMessage]) -> int:
 def _turn(messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
     """The messages since the user's last one (the model's answers and the tool results of this turn)."""
     return messages[_turn_start(messages) + 1 :]
+
+
+def _answers_of_others(state: Any, messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """The state's records of answers that are not this agent's (a subagent's, joined by deepagents) that cite."""
+    records = state.get("references") if isinstance(state, Mapping) else None
+    if not records:
+        return []
+    own = {m.id for m in messages if isinstance(m, AIMessage)}
+    return [r for r in _checked_entries(records) if r.get("message_id") not in own and r.get("citations")]
 
 
 def _kept_documents(state: Any) -> list[dict[str, Any]] | None:

@@ -136,6 +136,8 @@ def researched(parent: ScriptedToolModel, researcher: ScriptedToolModel, *, pare
 
 
 RESEARCHED = "Paris is the capital[1].\n\n- [1] Paris (https://example.org/paris)\n"
+# The passage the researcher's citation quotes (its first sentence of the Paris document).
+PARIS_CAPITAL = "Paris is the capital of France."
 
 
 @pytest.mark.parametrize("parent_cites", [True, False], ids=["parent cites too", "subagent only"])
@@ -151,8 +153,10 @@ def test_a_subagent_with_its_own_middleware_hands_its_parent_a_rewritten_answer(
     state = researched(parent, researcher, parent_cites=parent_cites).invoke(question())
     shown = [m.text for m in researcher.seen[-1] if isinstance(m, ToolMessage)]
     assert shown == [f"<document id=1>\n{PARIS.page_content}\n</document>"]
-    # deepagents hands the parent the subagent's last message, stripped of its trailing newline.
-    assert [m.text for m in parent.seen[-1] if isinstance(m, ToolMessage)] == [RESEARCHED.rstrip()]
+    # deepagents hands the parent the subagent's last message, stripped of its trailing newline; a parent that
+    # cites reads the source it cites after it, with an id of the parent's thread.
+    handed = RESEARCHED.rstrip() + (f"\n\n<document id=1>\n{PARIS_CAPITAL}\n</document>" if parent_cites else "")
+    assert [m.text for m in parent.seen[-1] if isinstance(m, ToolMessage)] == [handed]
     assert state["messages"][-1].text == "Paris."
     if parent_cites:
         (record,) = state["references"]
@@ -160,6 +164,45 @@ def test_a_subagent_with_its_own_middleware_hands_its_parent_a_rewritten_answer(
         assert [r["source"] for r in record["references"]] == ["https://example.org/paris"]
     else:
         assert "references" not in state
+
+
+def test_the_parent_cites_the_sources_its_subagent_cited() -> None:
+    """The parent reads the researcher's answer followed by the source it cites (tagged with an id of the
+    parent's thread, the passage the researcher cited as its text), and its own answer cites it: numbered, listed
+    with the source's title and URL, annotated, recorded with that passage."""
+    parent = ScriptedToolModel(
+        script=[Step(tool_calls=[task("Which city is the capital?")]), say("France's capital is Paris[1](id=1).")]
+    )
+    state = researched(parent, Researcher(script=[]), parent_cites=True).invoke(question())
+    answer = state["messages"][-1]
+    assert answer.text == "France's capital is Paris[1].\n\n- [1] Paris (https://example.org/paris)\n"
+    (annotation,) = answer.content[0]["annotations"]
+    assert (annotation["url"], annotation["title"], annotation["cited_text"]) == (
+        "https://example.org/paris",
+        "Paris",
+        PARIS_CAPITAL,
+    )
+    own = [r for r in state["references"] if r["message_id"] == answer.id]
+    assert [c["passage"]["excerpt"] for c in own[0]["citations"]] == [PARIS_CAPITAL]
+
+
+def test_two_subagents_sources_get_ids_of_their_own() -> None:
+    """Two tasks at once: each result is followed by the source its researcher cited, each with its own id (in
+    the order of the calls); the parent cites both."""
+    parent = ScriptedToolModel(
+        script=[
+            Step(tool_calls=[task("Paris?", "call_1"), task("Rome?", "call_2")]),
+            say("Paris is the capital[1](id=1). Rome is the capital of Italy[2](id=2)."),
+        ]
+    )
+    state = researched(parent, Researcher(script=[]), parent_cites=True).invoke(question())
+    shown = [m.text for m in parent.seen[-1] if isinstance(m, ToolMessage)]
+    tagged = [re.findall(r"<document id=(\d+)>\n([^\n]*)", text) for text in shown]
+    assert tagged == [[("1", PARIS_CAPITAL)], [("2", "Rome is the capital of Italy.")]]
+    assert state["messages"][-1].text == (
+        "Paris is the capital[1]. Rome is the capital of Italy[2].\n\n"
+        "- [1] Paris (https://example.org/paris)\n- [2] Rome (https://example.org/rome)\n"
+    )
 
 
 def test_a_subagents_record_joins_the_parents_earlier_ones() -> None:
