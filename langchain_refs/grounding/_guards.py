@@ -281,6 +281,8 @@ class _Quantity:
 
 _ORDINAL_OR_DECADE: Final = re.compile(r"(?:st|nd|rd|th|s)$")
 _THOUSANDS: Final = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+# Thousands set apart by dots, a decimal comma maybe after them: "1.500.000", "1.234,5" (not "1.500": 1.5 as often).
+_DOTTED_THOUSANDS: Final = re.compile(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}\.\d{3},\d+")
 
 
 def _number_value(token: str) -> tuple[float, bool] | None:
@@ -293,6 +295,8 @@ def _number_value(token: str) -> tuple[float, bool] | None:
     body = body.lstrip("-\u2212")
     if _THOUSANDS.fullmatch(body):
         body = body.replace(",", "")
+    elif _DOTTED_THOUSANDS.fullmatch(body):
+        body = body.replace(".", "").replace(",", ".")
     elif "," in body:
         body = (
             body.replace(",", ".", 1)

@@ -728,6 +728,10 @@ NUMBERS_WRITTEN_OTHERWISE = [
     ("The organisation has 25 000 members.", "The organisation has 25,000 members.", True),
     ("The organisation has one million members.", "The organisation has 1 000 000 members.", True),
     ("The organisation has 25 000 members.", "The organisation has 26 000 members.", False),
+    # Thousands set apart by dots (a decimal comma after them).
+    ("The company sold 1.500.000 units.", "The company sold 2.500.000 units.", False),
+    ("The company sold 1.500.000 units.", "The company sold 1.5 million units.", True),
+    ("The tower is 1.234,5 metres long.", "The tower is 1,234.5 metres long.", True),
     # Units and scales written onto the number.
     ("The tablet contains 200mg of ibuprofen.", "The tablet contains 200 mg of ibuprofen.", True),
     ("The race is 10km long.", "The race is 10 km long.", True),
