@@ -9,7 +9,7 @@ the line end used to run to the end of the text; and in 64-character chunks), `s
 markers (``[1](id=1-32)`` repeated) through a session that keeps no citations, and a tool result that
 `ReferencesMiddleware` tags whose text is not its documents' to the letter (each one's lines joined
 into one; the documents were aligned with it character by character), the same documents as JSON results,
-one redacted (each document was looked for in each string: 5.3 s at 1,000,000 characters before), and the
+each redacted (each document was looked for in each string), and the
 meaning guards against
 a source with no sentence end (each hedge's clause was searched for from the sentence's start). Linear
 growth shows as a
@@ -113,7 +113,7 @@ def tool_result(text: str) -> Callable[[], object]:
 
 
 def json_tool_result(text: str) -> Callable[[], object]:
-    """A model call of an agent whose search tool gave ``text`` as JSON results of 2,000 characters, one redacted."""
+    """A model call of an agent whose search tool gave ``text`` as JSON results of 2,000 characters, each redacted."""
     import json
 
     from langchain.agents.middleware import ModelRequest
@@ -128,8 +128,9 @@ def json_tool_result(text: str) -> Callable[[], object]:
         {"title": f"Result {i + 1}", "url": d.metadata["source"], "content": d.page_content}
         for i, d in enumerate(documents)
     ]
-    # Another middleware redacted a word of the first (its document is then aligned, not found as is).
-    results[0]["content"] = results[0]["content"].replace(results[0]["content"].split()[3], "[REDACTED]", 1)
+    # Another middleware redacted a word of each (each document is then aligned, not found as is).
+    for result in results:
+        result["content"] = result["content"].replace(result["content"].split()[3], "[REDACTED]", 1)
     call = {"name": "search", "args": {"query": "q"}, "id": "t", "type": "tool_call"}
     messages = [
         HumanMessage("q"),
@@ -200,7 +201,7 @@ WORKLOADS: list[tuple[str, Callable[[int], str], Callable[[str], Callable[[], ob
     ),
     (
         "`ReferencesMiddleware`, one model call: a JSON tool result of documents of 2,000 characters (prose over "
-        "20,000 words), one of them redacted",
+        "20,000 words), each redacted",
         zipf_prose,
         json_tool_result,
     ),

@@ -604,10 +604,11 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
     Each string value is read (its escapes undone) and tagged as prose would
     be; one that changes is written back as a JSON string, the rest of the
     text left as it was. A document is read from the value, so its passages
-    hold no JSON escape. The documents whose text a value holds unchanged are
-    found first, in one pass over the values; only the others (edited by
-    another middleware) are then aligned with each value in turn, so a result
-    of many documents costs its length, not its length times their number.
+    hold no JSON escape. A value that is a document's text is matched by
+    look-up; then each value is read with the next few documents in the
+    artifact's order (results listed as found, edited or not), so a result of
+    many documents costs its length, not its length times their number; the
+    documents still not found are looked for in every value.
 
     Example:
         >>> docs = [Document("Rome is old.\\nIt has seven hills.")]
@@ -634,12 +635,35 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
             shown.update(found)
             tagged_values[index] = (tagged, list(found))
     left = [k for k in ids if k not in shown]
+    # In the artifact's order first (results listed as the tool found them, each maybe edited): each value with
+    # the next few documents not found yet, which it holds as is or edited. Linear for that common shape.
+    at = 0
+    for index, (_, value) in enumerate(values):
+        while at < len(ids) and ids[at] in shown:
+            at += 1
+        window = [k for k in ids[at : at + _IN_ORDER_WINDOW] if k not in shown]
+        if not window or index in tagged_values:
+            continue
+        tagged, found = _tagged_prose(value, [everything[k] for k in window], window, whole=False)
+        if found:
+            shown.update(found)
+            tagged_values[index] = (tagged, list(found))
+    left = [k for k in left if k not in shown]
+    # Then any value with any document left: found as is (none longer than the value), then aligned (none with
+    # too few of its words there to be located, `_may_stand_in`).
     for as_is in (True, False):
         for index, (_, value) in enumerate(values):
             if not left:
                 break
+            if as_is:
+                candidates = [k for k in left if len(everything[k].page_content) <= len(value)]
+            else:
+                words = frozenset(word.casefold() for word in _WORD.findall(value))
+                candidates = [k for k in left if _may_stand_in(_words_of(everything[k].page_content), words)]
+            if not candidates:
+                continue
             # A value tagged already is read again with the documents found in it, its tags then all in one pass.
-            here = [*tagged_values.get(index, ("", []))[1], *left]
+            here = [*tagged_values.get(index, ("", []))[1], *candidates]
             tagged, found = _tagged_prose(value, [everything[k] for k in here], here, whole=False, as_is=as_is)
             if found:
                 shown.update(found)
@@ -1081,6 +1105,29 @@ class _Core:
             elif stop - last <= missing:
                 last = stop
         return (first, last) if _enough(len(covered), len(piece), last - first + 1) else None
+
+
+# How many of the next documents in the artifact's order a JSON result's value is first read with.
+_IN_ORDER_WINDOW: Final = 3
+
+
+def _may_stand_in(piece: Sequence[str], words: frozenset[str]) -> bool:
+    """Whether a piece (its words) may be located in a text whose words are ``words``: `_enough` of it there.
+
+    Every word `_aligned` counts as found is one of the text's, so a piece
+    fewer of whose words (counted where they stand in it) are the text's than
+    `_enough` asks is never located there.
+
+    Example:
+        >>> _may_stand_in(("paris", "is", "big"), frozenset({"paris", "is", "old"}))
+        True
+        >>> _may_stand_in(("paris", "is", "big"), frozenset({"https", "example", "org"}))
+        False
+    """
+    if words.isdisjoint(piece):
+        return False
+    present = sum(map(words.__contains__, piece))
+    return present * 2 >= len(piece) or present >= _MIN_SNIPPET_WORDS
 
 
 def _enough(matched: int, length: int, span: int) -> bool:

@@ -194,18 +194,40 @@ def _cited_then(references: Any) -> dict[int, _CitedThen] | None:
     return then
 
 
-# What LangChain writes of a tool's documents it was not told to hand over: the repr of each in a list or
-# tuple (``Document(id=..., metadata={...}, page_content=...)``) at the start of a line, after the brackets
-# that open the list and maybe a text before it (``('Found 2', [Document(...``: the str of a pair), or a
+# What LangChain writes of a tool's documents it was not told to hand over: the repr of each
+# (``Document(id=..., metadata={...}, page_content=...)``, in a list, a pair, a dict, after a heading), or a
 # document's str form, a line that begins ``page_content='`` (maybe numbered or bulleted, never indented). Not
-# any mention of either (a search through source code finds plenty: a doctest, a line a grep prints, a keyword
-# argument on a line of its own). Linear: the check runs on every tool result without documents.
-_DOCUMENTS_AS_TEXT: Final = re.compile(
-    r"""^[\[({]{0,3}(?:(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")\s*[:,]\s*[\[(]{0,2})?"""
-    r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{"""
-    r"""|^(?:[^\w\s][^\w\n]*)?(?:\d+[.)]\s*)?page_content='""",
-    re.MULTILINE,
-)
+# what a search through source code prints (`_CODE_LINE`), nor any mention of ``page_content=`` (a keyword
+# argument on a line of its own).
+_DOCUMENT_REPR: Final = re.compile(r"""Document\((?:id=(?:'[^']*'|"[^"]*"|None), )?metadata=\{""")
+_DOCUMENT_STR: Final = re.compile(r"^(?:[^\w\s][^\w\n]*)?(?:\d+[.)]\s*)?page_content='", re.MULTILINE)
+# A line of code or of a code search: indented, a doctest's prompt, a grep's "path:line:".
+_CODE_LINE: Final = re.compile(r"\s|>>>|\.\.\.|[^\s:]+:\d+[:-]")
+
+
+def _documents_as_text(content: str) -> bool:
+    """Whether a tool's text holds its documents as LangChain writes them (`_DOCUMENT_REPR`, `_DOCUMENT_STR`).
+
+    Linear: the check runs on every tool result without documents (each match's line start is looked for back
+    to the match before it only).
+
+    Example:
+        >>> _documents_as_text("Results: [Document(metadata={}, page_content='x')]")
+        True
+        >>> _documents_as_text("src/a.py:4:    >>> [Document(metadata={}, page_content='x')]")
+        False
+    """
+    if _DOCUMENT_STR.search(content):
+        return True
+    line_start, searched = 0, 0
+    for match in _DOCUMENT_REPR.finditer(content):
+        newline = content.rfind("\n", searched, match.start())
+        if newline >= 0:
+            line_start = newline + 1
+        searched = match.start()
+        if not _CODE_LINE.match(content, line_start):
+            return True
+    return False
 
 
 def _instructions_for(instructions: str | None, syntaxes: tuple[MarkerSyntax, ...]) -> str | None:
@@ -267,7 +289,7 @@ def _warn_documents_in_text(message: ToolMessage) -> None:
     have no id, so none of its citations can stand.
     """
     content = message.content
-    if isinstance(content, str) and _DOCUMENTS_AS_TEXT.search(content):
+    if isinstance(content, str) and _documents_as_text(content):
         warnings.warn(
             f"tool {message.name or ''!r} put its documents in the text the model reads, not in its artifact: they "
             'get no ids and cannot be cited; declare it with @tool(response_format="content_and_artifact") and '

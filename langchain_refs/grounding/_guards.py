@@ -125,8 +125,9 @@ _TOKEN = re.compile(
     r"|(?P<millions>(?<=[$\u20ac\u00a3\u00a5])\d+(?:[.,]\d+)*m)(?![\w])"  # "$3m": millions after a currency sign
     r"|(?P<abbr>(?:[A-Za-z]\.){2,})"
     # A number, with its suffix ("2nd", "1990s", "100k"), or with a unit written onto it ("10km", "5mg", "1.2m").
-    # Thousands set apart by spaces: "25 000", "1\u202f000\u202f000" (not "3 100-metre races").
-    r"|(?P<spaced>(?<![\w.,\-\u2212])\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+(?![\w\-]|[.,]\d))"
+    # Thousands set apart by no-break or thin spaces: "25\u00a0000", "1\u202f000\u202f000" (a plain space sets none
+    # apart: "Take 2 250 mg tablets" is two tablets).
+    r"|(?P<spaced>(?<![\w.,\-\u2212])\d{1,3}(?:[\u00a0\u202f\u2009]\d{3})+(?![\w\-]|[.,]\d))"
     r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*"
     r"(?:(?:st|nd|rd|th|s|k|K|M|B|mn|bn)(?![\w])|(?![\w])|(?=[A-Za-z\u00b5\u03bc]+(?![\w]))))"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"
@@ -277,6 +278,7 @@ class _Quantity:
     per: str | None = None  # the time it is a rate of: "a month", "per day", "yearly"
     step: float | None = None  # "42.2": the value's last decimal place (0.1), a claim rounding the sources' to it
     or_million: bool = False  # "1.2m": metres or millions (money aside, the text does not say which)
+    label: bool = False  # a name's number, after a capitalised word or a word that numbers things: "Chapter 3"
 
 
 _ORDINAL_OR_DECADE: Final = re.compile(r"(?:st|nd|rd|th|s)$")
@@ -598,6 +600,14 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         is_year = not spelled and not decade and value.is_integer() and 1000 <= value <= 2100 and token.low.isdigit()
         # A lower-case "m" written onto the number, no currency before it: "population 1.2m" is no height.
         or_million = unit == "metre" and tokens[i].text == "m" and tokens[i].start == last.end and not spelled
+        # "Chapter 3", "Year 3 pupils", "Room 12": the number names one, it counts nothing.
+        named_by = tokens[start - 1] if start else None
+        label = (
+            named_by is not None
+            and named_by.kind == "word"
+            and named_by.low not in STOP_WORDS
+            and (named_by.text[:1].isupper() or named_by.low in _LABEL_WORDS)
+        )
         found.append(
             _Quantity(
                 value=value,
@@ -615,9 +625,18 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 # Only a unit of measure or a percentage tells a measure ("3.1 added" is no rounding of 3.12).
                 step=step if token.kind == "num" and (unit in _MEASURES or unit == "percent" or scaled) else None,
                 or_million=or_million,
+                label=label,
             )
         )
     return tuple(found)
+
+
+# Words a number after them names one of (it counts nothing): "chapter 3", "year 3", "room 12".
+_LABEL_WORDS: Final = frozenset(
+    "chapter year grade page section article room level stage season episode volume part phase step round act book "
+    "class form floor row seat lane gate platform verse figure table appendix item number no game match week "
+    "day term unit apartment flat suite building block route highway".split()
+)
 
 
 def _scaled(value: float, scale: float) -> float:
@@ -1275,8 +1294,10 @@ _YEAR_DASH: Final = re.compile(r"\d{4}[-\u2013]$")
 
 
 def _is_count(quantity: _Quantity) -> bool:
-    """Whether a quantity counts things ("3 editions"): no rank, a word after it that is no month ("22 May")."""
-    return not quantity.ordinal and quantity.unit is not None and quantity.unit not in _MONTH_UNITS
+    """Whether a quantity counts things ("3 editions"): no rank, no label ("Chapter 3"), a month after it neither."""
+    return (
+        not quantity.ordinal and not quantity.label and quantity.unit is not None and quantity.unit not in _MONTH_UNITS
+    )
 
 
 def _range_end(text: str, quantity: _Quantity) -> bool:
@@ -1442,12 +1463,15 @@ def _measure(text: str, quantity: _Quantity) -> str | None:
 
 def _changed_unit(claim: str, evidence: str) -> GuardFinding | None:
     """A quantity of the claim whose value the evidence states only in another unit ("330 feet" for 330 metres)."""
-    stated = [(other, _measure(evidence, other)) for other in _quantities_near(evidence)]
+    # The evidence's quantities by value: each of the claim's looks up its own (a claim of thousands stays linear).
+    stated: dict[float, list[tuple[_Quantity, str | None]]] = {}
+    for other in _quantities_near(evidence):
+        stated.setdefault(other.value, []).append((other, _measure(evidence, other)))
     for quantity in _quantities_of(claim):
         unit = _measure(claim, quantity)
         if unit is None:
             continue
-        same = [(other, theirs) for other, theirs in stated if other.value == quantity.value]
+        same = stated.get(quantity.value, [])
         # Stated in the claim's unit, with no unit said, or as something else (5 days for 5 metres): nothing
         # changed that can be told.
         kind = _MEASURES[unit]

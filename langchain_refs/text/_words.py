@@ -134,13 +134,15 @@ def fold(text: str) -> str:
 
 # A number a piece writes in digits, with a decimal point kept ("3.5") and a scale or an ordinal's ending written
 # onto it ("100k", "2.5bn", "22nd"): one word, never the two of "3" and "5" (a version's "1.2.3" is left as its parts).
-# A unit written onto it is a word of its own ("200mg" is "200 mg"); other letters, digits or "_" make no number.
+# A unit written onto it is a word of its own ("200mg" is "200 mg": two letters or more, or a unit's one letter: "10g",
+# "5m"; "4b" and "1a" are labels); other letters, digits or "_" make no number.
 _NUMERAL: Final = re.compile(
-    r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)(?:(k|mn|bn|st|nd|rd|th)(?!\w|\.[0-9])|(?=[a-z])|(?!\w|\.[0-9]))"
+    r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)"
+    r"(?:(k|mn|bn|st|nd|rd|th)(?!\w|\.[0-9])|(?=[a-z]{2}|[glmshvw](?![a-z0-9_]))|(?!\w|\.[0-9]))"
 )
 _SUFFIX_PLACES: Final = {"k": 3, "mn": 6, "bn": 9, "st": 0, "nd": 0, "rd": 0, "th": 0}  # "22nd" is the number 22
-# A scale written onto a number in capitals, which folding would lose: "$5M", "7B" (a lower-case "5m" may be metres;
-# after a currency sign it is millions: "$3m").
+# A scale written onto a number in capitals, which folding would lose: "$5M", "7B" (as the number guard reads them;
+# a lower-case "5m" may be metres, after a currency sign it is millions: "$3m").
 _WRITTEN_SCALE: Final = re.compile(r"(?:([$\u20ac\u00a3\u00a5])|(?<![\w.]))([0-9]+(?:\.[0-9]+)?)([MBm])(?!\w)")
 _WRITTEN_SCALE_LETTERS: Final = frozenset("MBm")
 
@@ -234,8 +236,10 @@ def _piece_words(folded: str) -> list[str]:
     for word in found:
         value = _SPELLED_UNITS.get(word)
         if value is None:
-            # After a ten, any rank: "twenty-first" is 21 ("first" alone is a word).
-            value = RANK_NAMES.get(word) if read and read[-1] in _TENS_WRITTEN else _SPELLED_ORDINALS.get(word)
+            # After a ten, "first" too: "twenty-first" is 21 ("first" alone is a word; "thirty-second" is as often
+            # a length of time).
+            after_ten = read and read[-1] in _TENS_WRITTEN and word == "first"
+            value = 1 if after_ten else _SPELLED_ORDINALS.get(word)
         if value is not None:
             if read and read[-1] in _TENS_WRITTEN and 0 < value < 10:
                 read[-1] = str(int(read[-1]) + value)  # "twenty-one", "twenty-first"
@@ -277,10 +281,6 @@ class _PieceWords(dict[str, tuple[str, ...]]):
                 if "," in folded:
                     folded = _THOUSANDS_COMMA.sub("", folded)
             found = tuple(w if w[0] == _SCALE_MARK else stem(w) for w in _piece_words(folded) if w not in STOP_WORDS)
-            if _GROUP_OF_THREE.fullmatch(piece) and found == (number_word(piece[:3]),):
-                # Three digits alone: maybe the thousands of a number set apart by spaces ("25 000"), which
-                # `content_words` joins; else the number they write.
-                found = (_GROUP_MARK + piece[:3],)
         if len(piece) <= _LONGEST_PIECE_KEPT:
             if len(self) >= _PIECES_KEPT:
                 self.clear()
@@ -293,14 +293,9 @@ _NUMBER_NAMES: Final = frozenset([*_SPELLED_UNITS, *_SPELLED_TENS, *_SPELLED_ORD
 # `content_words` applies it (no word starts with it).
 _SCALE_MARK: Final = "#"
 _MARKED_SCALES: Final = {_SCALE_MARK + word: places for word, places in _SCALE_WORDS.items()}
-# Three digits alone in a piece ("000", "500,") are marked with this and their digits, since they may be the
-# thousands of a number set apart by spaces ("25 000"): `content_words` joins those, and reads the rest as numbers.
-_GROUP_MARK: Final = "&"
-_GROUP_OF_THREE: Final = re.compile(r"[0-9]{3}[^\w\s]*")
-_GROUP_MARKS: Final = {f"{_GROUP_MARK}{n:03d}": n for n in range(1000)}
-_MARKS: Final = {**_MARKED_SCALES, **_GROUP_MARKS}
-# Thousands set apart by spaces (a space, a no-break or a thin space): "25 000", "1\u202f000\u202f000".
-_SPACED_THOUSANDS: Final = re.compile(r"(?<![\w.,])[0-9]{1,3}(?:[ \u00a0\u202f\u2009][0-9]{3})+(?=[^\w\s]*(?:\s|$))")
+# Thousands set apart by a no-break or thin space, as typesetting sets them ("25\u00a0000", "1\u202f000\u202f000"):
+# one number. A plain space is no such mark ("Take 2 250 mg tablets" is two tablets, "pages 100 200 300" a list).
+_SPACED_THOUSANDS: Final = re.compile(r"(?<![\w.,])[0-9]{1,3}(?:[\u00a0\u202f\u2009][0-9]{3})+(?=[^\w\s]*(?:\s|$))")
 # The longest number a scale is applied to, or makes (in characters): a text of "million million ..." stays linear.
 _LONGEST_NUMBER: Final = 40
 _PIECES_KEPT: Final = 65_536
@@ -311,8 +306,8 @@ _PIECE_WORDS: Final = _PieceWords()
 def content_words(text: str) -> list[str]:
     """The stemmed content words of ``text``, in order, each number as one word of its digits (`number_word`).
 
-    A number's thousands commas or spaces are left out ("1,000" and "1 000"
-    are "1000"), its decimal point kept ("3.5"), a scale applied ("3.5
+    A number's thousands commas (or no-break spaces) are left out ("1,000"
+    and "1\u00a0000" are "1000"), its decimal point kept ("3.5"), a scale applied ("3.5
     million", "3.5M", "3.5mn" and "3,500,000" are "3500000"; "half a million"
     is "500000"), a unit written onto it read apart ("200mg" is "200 mg"), and
     numbers and ranks in words read as digits ("twelve", "twenty-one",
@@ -324,19 +319,16 @@ def content_words(text: str) -> list[str]:
         >>> content_words("Two towns of 1,000 people, 3.5 million in all")
         ['2', 'town', '1000', 'peopl', '3500000']
     """
+    if not text.isascii() and _SPACED_THOUSANDS.search(text):
+        # A no-break or thin space inside a number (an ASCII text has none: one flag to read).
+        text = _SPACED_THOUSANDS.sub(_without_spaces, text)
     words: list[str] = []
     pieces = _PIECE_WORDS
     for piece in text.split():
         # A loop: faster than chaining a map of the look-ups, interpreted and (much) more so compiled.
         words += pieces[piece]
-    if _MARKS.keys().isdisjoint(words):
+    if _MARKED_SCALES.keys().isdisjoint(words):
         return words
-    if not _GROUP_MARKS.keys().isdisjoint(words):
-        joined = _SPACED_THOUSANDS.sub(_without_spaces, text)
-        if joined != text:
-            words = []
-            for piece in joined.split():
-                words += pieces[piece]
     return _marks_applied(words)
 
 
@@ -355,21 +347,18 @@ def _marks_applied(found: list[str]) -> list[str]:
     so no word stands between them; "two thousand five hundred" is "2500";
     one written in digits, below a thousand). Other numbers stay apart ("1
     million in 2019"). Numbers longer than ``_LONGEST_NUMBER`` characters
-    take no scale. Three digits marked as a group that no number before
-    them took are their number.
+    take no scale.
 
     Example:
         >>> _marks_applied(["3", "#hundred", "30", "#thousand", "peopl", "2019", "#million", "thank"])
         ['330000', 'peopl', '2019000000', 'thank']
-        >>> _marks_applied(["#million", "thank", "half", "#million", "2", "#thousand", "5", "#hundred", "x", "&050"])
-        ['million', 'thank', '500000', '2500', 'x', '50']
+        >>> _marks_applied(["#million", "thank", "half", "#million", "2", "#thousand", "5", "#hundred"])
+        ['million', 'thank', '500000', '2500']
     """
     read: list[str] = []
     # ``read[opened]`` is a whole number a scale ended, with ``zeros`` zeros a smaller number may take the place of.
     opened, zeros = -1, 0
     for k, word in enumerate(found):
-        if word[0] == _GROUP_MARK:
-            word = number_word(word[1:])
         places = _MARKED_SCALES.get(word)
         last = read[-1] if read else ""
         if places is not None:

@@ -903,7 +903,9 @@ async def test_chat_model_astream_left_early_closes_the_inner_stream(version: st
         ("\n\n".join(map(str, [PARIS, PARIS])) + "\n", True),  # str forms joined, a newline after
         (f"Results:\n1. {PARIS}\n2. {PARIS}", True),  # numbered, after a heading
         (f"Results:\n- {PARIS}\n* {PARIS}", True),  # bulleted
-        ({"found": [PARIS]}, True),  # in a dict: its repr
+        ({"found": [PARIS], "count": 1}, True),  # in a dict: its repr
+        (f"Results: {[PARIS]}", True),  # after a heading
+        (f"1. {PARIS!r}\n2. {PARIS!r}", True),  # numbered reprs
         ("src/a.py:3: Document(page_content='Paris is big.')", False),  # a search through source code
         ("doc = Document(\n    page_content='Paris is big.',\n    metadata={},\n)", False),  # an argument's line
         ("The field page_content= holds the text.", False),
@@ -919,6 +921,8 @@ async def test_chat_model_astream_left_early_closes_the_inner_stream(version: st
         "numbered",
         "bulleted",
         "dict",
+        "after a heading",
+        "numbered reprs",
         "code search",
         "code",
         "prose",

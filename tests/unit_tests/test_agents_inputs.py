@@ -262,11 +262,14 @@ def test_a_json_result_tags_each_document_in_the_string_that_is_it_and_aligns_a_
     assert {k: d.page_content for k, d in shown.documents.items()} == {1: paris, 2: redacted, 3: rome}
 
 
-def test_a_json_result_of_many_documents_has_each_tagged_in_its_string() -> None:
-    """Five hundred results of one shape (a search tool's page of hits), the fifth redacted: each in its string."""
+@pytest.mark.parametrize("redacted", [{4}, set(range(500))], ids=["one redacted", "every one redacted"])
+def test_a_json_result_of_many_documents_has_each_tagged_in_its_string(redacted: set[int]) -> None:
+    """Five hundred results of one shape (a search tool's page of hits), one or every one redacted by another
+    middleware: each document tagged in its own string."""
     texts = [" ".join([f"Result {i} says that city {i} has {i % 7 + 2} bridges and a river."] * 3) for i in range(500)]
     results = [{"url": f"https://example.org/{i}", "content": t} for i, t in enumerate(texts)]
-    results[4] = {**results[4], "content": texts[4].replace("a river", "[REDACTED]", 1)}
+    for i in redacted:
+        results[i] = {**results[i], "content": texts[i].replace("a river", "[REDACTED]", 1)}
     shown = show_tool_result(json.dumps(results), [Document(t) for t in texts], list(range(1, 501)))
     assert isinstance(shown.content, str)
     assert [r["content"] for r in json.loads(shown.content)] == [

@@ -88,8 +88,8 @@ def _numerals(folded: str) -> list[tuple[int, int, str]]:
     letter, digit or "_") and no "."; it is its digits, a decimal point and
     digits, then "k", "mn" or "bn" if written onto it; it must be followed by
     no word character and no "." with a digit after it (without a suffix, a
-    letter a to z may follow it), else it is no number (and the scan goes on
-    at the next character).
+    unit may follow it: two letters a to z, or one of g, l, m, s, h, v, w
+    alone), else it is no number (and the scan goes on at the next character).
     """
 
     def wordish(i: int) -> bool:
@@ -117,8 +117,17 @@ def _numerals(folded: str) -> list[tuple[int, int, str]]:
             suffix = next((s for s in ("k", "mn", "bn", "st", "nd", "rd", "th") if folded.startswith(s, end)), "")
             for written in (suffix, ""):
                 stop = end + len(written)
-                # With no suffix, a letter may follow: a unit written onto the number ("200mg").
-                letter = not written and folded[stop : stop + 1] in tuple(string.ascii_lowercase)
+                # With no suffix, a unit written onto the number may follow ("200mg", "10g"): two letters or
+                # more, or one of a unit's letters then no letter, digit or "_" ("4b" is no number).
+                two = folded[stop : stop + 2]
+                after_one = folded[stop + 1 : stop + 2]
+                letter = not written and (
+                    (len(two) == 2 and all(c in string.ascii_lowercase for c in two))
+                    or (
+                        folded[stop : stop + 1] in tuple("glmshvw")
+                        and not (after_one and after_one in string.ascii_lowercase + string.digits + "_")
+                    )
+                )
                 if letter or (not wordish(stop) and not (folded[stop : stop + 1] == "." and digit(stop + 1))):
                     places = {"k": 3, "mn": 6, "bn": 9}.get(written, 0)  # "22nd": 22
                     found.append((i, stop, _as_digits(folded[i:end], places)))
@@ -144,8 +153,8 @@ def _piece_reading(folded: str) -> list[str]:
     names = {**NUMBER_NAMES, **RANK_NAMES}
     for word in read:
         after_ten = spelled and spelled[-1] in tens
-        if after_ten and word in ("first", "second"):
-            spelled[-1] = str(int(spelled[-1]) + (1 if word == "first" else 2))  # "twenty-first"
+        if after_ten and word == "first":
+            spelled[-1] = str(int(spelled[-1]) + 1)  # "twenty-first" ("thirty-second" is as often a length of time)
         elif word in names and after_ten and 1 <= names[word] <= 9:
             spelled[-1] = str(int(spelled[-1]) + names[word])
         elif word in names:
@@ -203,17 +212,7 @@ def _piece_content(piece: str) -> list[tuple[bool, str]]:
     return [(word in SCALE_PLACES, word if word in SCALE_PLACES else stem(word)) for word in read]
 
 
-SPACES_IN_NUMBERS = " \u00a0\u202f\u2009"
-
-
-def _three_digits_alone(piece: str) -> bool:
-    """Three digits, then marks only (no word character), read as their number alone."""
-    return (
-        len(piece) >= 3
-        and all(c in string.digits for c in piece[:3])
-        and not any(_is_word_character(c) for c in piece[3:])
-        and _piece_content(piece) == [(False, _as_digits(piece[:3]))]
-    )
+SPACES_IN_NUMBERS = "\u00a0\u202f\u2009"  # no-break and thin spaces: a plain one sets no thousands apart
 
 
 def _thousands_joined(text: str) -> str:
@@ -255,15 +254,14 @@ def _thousands_joined(text: str) -> str:
 def plain_content_words(text: str) -> list[str]:
     """The reading `content_words` stands for: every word of the folded text, stop words left out, stemmed.
 
-    Numbers as a reader reads them: thousands commas left out, and spaces too when some piece is three digits
-    alone; a decimal one word; a scale written onto a number in capitals ("5M", "7B") as "mn" or "bn"; a
+    Numbers as a reader reads them: thousands commas left out, and no-break or thin spaces between groups of
+    three; a decimal one word; a scale written onto a number in capitals ("5M", "7B") as "mn" or "bn"; a
     scale word in the singular applied to the number before it ("3.5 million" is "3500000"; "thousands" is a
     word) or to "half" and "quarter" ("two and a half million", "three quarters of a million"); a smaller
     whole number after a scale added to it ("three hundred and thirty", "two thousand five hundred"; in
     digits below a thousand); numbers and ranks in words in digits.
     """
-    if any(_three_digits_alone(piece) for piece in text.split()):
-        text = _thousands_joined(text)
+    text = _thousands_joined(text)
     found: list[tuple[bool, str]] = []  # (a scale word in the singular, the word)
     for piece in text.split():
         found += _piece_content(piece)
@@ -397,6 +395,12 @@ TEXTS = st.one_of(
                 "25",
                 "1\u00a0000",
                 "12\u202f500",
+                "4B",
+                "1a",
+                "10g",
+                "5gx",
+                "\u20ac7B",
+                "thirty-second",
                 "000x",
                 "000.",
                 "(1",

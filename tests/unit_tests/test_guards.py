@@ -723,11 +723,13 @@ NUMBERS_WRITTEN_OTHERWISE = [
     ("The city has 250,000 residents.", "The city has a quarter of a million residents.", True),
     ("The city has half a million residents.", "The city has a million residents.", False),
     ("The city has a quarter million residents.", "The city has a million residents.", False),
-    # Thousands set apart by spaces.
-    ("The organisation has 25,000 members.", "The organisation has 25 000 members.", True),
-    ("The organisation has 25 000 members.", "The organisation has 25,000 members.", True),
-    ("The organisation has one million members.", "The organisation has 1 000 000 members.", True),
-    ("The organisation has 25 000 members.", "The organisation has 26 000 members.", False),
+    # Thousands set apart by no-break or thin spaces; a plain space sets none apart (two tablets of 250 mg).
+    ("The organisation has 25,000 members.", "The organisation has 25\u202f000 members.", True),
+    ("The organisation has 25\u00a0000 members.", "The organisation has 25,000 members.", True),
+    ("The organisation has one million members.", "The organisation has 1\u202f000\u202f000 members.", True),
+    ("The organisation has 25\u00a0000 members.", "The organisation has 26\u00a0000 members.", False),
+    ("Take two 250 mg tablets daily.", "Take 2 250 mg tablets daily.", True),
+    ("Take 2 250 mg tablets daily.", "The dose is 2250 mg.", False),
     # Thousands set apart by dots (a decimal comma after them).
     ("The company sold 1.500.000 units.", "The company sold 2.500.000 units.", False),
     ("The company sold 1.500.000 units.", "The company sold 1.5 million units.", True),
@@ -753,6 +755,10 @@ NUMBERS_WRITTEN_OTHERWISE = [
         "The 2 largest cities in the country have a busy port.",
         False,
     ),
+    # A number that names one (a chapter, a school year) counts nothing: a rank backs it.
+    ("The 3rd chapter discusses trade.", "Chapter 3 discusses trade.", True),
+    ("The third chapter discusses trade.", "Chapter 3 discusses trade.", True),
+    ("Pupils in the 3rd year learn Latin.", "Year 3 pupils learn Latin.", True),
 ]
 
 

@@ -311,9 +311,15 @@ NUMBER_READINGS = [
     ("version 1.2.3", ["version", "1", "2", "3"]),
     # A unit written onto a number is a word apart; a scale in capitals, or after a currency sign, applies.
     ("200mg, 2.0L", ["200", "mg", "2.0", "l"]),
-    ("$3.5M, 7B and $3m but 1.2m", ["3500000", "7000000000", "3000000", "1.2", "m"]),
-    # Thousands set apart by spaces; three digits alone are their number.
-    ("25 000 members of 1\u202f000\u202f000 and 200 people", ["25000", "member", "1000000", "200", "peopl"]),
+    (
+        "$3.5M, \u20ac7B and $3m but 1.2m, Room 4B and Article 1a",
+        ["3500000", "7000000000", "3000000", "1.2", "m", "room", "4000000000", "articl", "1a"],
+    ),
+    # Thousands set apart by no-break or thin spaces; a plain space sets none apart (a count, then an amount).
+    (
+        "25\u00a0000 members of 1\u202f000\u202f000 took 2 250 mg",
+        ["25000", "member", "1000000", "took", "2", "250", "mg"],
+    ),
     # Shares of a scale, and smaller numbers after a scale.
     ("half a million, two and a half million", ["500000", "2500000"]),
     ("three quarters of a billion", ["750000000"]),
@@ -321,6 +327,7 @@ NUMBER_READINGS = [
     ("two thousand and five", ["2005"]),
     # Ranks in words ("first" and "second" are as often no rank).
     ("the third and twenty-first but at first a second", ["3", "21", "first", "second"]),
+    ("a thirty-second advert", ["30", "second", "advert"]),
 ]
 
 
