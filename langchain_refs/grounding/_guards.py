@@ -125,9 +125,9 @@ _TOKEN = re.compile(
     r"|(?P<millions>(?<=[$\u20ac\u00a3\u00a5])\d+(?:[.,]\d+)*m)(?![\w])"  # "$3m": millions after a currency sign
     r"|(?P<abbr>(?:[A-Za-z]\.){2,})"
     # A number, with its suffix ("2nd", "1990s", "100k"), or with a unit written onto it ("10km", "5mg", "1.2m").
-    # Thousands set apart by no-break or thin spaces: "25\u00a0000", "1\u202f000\u202f000" (a plain space sets none
-    # apart: "Take 2 250 mg tablets" is two tablets).
-    r"|(?P<spaced>(?<![\w.,\-\u2212])\d{1,3}(?:[\u00a0\u202f\u2009]\d{3})+(?![\w\-]|[.,]\d))"
+    # Thousands set apart by no-break or thin spaces ("25\u00a0000", "1\u202f000\u202f000"), or by plain ones before a
+    # last "000" ("25 000"); other plain spaces set none apart ("Take 2 250 mg tablets" is two tablets).
+    r"|(?P<spaced>(?<![\w.,\-\u2212])\d{1,3}(?:(?:[\u00a0\u202f\u2009]\d{3})+|(?: \d{3})* 000)(?![\w\-]|[.,]\d))"
     r"|(?P<num>(?:(?<![\w.,\-\u2212])[-\u2212](?=\d))?\d+(?:[.,]\d+)*"
     r"(?:(?:st|nd|rd|th|s|k|K|M|B|mn|bn)(?![\w])|(?![\w])|(?=[A-Za-z\u00b5\u03bc]+(?![\w]))))"
     r"|(?P<word>[^\W\d_][\w]*(?:['\u2019\-][^\W\d_]+)*)"

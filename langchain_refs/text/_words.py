@@ -293,9 +293,12 @@ _NUMBER_NAMES: Final = frozenset([*_SPELLED_UNITS, *_SPELLED_TENS, *_SPELLED_ORD
 # `content_words` applies it (no word starts with it).
 _SCALE_MARK: Final = "#"
 _MARKED_SCALES: Final = {_SCALE_MARK + word: places for word, places in _SCALE_WORDS.items()}
-# Thousands set apart by a no-break or thin space, as typesetting sets them ("25\u00a0000", "1\u202f000\u202f000"):
-# one number. A plain space is no such mark ("Take 2 250 mg tablets" is two tablets, "pages 100 200 300" a list).
-_SPACED_THOUSANDS: Final = re.compile(r"(?<![\w.,])[0-9]{1,3}(?:[\u00a0\u202f\u2009][0-9]{3})+(?=[^\w\s]*(?:\s|$))")
+# Thousands set apart by a no-break or thin space, as typesetting sets them ("25\u00a0000", "1\u202f000\u202f000"), or
+# by plain spaces before a last "000" ("25 000", "1 250 000"): one number. Other plain spaces set nothing apart
+# ("Take 2 250 mg tablets" is two tablets, "pages 100 200 300" a list).
+_SPACED_THOUSANDS: Final = re.compile(
+    r"(?<![\w.,])[0-9]{1,3}(?:(?:[\u00a0\u202f\u2009][0-9]{3})+|(?: [0-9]{3})* 000)(?=[^\w\s]*(?:\s|$))"
+)
 # The longest number a scale is applied to, or makes (in characters): a text of "million million ..." stays linear.
 _LONGEST_NUMBER: Final = 40
 _PIECES_KEPT: Final = 65_536
@@ -306,8 +309,9 @@ _PIECE_WORDS: Final = _PieceWords()
 def content_words(text: str) -> list[str]:
     """The stemmed content words of ``text``, in order, each number as one word of its digits (`number_word`).
 
-    A number's thousands commas (or no-break spaces) are left out ("1,000"
-    and "1\u00a0000" are "1000"), its decimal point kept ("3.5"), a scale applied ("3.5
+    A number's thousands commas (or spaces: no-break ones, or plain ones
+    before a last "000") are left out ("1,000", "1\u00a0000" and "1 000"
+    are "1000"), its decimal point kept ("3.5"), a scale applied ("3.5
     million", "3.5M", "3.5mn" and "3,500,000" are "3500000"; "half a million"
     is "500000"), a unit written onto it read apart ("200mg" is "200 mg"), and
     numbers and ranks in words read as digits ("twelve", "twenty-one",
@@ -319,8 +323,8 @@ def content_words(text: str) -> list[str]:
         >>> content_words("Two towns of 1,000 people, 3.5 million in all")
         ['2', 'town', '1000', 'peopl', '3500000']
     """
-    if not text.isascii() and _SPACED_THOUSANDS.search(text):
-        # A no-break or thin space inside a number (an ASCII text has none: one flag to read).
+    if (" 000" in text or not text.isascii()) and _SPACED_THOUSANDS.search(text):
+        # Spaces inside a number (an ASCII text without " 000" has none: one flag and one search in C to tell).
         text = _SPACED_THOUSANDS.sub(_without_spaces, text)
     words: list[str] = []
     pieces = _PIECE_WORDS

@@ -215,12 +215,36 @@ def _piece_content(piece: str) -> list[tuple[bool, str]]:
 SPACES_IN_NUMBERS = "\u00a0\u202f\u2009"  # no-break and thin spaces: a plain one sets no thousands apart
 
 
+def _groups_after(pieces: list[str], spaces: list[str], i: int) -> int:
+    """How many pieces after ``pieces[i]`` (a number's head) are its groups of thousands (0: none).
+
+    Each group is a piece of three digits after one space; all the spaces no-break or thin ones (any run of
+    groups), or all plain ones (a run ending in a group "000"). A group is three digits alone, but the last may
+    end in marks (no word character). The longest run.
+    """
+    typeset = spaces[i] in tuple(SPACES_IN_NUMBERS) if i < len(spaces) else False
+    kinds = tuple(SPACES_IN_NUMBERS) if typeset else (" ",)
+    taken = 0
+    j = i + 1
+    while j < len(pieces) and spaces[j - 1] in kinds:
+        group = pieces[j]
+        if not (len(group) >= 3 and all(c in string.digits for c in group[:3])):
+            break
+        if any(_is_word_character(c) for c in group[3:]):
+            break
+        if typeset or group[:3] == "000":
+            taken = j - i
+        if len(group) > 3:
+            break  # marks after it: the last group
+        j += 1
+    return taken
+
+
 def _thousands_joined(text: str) -> str:
     """The text with the spaces of numbers written in groups of three ("25 000") taken out, scanned by pieces.
 
     A number's head is the last 1-3 digits of a piece, with no word character, "." or "," before them in it;
-    each group after it is one space (of ``SPACES_IN_NUMBERS``) and a piece of three digits; the last group
-    may end in marks (no word character), the others are three digits alone. The longest run is joined.
+    its groups are `_groups_after`.
     """
     parts = re.split(r"(\s)", text)  # the pieces at even indices (maybe empty), one whitespace character between
     pieces, spaces = parts[0::2], parts[1::2]
@@ -232,17 +256,7 @@ def _thousands_joined(text: str) -> str:
         before = piece[-digits - 1] if digits < len(piece) else ""
         taken = 0
         if 1 <= digits <= 3 and before not in (".", ",") and not (before and _is_word_character(before)):
-            j = i + 1
-            while j < len(pieces) and spaces[j - 1] in tuple(SPACES_IN_NUMBERS):
-                group = pieces[j]
-                if not (len(group) >= 3 and all(c in string.digits for c in group[:3])):
-                    break
-                if any(_is_word_character(c) for c in group[3:]):
-                    break
-                taken = j - i
-                if len(group) > 3:
-                    break  # marks after it: the last group
-                j += 1
+            taken = _groups_after(pieces, spaces, i)
         out.append(piece + "".join(pieces[i + 1 : i + taken + 1]))
         i += taken
         if i < len(spaces):
@@ -255,11 +269,11 @@ def plain_content_words(text: str) -> list[str]:
     """The reading `content_words` stands for: every word of the folded text, stop words left out, stemmed.
 
     Numbers as a reader reads them: thousands commas left out, and no-break or thin spaces between groups of
-    three; a decimal one word; a scale written onto a number in capitals ("5M", "7B") as "mn" or "bn"; a
-    scale word in the singular applied to the number before it ("3.5 million" is "3500000"; "thousands" is a
-    word) or to "half" and "quarter" ("two and a half million", "three quarters of a million"); a smaller
-    whole number after a scale added to it ("three hundred and thirty", "two thousand five hundred"; in
-    digits below a thousand); numbers and ranks in words in digits.
+    three (plain ones too before a last "000"); a decimal one word; a scale written onto a number in capitals
+    ("5M", "7B") as "mn" or "bn"; a scale word in the singular applied to the number before it ("3.5 million"
+    is "3500000"; "thousands" is a word) or to "half" and "quarter" ("two and a half million", "three quarters
+    of a million"); a smaller whole number after a scale added to it ("three hundred and thirty", "two thousand
+    five hundred"; in digits below a thousand); numbers and ranks in words in digits.
     """
     text = _thousands_joined(text)
     found: list[tuple[bool, str]] = []  # (a scale word in the singular, the word)
@@ -395,6 +409,10 @@ TEXTS = st.one_of(
                 "25",
                 "1\u00a0000",
                 "12\u202f500",
+                "25 000",
+                "1 250 000",
+                "2 250",
+                "000,",
                 "4B",
                 "1a",
                 "10g",

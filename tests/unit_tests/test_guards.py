@@ -723,11 +723,14 @@ NUMBERS_WRITTEN_OTHERWISE = [
     ("The city has 250,000 residents.", "The city has a quarter of a million residents.", True),
     ("The city has half a million residents.", "The city has a million residents.", False),
     ("The city has a quarter million residents.", "The city has a million residents.", False),
-    # Thousands set apart by no-break or thin spaces; a plain space sets none apart (two tablets of 250 mg).
+    # Thousands set apart by no-break or thin spaces, or plain ones before a last "000"; other plain spaces set none
+    # apart (two tablets of 250 mg).
     ("The organisation has 25,000 members.", "The organisation has 25\u202f000 members.", True),
     ("The organisation has 25\u00a0000 members.", "The organisation has 25,000 members.", True),
     ("The organisation has one million members.", "The organisation has 1\u202f000\u202f000 members.", True),
     ("The organisation has 25\u00a0000 members.", "The organisation has 26\u00a0000 members.", False),
+    ("The organisation has 25,000 members.", "The organisation has 25 000 members.", True),
+    ("The organisation has one million members.", "The organisation has 1 000 000 members.", True),
     ("Take two 250 mg tablets daily.", "Take 2 250 mg tablets daily.", True),
     ("Take 2 250 mg tablets daily.", "The dose is 2250 mg.", False),
     # Thousands set apart by dots (a decimal comma after them).

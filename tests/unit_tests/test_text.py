@@ -317,8 +317,8 @@ NUMBER_READINGS = [
     ),
     # Thousands set apart by no-break or thin spaces; a plain space sets none apart (a count, then an amount).
     (
-        "25\u00a0000 members of 1\u202f000\u202f000 took 2 250 mg",
-        ["25000", "member", "1000000", "took", "2", "250", "mg"],
+        "25\u00a0000 members of 1\u202f000\u202f000 and 3 000 took 2 250 mg",
+        ["25000", "member", "1000000", "3000", "took", "2", "250", "mg"],
     ),
     # Shares of a scale, and smaller numbers after a scale.
     ("half a million, two and a half million", ["500000", "2500000"]),
