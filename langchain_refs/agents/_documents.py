@@ -416,7 +416,7 @@ def answer_sources(message: ToolMessage, records: Sequence[Mapping[str, Any]]) -
     parent its rewritten answer as the ``task`` tool's result, and its record
     (one of ``records``, the state's ``references``) joins the parent's state.
     The record is that answer's when each of its claims stands in the result's
-    text (the latest such record). Each source it cites is one document: its
+    text (of several, the one with the most claims, then the latest). Each source it cites is one document: its
     source and title as metadata, the passages cited of it (else the claims
     citing it) as its text, so that the parent's answer can cite it too. None
     for any other result.
@@ -430,25 +430,32 @@ def answer_sources(message: ToolMessage, records: Sequence[Mapping[str, Any]]) -
         ('Paris is the capital of France.', {'source': 'p.html', 'title': 'Paris'})
     """
     text = message.text
-    for record in reversed(records):
+    # Of the records whose claims all stand in the text, the one with the most (a later answer citing part of
+    # the same is no match for the whole); of two alike, the latest.
+    best: tuple[int, int, list[Mapping[str, Any]]] | None = None
+    for position, record in enumerate(records):
         citations = [c for c in record.get("citations") or () if isinstance(c, Mapping)]
         claims = [c.get("text") for c in citations]
         if not claims or not all(isinstance(claim, str) and claim.strip() and claim in text for claim in claims):
             continue
-        passages: dict[Any, list[str]] = {}
-        for citation in citations:
-            passage = citation.get("passage")
-            excerpt = passage.get("excerpt") if isinstance(passage, Mapping) else None
-            said = excerpt if isinstance(excerpt, str) and excerpt.strip() else citation["text"]
-            passages.setdefault(citation.get("number"), []).append(said)
-        documents = []
-        for reference in record.get("references") or ():
-            said_of = passages.get(reference.get("number")) if isinstance(reference, Mapping) else None
-            if said_of:
-                metadata = {key: reference[key] for key in ("source", "title") if reference.get(key) is not None}
-                documents.append(Document("\n".join(dict.fromkeys(said_of)), metadata=metadata))
-        return documents
-    return []
+        if best is None or (len(set(claims)), position) >= best[:2]:
+            best = (len(set(claims)), position, citations)
+    if best is None:
+        return []
+    record = records[best[1]]
+    passages: dict[Any, list[str]] = {}
+    for citation in best[2]:
+        passage = citation.get("passage")
+        excerpt = passage.get("excerpt") if isinstance(passage, Mapping) else None
+        said = excerpt if isinstance(excerpt, str) and excerpt.strip() else citation["text"]
+        passages.setdefault(citation.get("number"), []).append(said)
+    documents = []
+    for reference in record.get("references") or ():
+        said_of = passages.get(reference.get("number")) if isinstance(reference, Mapping) else None
+        if said_of:
+            metadata = {key: reference[key] for key in ("source", "title") if reference.get(key) is not None}
+            documents.append(Document("\n".join(dict.fromkeys(said_of)), metadata=metadata))
+    return documents
 
 
 def show_answer_sources(content: str | list[Any], documents: Sequence[Document], ids: Sequence[int]) -> ShownToolResult:
@@ -605,10 +612,12 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
     be; one that changes is written back as a JSON string, the rest of the
     text left as it was. A document is read from the value, so its passages
     hold no JSON escape. A value that is a document's text is matched by
-    look-up; then each value is read with the next few documents in the
-    artifact's order (results listed as found, edited or not), so a result of
-    many documents costs its length, not its length times their number; the
-    documents still not found are looked for in every value.
+    look-up; the documents a value holds as they stand are found next (a near
+    copy never takes an exact one's place); the edited ones then, each value
+    read with the next few documents in the artifact's order (results listed
+    as found: a result of many documents costs its length, not its length
+    times their number), and those still not found are looked for in every
+    value.
 
     Example:
         >>> docs = [Document("Rome is old.\\nIt has seven hills.")]
@@ -634,41 +643,48 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
             tagged, found = _tagged_prose(value, [everything[k]], [k], whole=False)
             shown.update(found)
             tagged_values[index] = (tagged, list(found))
-    left = [k for k in ids if k not in shown]
-    # In the artifact's order first (results listed as the tool found them, each maybe edited): each value with
-    # the next few documents not found yet, which it holds as is or edited. Linear for that common shape.
+
+    def read_again(index: int, value: str, candidates: list[int], *, as_is: bool) -> None:
+        """``value`` tagged with ``candidates`` and the documents found in it before (all placed in one pass)."""
+        before = tagged_values.get(index, ("", []))[1]
+        here = [*before, *candidates]
+        tagged, found = _tagged_prose(value, [everything[k] for k in here], here, whole=False, as_is=as_is)
+        if found:
+            # A document found there before and not now (another took its place) is looked for again.
+            for k in before:
+                if k not in found:
+                    del shown[k]
+            shown.update(found)
+            tagged_values[index] = (tagged, list(found))
+
+    # Found as is: any value with any document left that may stand in it whole (none longer than the value, its
+    # first words there: one search in C each before any is placed).
+    heads = [(k, len(everything[k].page_content), everything[k].page_content[:_HEAD]) for k in ids]
+    for index, (_, value) in enumerate(values):
+        waiting = [(k, length, head) for k, length, head in heads if k not in shown]
+        if not waiting:
+            break
+        candidates = [k for k, length, head in waiting if length <= len(value) and head in value]
+        if candidates:
+            read_again(index, value, candidates, as_is=True)
+    # Edited (another middleware redacted, cut or re-spaced them): first in the artifact's order, each value
+    # with the next few documents not found yet (results listed as the tool found them: linear), then every
+    # value with any document left that may stand in it (`_may_stand_in`).
     at = 0
     for index, (_, value) in enumerate(values):
         while at < len(ids) and ids[at] in shown:
             at += 1
         window = [k for k in ids[at : at + _IN_ORDER_WINDOW] if k not in shown]
-        if not window or index in tagged_values:
-            continue
-        tagged, found = _tagged_prose(value, [everything[k] for k in window], window, whole=False)
-        if found:
-            shown.update(found)
-            tagged_values[index] = (tagged, list(found))
-    left = [k for k in left if k not in shown]
-    # Then any value with any document left: found as is (none longer than the value), then aligned (none with
-    # too few of its words there to be located, `_may_stand_in`).
-    for as_is in (True, False):
-        for index, (_, value) in enumerate(values):
-            if not left:
-                break
-            if as_is:
-                candidates = [k for k in left if len(everything[k].page_content) <= len(value)]
-            else:
-                words = frozenset(word.casefold() for word in _WORD.findall(value))
-                candidates = [k for k in left if _may_stand_in(_words_of(everything[k].page_content), words)]
-            if not candidates:
-                continue
-            # A value tagged already is read again with the documents found in it, its tags then all in one pass.
-            here = [*tagged_values.get(index, ("", []))[1], *candidates]
-            tagged, found = _tagged_prose(value, [everything[k] for k in here], here, whole=False, as_is=as_is)
-            if found:
-                shown.update(found)
-                tagged_values[index] = (tagged, list(found))
-                left = [k for k in left if k not in shown]
+        if window and index not in tagged_values:
+            read_again(index, value, window, as_is=False)
+    for index, (_, value) in enumerate(values):
+        left = [k for k in ids if k not in shown]
+        if not left:
+            break
+        words = frozenset(word.casefold() for word in _WORD.findall(value))
+        candidates = [k for k in left if _may_stand_in(_words_of(everything[k].page_content), words)]
+        if candidates:
+            read_again(index, value, candidates, as_is=False)
     pieces: list[str] = []
     cursor = 0
     for index, (token, _) in enumerate(values):
@@ -1107,8 +1123,11 @@ class _Core:
         return (first, last) if _enough(len(covered), len(piece), last - first + 1) else None
 
 
-# How many of the next documents in the artifact's order a JSON result's value is first read with.
+# How many of the next documents in the artifact's order a JSON result's value is first read with, once the
+# documents found as they stand are placed.
 _IN_ORDER_WINDOW: Final = 3
+# How much of a document's start is looked for in a value before the document itself is.
+_HEAD: Final = 40
 
 
 def _may_stand_in(piece: Sequence[str], words: frozenset[str]) -> bool:

@@ -205,6 +205,31 @@ def test_two_subagents_sources_get_ids_of_their_own() -> None:
     )
 
 
+class TwoCities(Researcher):
+    """A researcher whose answer to a task about both cities cites Paris and Rome, to any other Paris alone."""
+
+    def _next(self, messages: list[Any]) -> tuple[Step, str]:
+        self.seen.append(list(messages))
+        self.step += 1
+        task = next(m.text for m in messages if isinstance(m, HumanMessage))
+        if not any(isinstance(m, ToolMessage) for m in messages):
+            return search("*"), f"research-{self.step}"
+        both = "Paris is the capital[1](id=1). Rome is old[2](id=3)."
+        return say(both if "both" in task else "Paris is the capital[1](id=1)."), f"research-{self.step}"
+
+
+def test_a_result_citing_more_is_matched_with_its_own_record_not_a_smaller_one() -> None:
+    """Two tasks at once, one answer's claims part of the other's: each result is followed by its own answer's
+    sources (the longer one's Rome source is not lost to the shorter answer's record)."""
+    parent = ScriptedToolModel(
+        script=[Step(tool_calls=[task("both cities", "call_1"), task("only Paris", "call_2")]), say("Both.")]
+    )
+    researched(parent, TwoCities(script=[]), parent_cites=True).invoke(question())
+    shown = [m.text for m in parent.seen[-1] if isinstance(m, ToolMessage)]
+    tagged = [re.findall(r"<document id=(\d+)>\n([^\n]*)", text) for text in shown]
+    assert tagged == [[("1", PARIS_CAPITAL), ("2", "Rome is the capital of Italy.")], [("1", PARIS_CAPITAL)]]
+
+
 def test_a_subagents_record_joins_the_parents_earlier_ones() -> None:
     """Second turn: the researcher's record is added to the parent's own of the first turn, which stays."""
     parent = ScriptedToolModel(

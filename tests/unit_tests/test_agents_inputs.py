@@ -277,6 +277,58 @@ def test_a_json_result_of_many_documents_has_each_tagged_in_its_string(redacted:
     ]
 
 
+def test_a_json_result_in_another_order_tags_each_near_copy_where_it_stands() -> None:
+    """Results ranked by the tool (not in the artifact's order), numbered, two of them near copies (the same
+    festival on Friday and on Saturday): each is tagged where it stands as is, never its near copy's place."""
+    friday = "The river festival opens on Friday at noon in the main square with music, food stalls and boat races."
+    museum = "Museum tickets cost twelve euros for adults and are free for children under ten on the first Sunday."
+    tram = "The tram line to the airport runs every eight minutes from five in the morning until midnight."
+    saturday = "The river festival opens on Saturday at noon in the old harbour with music, food stalls and a parade."
+    texts = [friday, museum, tram, saturday]
+    order = [3, 0, 1, 2]
+    content = json.dumps([{"c": f"{rank}. {texts[i]}"} for rank, i in enumerate(order, start=1)])
+    shown = show_tool_result(content, [Document(t) for t in texts], [1, 2, 3, 4])
+    assert isinstance(shown.content, str)
+    assert [r["c"] for r in json.loads(shown.content)] == [
+        f"{rank}. <document id={i + 1}>\n{texts[i]}\n</document>" for rank, i in enumerate(order, start=1)
+    ]
+    assert {k: d.page_content for k, d in shown.documents.items()} == dict(enumerate(texts, start=1))
+
+
+def test_a_json_result_that_drops_a_document_and_redacts_its_near_copy_reports_only_what_it_tags() -> None:
+    """The Friday page dropped by the tool, the Saturday one listed first with its times redacted: the Saturday
+    page is tagged as redacted, the others where they stand, and the Friday page is read nowhere."""
+    friday = "The river festival opens on Friday at noon in the main square with music, food stalls and boat races."
+    museum = "Museum tickets cost twelve euros for adults and are free for children under ten on the first Sunday."
+    tram = "The tram line to the airport runs every eight minutes from five in the morning until midnight."
+    saturday = "The river festival opens on Saturday at noon in the old harbour with music, food stalls and a parade."
+    redacted = saturday.replace("noon", "[TIME]")
+    content = json.dumps([{"c": redacted}, {"c": museum + "!"}, {"c": tram + "!"}])
+    shown = show_tool_result(content, [Document(t) for t in (friday, museum, tram, saturday)], [1, 2, 3, 4])
+    assert isinstance(shown.content, str)
+    assert [r["c"] for r in json.loads(shown.content)] == [
+        f"<document id=4>\n{redacted}\n</document>",
+        f"<document id=2>\n{museum}\n</document>!",
+        f"<document id=3>\n{tram}\n</document>!",
+    ]
+    assert {k: d.page_content for k, d in shown.documents.items()} == {2: museum, 3: tram, 4: redacted}
+
+
+def test_a_json_result_tags_a_document_where_it_stands_not_where_it_is_paraphrased() -> None:
+    """A summary paraphrasing a document, then the hit that holds it as is (after another): tagged in the hit."""
+    paris = "Paris is the capital of France. It has about two million inhabitants and many museums along the river."
+    lyon = "Lyon is a city in France. Lyon is known for its silk, its food and the old town on the hill by the rivers."
+    summary = "Lyon is known for its silk, its food and the old town on the hill."
+    content = json.dumps({"summary": summary, "hits": [f"{paris} {lyon}"]})
+    shown = show_tool_result(content, [Document(paris), Document(lyon)], [1, 2])
+    assert isinstance(shown.content, str)
+    assert json.loads(shown.content) == {
+        "summary": summary,
+        "hits": [f"<document id=1>\n{paris}\n</document>\n<document id=2>\n{lyon}\n</document>"],
+    }
+    assert {k: d.page_content for k, d in shown.documents.items()} == {1: paris, 2: lyon}
+
+
 def test_documents_re_spaced_are_each_tagged_and_one_left_out_is_not_found_in_its_neighbours() -> None:
     """Each sentence on its own line in the documents, run together by the tool, which also left Lyon out."""
     documents = [Document(d.page_content.replace(". ", ".\n")) for d in CITIES]
