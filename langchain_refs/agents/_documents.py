@@ -644,6 +644,8 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
             shown.update(found)
             tagged_values[index] = (tagged, list(found))
 
+    freed: list[int] = []
+
     def read_again(index: int, value: str, candidates: list[int], *, as_is: bool) -> None:
         """``value`` tagged with ``candidates`` and the documents found in it before (all placed in one pass)."""
         before = tagged_values.get(index, ("", []))[1]
@@ -654,17 +656,34 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
             for k in before:
                 if k not in found:
                     del shown[k]
+                    freed.append(k)
             shown.update(found)
             tagged_values[index] = (tagged, list(found))
 
-    # Found as is: any value with any document left that may stand in it whole (none longer than the value, its
-    # first words there: one search in C each before any is placed).
-    heads = [(k, len(everything[k].page_content), everything[k].page_content[:_HEAD]) for k in ids]
+    # Found as is: each document left, in the values that may hold it whole. Such a value holds every pair of its
+    # words: the values holding its rarest pair are the only ones asked (each a search in C of its first
+    # characters before it is placed), so that a result of many documents costs its length.
+    holding: dict[tuple[str, str], list[int]] = {}
     for index, (_, value) in enumerate(values):
-        waiting = [(k, length, head) for k, length, head in heads if k not in shown]
-        if not waiting:
-            break
-        candidates = [k for k, length, head in waiting if length <= len(value) and head in value]
+        for pair in set(itertools.pairwise([word.casefold() for word in _WORD.findall(value)])):
+            holding.setdefault(pair, []).append(index)
+    asked: dict[int, list[int]] = {}
+    for k in ids:
+        if k in shown:
+            continue
+        pairs = _pairs_of(everything[k].page_content)
+        where = min((holding.get(pair, []) for pair in pairs), key=len) if pairs else range(len(values))
+        for index in where:
+            asked.setdefault(index, []).append(k)
+    for index in sorted(asked):
+        value = values[index][1]
+        candidates = [
+            k
+            for k in asked[index]
+            if k not in shown
+            and len(everything[k].page_content) <= len(value)
+            and everything[k].page_content[:_HEAD] in value
+        ]
         if candidates:
             read_again(index, value, candidates, as_is=True)
     # Edited (another middleware redacted, cut or re-spaced them): first in the artifact's order, each value
@@ -676,15 +695,24 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
             at += 1
         window = [k for k in ids[at : at + _IN_ORDER_WINDOW] if k not in shown]
         if window and index not in tagged_values:
-            read_again(index, value, window, as_is=False)
-    for index, (_, value) in enumerate(values):
-        left = [k for k in ids if k not in shown]
-        if not left:
+            words = frozenset(word.casefold() for word in _WORD.findall(value))
+            window = [k for k in window if _may_stand_in(_words_of(everything[k].page_content), words)]
+            if window:
+                read_again(index, value, window, as_is=False)
+    for _ in range(_ROUNDS):
+        # Again while a value read again gave a document up (an excerpt found in a longer one's edited copy, which
+        # then took its place): it may stand in a value read before.
+        freed.clear()
+        for index, (_, value) in enumerate(values):
+            left = [k for k in ids if k not in shown]
+            if not left:
+                break
+            words = frozenset(word.casefold() for word in _WORD.findall(value))
+            candidates = [k for k in left if _may_stand_in(_words_of(everything[k].page_content), words)]
+            if candidates:
+                read_again(index, value, candidates, as_is=False)
+        if not freed:
             break
-        words = frozenset(word.casefold() for word in _WORD.findall(value))
-        candidates = [k for k in left if _may_stand_in(_words_of(everything[k].page_content), words)]
-        if candidates:
-            read_again(index, value, candidates, as_is=False)
     pieces: list[str] = []
     cursor = 0
     for index, (token, _) in enumerate(values):
@@ -1128,6 +1156,8 @@ class _Core:
 _IN_ORDER_WINDOW: Final = 3
 # How much of a document's start is looked for in a value before the document itself is.
 _HEAD: Final = 40
+# How many times a JSON result's values are read again for the documents one gave up.
+_ROUNDS: Final = 3
 
 
 def _may_stand_in(piece: Sequence[str], words: frozenset[str]) -> bool:

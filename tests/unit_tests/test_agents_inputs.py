@@ -314,6 +314,24 @@ def test_a_json_result_that_drops_a_document_and_redacts_its_near_copy_reports_o
     assert {k: d.page_content for k, d in shown.documents.items()} == {2: museum, 3: tram, 4: redacted}
 
 
+def test_a_json_result_keeps_an_excerpt_listed_before_its_redacted_page() -> None:
+    """An excerpt (redacted) listed before the full page it comes from (redacted at its start, where the excerpt
+    is not): each tagged in its own string, the excerpt never lost to the page's copy of it."""
+    excerpt = "Lyon is known for silk weaving and for its cuisine"
+    page = (
+        "Contact the tourist office at info@lyon.example for guided tours. "
+        f"{excerpt}, with many traditional bouchons, and its old town is a World Heritage Site."
+    )
+    first, second = excerpt.replace("silk", "[REDACTED]"), page.replace("info@lyon.example", "[REDACTED_EMAIL]")
+    shown = show_tool_result(json.dumps([{"c": first}, {"c": second}]), [Document(excerpt), Document(page)], [1, 2])
+    assert isinstance(shown.content, str)
+    assert [r["c"] for r in json.loads(shown.content)] == [
+        f"<document id=1>\n{first}\n</document>",
+        f"<document id=2>\n{second}\n</document>",
+    ]
+    assert {k: d.page_content for k, d in shown.documents.items()} == {1: first, 2: second}
+
+
 def test_a_json_result_tags_a_document_where_it_stands_not_where_it_is_paraphrased() -> None:
     """A summary paraphrasing a document, then the hit that holds it as is (after another): tagged in the hit."""
     paris = "Paris is the capital of France. It has about two million inhabitants and many museums along the river."
