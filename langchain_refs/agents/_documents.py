@@ -415,11 +415,12 @@ def answer_sources(message: ToolMessage, records: Sequence[Mapping[str, Any]]) -
     A deep agent's subagent with its own `ReferencesMiddleware` hands its
     parent its rewritten answer as the ``task`` tool's result, and its record
     (one of ``records``, the state's ``references``) joins the parent's state.
-    The record is that answer's when each of its claims stands in the result's
-    text (of several, the one with the most claims, then the latest). Each source it cites is one document: its
-    source and title as metadata, the passages cited of it (else the claims
-    citing it) as its text, so that the parent's answer can cite it too. None
-    for any other result.
+    The record is that answer's when each of its claims stands in the
+    result's text (of several, the one with the most claims, then the
+    latest). Each source it cites is one document: its source and title as
+    metadata, the passages cited of it (else the claims citing it) as its
+    text, so that the parent's answer can cite it too. None for any other
+    result.
 
     Example:
         >>> record = {"message_id": "sub-1", "references": [{"number": 1, "source": "p.html", "title": "Paris"}],
