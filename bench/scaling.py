@@ -85,42 +85,15 @@ def session(text: str) -> Callable[[], object]:
 
 def tool_result(text: str) -> Callable[[], object]:
     """A model call of an agent whose search tool found ``text`` as documents of 2,000 characters and re-spaced them."""
-    from langchain.agents.middleware import ModelRequest
-    from langchain_core.language_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-
-    from langchain_refs import ReferencesMiddleware
-
     pieces = [text[start : start + 2000] for start in range(0, len(text), 2000)]
     documents = [Document(p.replace(". ", ".\n"), metadata={"source": f"s{i}"}) for i, p in enumerate(pieces)]
     content = "\n\n".join(f"Result {i + 1}: {d.page_content.replace(chr(10), ' ')}" for i, d in enumerate(documents))
-    call = {"name": "search", "args": {"query": "q"}, "id": "t", "type": "tool_call"}
-    messages = [
-        HumanMessage("q"),
-        AIMessage("", tool_calls=[call]),
-        ToolMessage(content, tool_call_id="t", artifact=documents),
-    ]
-    request = ModelRequest(
-        model=GenericFakeChatModel(messages=iter([])), messages=messages, state={"messages": messages}
-    )
-    middleware = ReferencesMiddleware()
-
-    def run() -> object:
-        ReferencesMiddleware.clear_caches()  # cold: each run finds the documents anew
-        return middleware.prepare(request)
-
-    return run
+    return _model_call(content, documents)
 
 
 def json_tool_result(text: str) -> Callable[[], object]:
     """A model call of an agent whose search tool gave ``text`` as JSON results of 2,000 characters, each redacted."""
     import json
-
-    from langchain.agents.middleware import ModelRequest
-    from langchain_core.language_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-
-    from langchain_refs import ReferencesMiddleware
 
     pieces = [text[start : start + 2000] for start in range(0, len(text), 2000)]
     documents = [Document(p, metadata={"source": f"https://docs.example.org/{i}"}) for i, p in enumerate(pieces)]
@@ -131,11 +104,22 @@ def json_tool_result(text: str) -> Callable[[], object]:
     # Another middleware redacted a word of each (each document is then aligned, not found as is).
     for result in results:
         result["content"] = result["content"].replace(result["content"].split()[3], "[REDACTED]", 1)
+    return _model_call(json.dumps({"results": results}), documents)
+
+
+def _model_call(content: str, documents: list[Document]) -> Callable[[], object]:
+    """`ReferencesMiddleware` preparing a model call after one search whose result is ``content`` (``documents``)."""
+    from langchain.agents.middleware import ModelRequest
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from langchain_refs import ReferencesMiddleware
+
     call = {"name": "search", "args": {"query": "q"}, "id": "t", "type": "tool_call"}
     messages = [
         HumanMessage("q"),
         AIMessage("", tool_calls=[call]),
-        ToolMessage(json.dumps({"results": results}), tool_call_id="t", artifact=documents),
+        ToolMessage(content, tool_call_id="t", artifact=documents),
     ]
     request = ModelRequest(
         model=GenericFakeChatModel(messages=iter([])), messages=messages, state={"messages": messages}
