@@ -664,9 +664,12 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
     # Found as is: each document left, in the values that may hold it whole. Such a value holds every pair of its
     # words: the values holding its rarest pair are the only ones asked (each a search in C of its first
     # characters before it is placed), so that a result of many documents costs its length.
+    # Each value's words (casefolded, as `_words_of` reads a document's), read once for every stage.
+    value_words = [[word.casefold() for word in _WORD.findall(value)] for _, value in values]
+    word_sets = [frozenset(words) for words in value_words]
     holding: dict[tuple[str, str], list[int]] = {}
-    for index, (_, value) in enumerate(values):
-        for pair in set(itertools.pairwise([word.casefold() for word in _WORD.findall(value)])):
+    for index, words in enumerate(value_words):
+        for pair in set(itertools.pairwise(words)):
             holding.setdefault(pair, []).append(index)
     asked: dict[int, list[int]] = {}
     for k in ids:
@@ -696,8 +699,7 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
             at += 1
         window = [k for k in ids[at : at + _IN_ORDER_WINDOW] if k not in shown]
         if window and index not in tagged_values:
-            words = frozenset(word.casefold() for word in _WORD.findall(value))
-            window = [k for k in window if _may_stand_in(_words_of(everything[k].page_content), words)]
+            window = [k for k in window if _may_stand_in(_words_of(everything[k].page_content), word_sets[index])]
             if window:
                 read_again(index, value, window, as_is=False)
     for _ in range(_ROUNDS):
@@ -708,8 +710,7 @@ def _tagged_json(text: str, documents: Sequence[Document], ids: Sequence[int]) -
             left = [k for k in ids if k not in shown]
             if not left:
                 break
-            words = frozenset(word.casefold() for word in _WORD.findall(value))
-            candidates = [k for k in left if _may_stand_in(_words_of(everything[k].page_content), words)]
+            candidates = [k for k in left if _may_stand_in(_words_of(everything[k].page_content), word_sets[index])]
             if candidates:
                 read_again(index, value, candidates, as_is=False)
         if not freed:
