@@ -172,28 +172,39 @@ class _MarkedCitations(ReferenceStyle):
         return ""
 
 
-def _as_text(chunk: Any) -> Any:
-    # Before citations are rendered: every content shape becomes plain text, without marks; the
-    # model's reasoning, if any, goes along as reasoning_content (the UI message stream shows it).
+def _as_text(chunk: Any, stray: dict[int, str] | None) -> Any:
+    # Before citations are rendered: every content shape becomes plain text, the model's own marks (and NUL)
+    # replaced by ``stray`` when the style writes marks (None: kept); the model's reasoning, if any, goes
+    # along as reasoning_content (the UI message stream shows it).
     if isinstance(chunk, BaseMessage):
-        update: dict[str, Any] = {"content": content_text(chunk.content).translate(_STRAY)}
+        text = content_text(chunk.content)
+        update: dict[str, Any] = {"content": text if stray is None else text.translate(stray)}
         reasoning = reasoning_text(chunk)
         if reasoning:
             update["additional_kwargs"] = {**chunk.additional_kwargs, "reasoning_content": reasoning}
         return chunk.model_copy(update=update)
     if isinstance(chunk, str):
-        return chunk.translate(_STRAY)
+        return chunk if stray is None else chunk.translate(stray)
     return chunk
 
 
-def _texts(chunks: Iterator[Any]) -> Iterator[Any]:
-    for chunk in chunks:
-        yield _as_text(chunk)
+def _plain_texts(*, marks: bool) -> RunnableGenerator:
+    """The model's chunks as plain text (`_as_text`); with ``marks`` (the page's style), its own marks replaced.
 
+    The UI message stream's style writes no mark, so a private-use character or a NUL the model wrote
+    reaches that client as written.
+    """
+    stray = _STRAY if marks else None
 
-async def _atexts(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
-    async for chunk in chunks:
-        yield _as_text(chunk)
+    def texts(chunks: Iterator[Any]) -> Iterator[Any]:
+        for chunk in chunks:
+            yield _as_text(chunk, stray)
+
+    async def atexts(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for chunk in chunks:
+            yield _as_text(chunk, stray)
+
+    return RunnableGenerator(texts, atexts)
 
 
 def _event(name: str, data: Any) -> str:
@@ -729,9 +740,7 @@ def create_app(
         store = conversation_store if conversation_store is not None else InMemoryConversationStore()
         chat_model = model or ExtractiveChatModel(delay=0.0)
         chains = [
-            manage_references(
-                _chat_prompt() | chat_model | RunnableGenerator(_texts, _atexts), style=s, verifier=verifier
-            )
+            manage_references(_chat_prompt() | chat_model | _plain_texts(marks=s is style), style=s, verifier=verifier)
             for s in (style, ui_style)
         ]
         context = demo_context(documents, k=k)

@@ -609,3 +609,34 @@ def test_regenerate_removes_the_rejected_turn_from_the_agents_thread() -> None:
     assert found is not None
     messages = found.checkpoint["channel_values"]["messages"]
     assert [m.type for m in messages] == ["human", "ai", "tool", "ai"]
+
+
+def ui_text(response_text: str) -> str:
+    """The text a UI-message-stream client shows: its text deltas joined."""
+    events = [json.loads(line[6:]) for line in response_text.split("\n\n") if line.startswith("data: {")]
+    return "".join(event["delta"] for event in events if event["type"] == "text-delta")
+
+
+def test_the_models_private_use_characters_and_nul_reach_the_ui_stream_client_as_written() -> None:
+    """The page's marks are U+E000/U+E001 (replaced in /api/chat); the UI stream writes none, so it keeps them."""
+    words = "Icon \ue000 and \ue001 here\x00[1](id=1)."
+    client = TestClient(create_app(model=streaming_model([words]), documents=DOCUMENTS, k=1))
+    response = client.post("/api/ui-stream", json={"id": "c", "messages": [user("Paris?")]})
+    assert ui_text(response.text) == "Icon \ue000 and \ue001 here\x00[1]."
+    chat = client.post("/api/chat", json={"question": "Paris?"}).text
+    assert "\\ue000" not in chat.lower()
+    assert "\ue000" not in chat
+
+
+@agents
+def test_the_agents_private_use_characters_reach_the_ui_stream_client_as_written() -> None:
+    """In agent mode too: the UI stream's style writes no mark, so nothing the model wrote is replaced."""
+    from langchain_refs.apps.demo.agent import AgentDemoChatModel
+
+    class Writing(AgentDemoChatModel):
+        def answer(self, prompt: str) -> str:
+            return "A\ue0001\ue001 B\ue000"
+
+    client = TestClient(create_app(agent=True, model=Writing()))
+    response = client.post("/api/ui-stream", json={"id": "c", "messages": [user("Paris?")]})
+    assert ui_text(response.text) == "A\ue0001\ue001 B\ue000"
