@@ -188,7 +188,7 @@ def _as_text(chunk: Any, stray: dict[int, str] | None) -> Any:
     return chunk
 
 
-def _plain_texts(*, marks: bool) -> RunnableGenerator:
+def _plain_texts(*, marks: bool) -> RunnableGenerator[Any, Any]:
     """The model's chunks as plain text (`_as_text`); with ``marks`` (the page's style), its own marks replaced.
 
     The UI message stream's style writes no mark, so a private-use character or a NUL the model wrote
