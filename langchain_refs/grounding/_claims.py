@@ -46,6 +46,7 @@ from langchain_refs.grounding._guards import (
     DEFAULT_GUARDS,
     NEGATIONS,
     NOT_NEGATING,
+    SCOPE_ENDS,
     GuardFinding,
     MeaningGuards,
     checked_guards,
@@ -575,7 +576,7 @@ class _Reading:
 
     words: frozenset[str]
     numbers: tuple[_Number, ...]
-    negated: tuple[frozenset[str], ...]
+    negated: tuple[tuple[str, ...], ...]  # each negation's scope, in the text's order: what it bears on first
 
 
 def _read(text: str) -> _Reading:
@@ -615,12 +616,12 @@ def _read(text: str) -> _Reading:
         scope: list[str] = []
         # At most _SCOPE_REACH tokens are looked at: a run of cues ("not not not ...") stays linear.
         for other, word in tokens[i + 1 : i + 1 + _SCOPE_REACH]:
-            if other == "|" or len(scope) == _SCOPE_WORDS:
+            if other == "|" or len(scope) == _SCOPE_WORDS or word in SCOPE_ENDS:
                 break
             if other == "w":
                 scope.append(word)
         if scope:
-            negated.append(frozenset(scope))
+            negated.append(tuple(scope))
     return _Reading(words=words, numbers=numbers, negated=tuple(negated))
 
 
@@ -697,8 +698,8 @@ def _negation_flips(negating: _Reading, affirming: _Reading) -> bool:
     covers those words.
     """
     for scope in negating.negated:
-        found = scope & affirming.words
-        if len(found) >= min(2, len(scope)) and not any(found & other for other in affirming.negated):
+        found = affirming.words.intersection(scope)
+        if len(found) >= min(2, len(scope)) and not any(found.intersection(other) for other in affirming.negated):
             return True
     return False
 

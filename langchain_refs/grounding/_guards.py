@@ -258,9 +258,14 @@ _MEASURES: Final = {
 }
 # A currency written before its number: "$30", "\u20ac5" ("\u00a5" is yen or yuan: left out).
 _CURRENCY_SIGNS: Final = {"$": "dollar", "\u20ac": "euro", "\u00a3": "sterling"}
-# A claim that may give a quantity a unit of measure: a currency sign, then a number; or a number, then a
-# word (or "%") that `_unit_after` reads as a unit of measure.
-_SIGN_OR_UNIT: Final = re.compile(r"[$\u20ac\u00a3\u00a5]\s?\d|\d\s?(\u00b0\s?[CF]|%|[A-Za-z\u00b5\u03bc]+)")
+# A claim that may give a quantity a unit of measure: a currency sign, then a number; or a number (its scale
+# after it: "6.4 billion miles", "5k miles"), then a word (or "%") that `_unit_after` reads as a unit of measure.
+_SIGN_OR_UNIT: Final = re.compile(
+    r"[$\u20ac\u00a3\u00a5]\s?\d|\d(?:\s?(?i:" + "|".join(_SCALES) + r")\s|(?:bn|mn|[kKMB])\s)?\s?"
+    r"(\u00b0\s?[CF]|%|[A-Za-z\u00b5\u03bc]+)"
+    # A number in words, then a word: "two hundred miles", "three hundred and thirty metres".
+    r"|(?<![A-Za-z])(?i:" + "|".join(_UNITS) + r")(?:\s(?i:" + "|".join(_SCALES) + r"))?\s([A-Za-z]+)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -998,6 +1003,11 @@ NEGATIONS: Final = frozenset(
 # A negation followed by one of these negates nothing: "not only", "not just", "no doubt", "no wonder".
 NOT_NEGATING: Final = frozenset({"only", "just", "doubt", "question", "wonder", "sooner", "less", "matter"})
 # Words of a negation's scope that say nothing of what is negated: "no longer", "not even".
+SCOPE_ENDS: Final = frozenset({"because", "although", "though", "whereas", "unless"})
+"""Words that start another clause: a negation before them bears on nothing after them.
+
+"should not take aspirin because of the risk" negates taking aspirin, not the risk.
+"""
 _SCOPE_SKIP: Final = frozenset({"longer", "even", "yet", "ever", "always", "necessarily", "also"})
 _SCOPE_WORDS: Final = 4
 _SCOPE_REACH: Final = 8
@@ -1025,7 +1035,11 @@ def _sentence(tokens: tuple[_Token, ...], start: int, end: int) -> _Sentence:
 # 5%", "declined to the lowest level" say how far, not that something was not done.
 _NEGATING_BEFORE_TO: Final = frozenset(
     "fail fails failed failing refuse refuses refused refusing decline declines declined declining"
-    " neglect neglects neglected neglecting unable".split()
+    " neglect neglects neglected neglecting unable cease ceases ceased ceasing".split()
+)
+# Verbs that end what the gerund after them names: "stopped producing" is "no longer produces".
+_ENDING_BEFORE_GERUND: Final = frozenset(
+    "stop stops stopped stopping cease ceases ceased ceasing quit quits quitting".split()
 )
 _LACKING: Final = frozenset({"lack", "lacks", "lacked", "lacking"})
 _NOT_AN_ACT: Final = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "about", "around", "some"})
@@ -1046,10 +1060,12 @@ def negating_verb(word: str, following: str | None, after: str | None, then: str
     Example:
         >>> negating_verb("failed", "to", "improve"), negating_verb("declined", "to", "the")
         (2, None)
-        >>> negating_verb("lacks", "support", None)
-        1
+        >>> negating_verb("lacks", "support", None), negating_verb("stopped", "producing", "engines")
+        (1, 1)
     """
     if word in _LACKING:
+        return 1
+    if word in _ENDING_BEFORE_GERUND and following is not None and len(following) > 5 and following.endswith("ing"):
         return 1
     if word in _NEGATING_BEFORE_TO and following == "to" and after:
         if after in _NOT_AN_ACT or not after[0].isalpha():
@@ -1075,7 +1091,9 @@ def _scope_start(tokens: Sequence[_Token], i: int) -> int | None:
     token = tokens[i]
     if _is_negation(token):
         return i + 1
-    if token.kind != "word" or (token.low not in _LACKING and token.low not in _NEGATING_BEFORE_TO):
+    if token.kind != "word" or (
+        token.low not in _LACKING and token.low not in _NEGATING_BEFORE_TO and token.low not in _ENDING_BEFORE_GERUND
+    ):
         return None
     following, after, then = (tokens[i + k].low if i + k < len(tokens) else None for k in (1, 2, 3))
     reach = negating_verb(token.low, following, after, then)
@@ -1093,7 +1111,11 @@ def _negated(tokens: Sequence[_Token]) -> list[tuple[int, tuple[str, ...]]]:
             continue
         scope: list[str] = []
         for other in tokens[first : first + _SCOPE_REACH]:
-            if (other.kind == "mark" and other.text in _CLAUSE_END) or len(scope) == _SCOPE_WORDS:
+            if (
+                (other.kind == "mark" and other.text in _CLAUSE_END)
+                or len(scope) == _SCOPE_WORDS
+                or other.low in SCOPE_ENDS
+            ):
                 break
             if _is_negation(other):
                 break
@@ -1444,7 +1466,7 @@ def _with_sign(quantity: _Quantity, text: str) -> str:
 def _may_measure(claim: str) -> bool:
     """Whether a claim may give a quantity a unit of measure or a currency (read before its quantities are)."""
     for match in _SIGN_OR_UNIT.finditer(claim):
-        unit = match.group(1)
+        unit = match.group(1) or match.group(2)
         if unit is None or unit == "%":
             return True
         low = unit.lower()
@@ -1806,8 +1828,10 @@ def _name_in_slot(tokens: Sequence[_Token], run: list[int], evidence: str) -> tu
 # Lower case only (the text is lowered first): a case-blind pattern costs twice as much on long evidence. Each
 # scanning pattern opens on a class of the first letters it can match: the engine rejects other offsets at once.
 _NEGATION_CUE: Final = re.compile(
-    r"(?=[ncwfrdul'\u2019])(?:\b(?:n(?:o(?:t|ne|thing|body|where)?|e(?:ver|ither)|or)|cannot|without"
-    r"|(?:fail(?:s|ed|ing)?|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)|neglect(?:s|ed|ing)?|unable) to"
+    r"(?=[ncwfrdulsq'\u2019])(?:\b(?:n(?:o(?:t|ne|thing|body|where)?|e(?:ver|ither)|or)|cannot|without"
+    r"|(?:fail(?:s|ed|ing)?|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)|neglect(?:s|ed|ing)?|unable"
+    r"|ceas(?:e|es|ed|ing)) to"
+    r"|(?:stop(?:s|ped|ping)?|ceas(?:e|es|ed|ing)|quit(?:s|ting)?)(?= [a-z]{3,}ing\b)"
     r"|lack(?:s|ed|ing)?)|n['\u2019]t)\b"
 )
 
@@ -1846,8 +1870,8 @@ def _first_content_stem(lowered: str, at: int) -> str | None:
 
 # Verbs that negate what follows them: a sentence holding one does not plainly state what it reaches.
 _NEGATING_VERB: Final = re.compile(
-    r"(?=[apfrscbu])\b(?:avoid\w*|prevent\w*|refrain\w*|refus\w*|fail\w*|stop\w*|ceas\w*|prohibit\w*|forb[ia]d\w*|ban|banned"
-    r"|unable)\b"
+    r"(?=[apfrscbud])\b(?:avoid\w*|prevent\w*|refrain\w*|refus\w*|fail\w*|stop\w*|ceas\w*|prohibit\w*|forb[ia]d\w*|ban|banned"
+    r"|unable|den(?:y|ies|ied|ying))\b"
 )
 
 
@@ -2327,15 +2351,17 @@ _HEDGE_WORDS: Final = (
     r"may|might|could|possibly|perhaps|probably|likely|reportedly|allegedly"
     r"|suggest(?:s|ed)?|believe(?:s|d)?|appear(?:s|ed)? to|seem(?:s|ed)? to|expected to"
     r"|(?:linked|associated|correlated) with|linked to"
+    # An intention or a tendency, not the act: "plans to open" is no opening, "tend to have" no cause.
+    r"|(?:plan|intend|aim|tend)(?:s|ed)? to|planned to|scheduled to"
 )
 # Opened on a class of the words' first letters, which the regex engine tests at each offset before the words.
-_HEDGES: Final = re.compile(rf"(?=[abceilmprs])\b(?:{_HEDGE_WORDS})\b")
+_HEDGES: Final = re.compile(rf"(?=[abceilmprst])\b(?:{_HEDGE_WORDS})\b")
 # Words by which a claim hedges itself (then the guard holds nothing against it): the hedges, other words that
 # hedge ("is thought to", "a link between", "according to", "tends to", "intends to") and the modal verbs that
 # state no fact either ("can", "should").
 _CLAIM_HEDGES: Final = re.compile(
-    rf"\b(?:{_HEDGE_WORDS}|can|should|would|help(?:s|ed)? to|thought to|links?|association|according|tends? to"
-    r"|intends? to|plans? to|possible|potential(?:ly)?|expected|proposed|forecast|points? to|indicates?|attributed"
+    rf"\b(?:{_HEDGE_WORDS}|can|should|would|help(?:s|ed)? to|thought to|links?|association|according"
+    r"|possible|potential(?:ly)?|expected|proposed|forecast|points? to|indicates?|attributed"
     r"|estimated)\b"
 )
 # Before these, a hedge word hedges nothing: "as likely", "twice as likely", "could not", "a suggested price".

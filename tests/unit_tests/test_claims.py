@@ -679,6 +679,13 @@ def test_real_disagreements_are_contradictions(claim: str, reference: str) -> No
             "Both teams won the national student cup this year, building on their record in 2018 "
             "when the men's team won.",
         ),
+        # A negation bears on nothing past "because": the reason is no part of what it negates.
+        (
+            "Children under 16 should not take aspirin because of the risk of Reye syndrome.",
+            "Aspirin is contraindicated in children under 16 because of the risk of Reye syndrome.",
+        ),
+        # "denied that" negates as "not" does.
+        ("The plant had not leaked, officials said.", "Officials denied that the plant had leaked."),
     ],
 )
 def test_no_contradiction_without_a_shared_slot(claim: str, reference: str) -> None:

@@ -51,6 +51,21 @@ NUMBER_FIRES = [
     # The same value in another unit of measure or currency.
     ("The Eiffel Tower is 330 feet tall.", TOWER, "Contradiction", "330 metres"),
     ("The road is 410 km long.", "The road is 410 miles long.", "Contradiction", "410 miles"),
+    # ... with a scale between the number and its unit, or the number in words.
+    (
+        "Voyager is 6.4 billion miles away.",
+        "Voyager is 6.4 billion kilometres away.",
+        "Contradiction",
+        "6.4 billion kilometres",
+    ),
+    ("The trail is 5k miles long.", "The trail is 5k kilometres long.", "Contradiction", "5k kilometres"),
+    (
+        "The road is two hundred miles long.",
+        "The road is two hundred kilometres long.",
+        "Contradiction",
+        "two hundred kilometres",
+    ),
+    ("The road is twenty-five miles long.", "The road is 25 kilometres long.", "Contradiction", "25 kilometres"),
     ("The ticket costs $30.", "The ticket costs \u20ac30.", "Contradiction", "\u20ac30"),
     ("The ticket costs 30 euros.", "The ticket costs $30.", "Contradiction", "$30"),
     ("The usual dose is 5 mg a day.", "The usual dose is 5 g a day.", "Contradiction", "5 g"),
@@ -316,6 +331,9 @@ POLARITY_FIRES = [
     ("The drug improved survival in the trial.", "The drug failed to improve survival in the trial."),
     ("The drug failed to improve survival in the trial.", "The drug improved survival in the trial."),
     ("The bank failed in 2008.", "The bank did not fail in 2008."),  # "failed" with no "to" is the claim's verb
+    # "stopped", "ceased", "quit" before a gerund end what it names; "ceased to" is "no longer".
+    ("The factory produces diesel engines.", "The factory stopped producing diesel engines in 2020."),
+    ("The company existed in 1990.", "The company ceased to exist in 1990."),
 ]
 POLARITY_QUIET = [
     ("The disease is not uncommon in children.", "The disease is common in children."),  # double negation
@@ -334,6 +352,8 @@ POLARITY_QUIET = [
     ("The witness refused to answer the question.", "The witness did not answer the question."),
     ("The board declined to approve the merger.", "The board did not approve the merger."),
     ("The patch does not support Windows.", "The patch lacks support for Windows."),
+    ("The factory has stopped producing diesel engines.", "The factory no longer produces diesel engines."),
+    ("He stopped the car at the gate.", "He stopped the car at the gate."),  # no gerund: nothing negated
     # "declined to" before a number, a determiner or a level says how far: nothing is negated.
     ("Sales fell to 5% in May.", "Sales declined to 5% in May."),
     ("Sales dropped to the lowest level in May.", "Sales declined to the lowest level in May."),
@@ -355,6 +375,7 @@ NEGATING_VERB_CASES = [
         False,
     ),
     ("The drug does not prevent the disease.", "The drug prevents the disease.", True),  # the claim's own verb
+    ("The plant had not leaked, officials said.", "Officials denied that the plant had leaked.", False),
 ]
 # A claim that negates, against evidence whose sentence stating the claim negates nothing: Neutral.
 NEGATION_MISSING_FIRES = [
@@ -470,6 +491,9 @@ TURNED_ROUND = [
 
 # A claim stated plainly where every sentence stating it says it only may be so, or only under a condition.
 HEDGE_FIRES = [
+    # An intention or a tendency is not the act.
+    ("IKEA opened its first store in Peru in 2025.", "IKEA plans to open its first store in Peru in 2025."),
+    ("Drinking green tea lowers blood pressure.", "People who drink green tea tend to have lower blood pressure."),
     ("Heavy coffee drinking prevents diabetes.", "Heavy coffee drinking is linked to a lower risk of diabetes."),
     ("The fossil is the oldest known bird.", "Researchers believe the fossil may be the oldest known bird."),
     ("The storm will make landfall on Thursday.", "The storm could make landfall on Thursday."),
