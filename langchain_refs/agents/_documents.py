@@ -46,7 +46,7 @@ from typing import Any, Final
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from langchain_refs.streaming import escape_document_tags
+from langchain_refs.streaming import escape_document_tags, unescape_document_tags, writes_escaped_tags
 
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_TEXTS",
@@ -364,7 +364,10 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
         >>> shown.documents[3].page_content
         'Mail [REDACTED_EMAIL] for Paris.'
     """
-    # A document's own text may not write a tag: it would lend its words another document's id.
+    # A document's own text may not write a tag: it would lend its words another document's id. The model reads
+    # the escaped copy; the documents as read are given back in their own words ("<document>"), which a reader
+    # is shown (unless the content wrote "&lt;document" itself: then it stays as the model read it).
+    as_written = not any(writes_escaped_tags(text) for text in _texts_of(content))
     content = tags_escaped(content)
     documents = [
         _as_read(d, escaped) if (escaped := escape_document_tags(d.page_content)) != d.page_content else d
@@ -372,11 +375,11 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     ]
     if isinstance(content, str):
         text, shown = _tagged(content, documents, ids)
-        return ShownToolResult(content=text, documents=shown)
+        return ShownToolResult(content=text, documents=_unescaped(shown, as_written))
     if all(text is not None and not text.strip() for text in map(_block_text, content)):
         # No block, or only blank text: empty content, replaced by the documents as for a str.
         text, shown = _tagged("", documents, ids)
-        return ShownToolResult(content=[{"type": "text", "text": text}], documents=shown)
+        return ShownToolResult(content=[{"type": "text", "text": text}], documents=_unescaped(shown, as_written))
     blocks: list[Any] = []
     found: dict[int, Document] = {}
     texts: list[int] = []  # where the text blocks are
@@ -396,7 +399,9 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
         # No text at all, only other blocks (an image, a file): the documents' own text follows them, tagged,
         # so that the model can cite what it was given.
         text, shown = _tagged("", documents, ids)
-        return ShownToolResult(content=[*blocks, {"type": "text", "text": text}], documents=shown)
+        return ShownToolResult(
+            content=[*blocks, {"type": "text", "text": text}], documents=_unescaped(shown, as_written)
+        )
     if not found:
         # No document found in the text (a tool that summarises what it found): as for a str, the text is
         # tagged whole with every id, from the first text block to the last, so that the model can cite it.
@@ -406,7 +411,24 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
         blocks[first] = _with_text(blocks[first], opening + (_block_text(blocks[first]) or ""))
         blocks[last] = _with_text(blocks[last], (_block_text(blocks[last]) or "") + closing)
         found = {k: _as_read(d, read) for d, k in zip(documents, ids, strict=True)}
-    return ShownToolResult(content=blocks, documents=found)
+    return ShownToolResult(content=blocks, documents=_unescaped(found, as_written))
+
+
+def _texts_of(content: str | list[Any]) -> list[str]:
+    """The texts of a message's content: a str, or its text blocks'."""
+    if isinstance(content, str):
+        return [content]
+    return [text for text in map(_block_text, content) if text is not None]
+
+
+def _unescaped(shown: dict[int, Document], as_written: bool) -> dict[int, Document]:
+    """The documents as read with their document tags in their own words again (`unescape_document_tags`)."""
+    if not as_written:
+        return shown
+    return {
+        k: d if (text := unescape_document_tags(d.page_content)) == d.page_content else _as_read(d, text)
+        for k, d in shown.items()
+    }
 
 
 def answer_sources(message: ToolMessage, records: Sequence[Mapping[str, Any]]) -> list[Document]:
@@ -475,8 +497,9 @@ def show_answer_sources(content: str | list[Any], documents: Sequence[Document],
         </document>
     """
     content = tags_escaped(content)
-    documents = [_as_read(d, escape_document_tags(d.page_content)) for d in documents]
-    tagged, shown = _tagged("", documents, ids)
+    tagged, _ = _tagged("", [_as_read(d, escape_document_tags(d.page_content)) for d in documents], ids)
+    # The documents as read are the sources' own words: only the model's copy is escaped.
+    shown = dict(zip(ids, documents, strict=True))
     if isinstance(content, str):
         return ShownToolResult(content=f"{content}\n\n{tagged}" if content.strip() else tagged, documents=shown)
     return ShownToolResult(content=[*content, {"type": "text", "text": tagged}], documents=shown)

@@ -46,6 +46,8 @@ from langchain_refs.streaming._prompt import (
     citation_instructions,
     escape_document_tags,
     format_documents,
+    unescape_document_tags,
+    writes_escaped_tags,
 )
 from langchain_refs.streaming._protocols import (
     CitationVerifier,
@@ -146,9 +148,11 @@ __all__ = [
     "standard_content",
     "styles_directory",
     "support_threshold_of",
+    "unescape_document_tags",
     "whole_answer",
     "with_refusal",
     "without_added_indices",
+    "writes_escaped_tags",
 ]
 
 

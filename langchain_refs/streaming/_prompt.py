@@ -10,7 +10,14 @@ from langchain_core.documents.base import Document
 
 from langchain_refs.streaming._parser import MarkerSyntax, SyntaxName, built_in_syntax, marker_syntaxes
 
-__all__ = ["FORMAT_REFERENCES", "citation_instructions", "escape_document_tags", "format_documents"]
+__all__ = [
+    "FORMAT_REFERENCES",
+    "citation_instructions",
+    "escape_document_tags",
+    "format_documents",
+    "unescape_document_tags",
+    "writes_escaped_tags",
+]
 
 FORMAT_REFERENCES: Final = (
     "When referencing the documents, add a citation right after. "
@@ -115,3 +122,33 @@ def escape_document_tags(text: str) -> str:
     if "<" not in text:
         return text
     return _DOCUMENT_TAG.sub(r"&lt;\1", text)
+
+
+# A document tag `escape_document_tags` wrote as "&lt;".
+_ESCAPED_TAG: Final = re.compile(r"&lt;(\s*/?\s*document)(?![\w-])", re.IGNORECASE)
+
+
+def unescape_document_tags(text: str) -> str:
+    """`escape_document_tags` undone: the ``&lt;`` before each document tag is ``<`` again.
+
+    For what a reader is shown of a document whose escaped copy the model
+    read: the document's own words. Exact for a text that wrote no such
+    ``&lt;`` itself before it was escaped.
+
+    Example:
+        >>> unescape_document_tags(escape_document_tags("Put each source in <document> tags."))
+        'Put each source in <document> tags.'
+    """
+    if "&" not in text:
+        return text
+    return _ESCAPED_TAG.sub(r"<\1", text)
+
+
+def writes_escaped_tags(text: str) -> bool:
+    """Whether ``text`` itself writes a document tag as `escape_document_tags` would (``&lt;document``).
+
+    Example:
+        >>> writes_escaped_tags("HTML shows &lt;document> as text."), writes_escaped_tags("<document>")
+        (True, False)
+    """
+    return "&" in text and _ESCAPED_TAG.search(text) is not None

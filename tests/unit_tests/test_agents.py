@@ -972,6 +972,40 @@ def test_document_tags_in_a_result_without_documents_are_escaped() -> None:
     assert shown["search"].startswith("<document id=1>\nParis is the capital of France.")
 
 
+def test_a_cited_document_that_writes_a_tag_is_quoted_in_its_own_words() -> None:
+    """A guide saying "put each source in <document> tags": the model reads it escaped, the reader is shown the
+    guide's own words (cited text, offsets into the document, the passage, the thread's documents)."""
+    guide = Document(
+        "Put each source in <document> tags so the model can tell sources apart. Long inputs go first.",
+        metadata={"source": "https://guide.example/tags", "title": "Tags"},
+    )
+
+    @tool(response_format="content_and_artifact")
+    def guides(query: str) -> tuple[str, list[Document]]:
+        """Search the prompting guide."""
+        return documents_tool_output([guide])
+
+    model = ScriptedToolModel(
+        script=[search("tags", tool="guides"), say("Wrap each source in document tags[1](id=1).")]
+    )
+    saver = InMemorySaver()
+    agent = create_agent(
+        model, tools=[guides], middleware=[ReferencesMiddleware(style=TextReferenceStyle())], checkpointer=saver
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    answer = agent.invoke(QUESTION, config)["messages"][-1]
+    shown = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert shown == ["<document id=1>\n" + guide.page_content.replace("<document>", "&lt;document>") + "\n</document>"]
+    [annotation] = text_block(answer)["annotations"]
+    assert annotation["cited_text"] == "Put each source in <document> tags so the model can tell sources apart."
+    extras = annotation["extras"]
+    assert guide.page_content[extras["document_start"] : extras["document_end"]] == annotation["cited_text"]
+    [citation] = answer.response_metadata["references"]["citations"]
+    assert citation["passage"]["excerpt"] == annotation["cited_text"]
+    [kept] = agent.get_state(config).values["reference_documents"]
+    assert kept["page_content"] == guide.page_content
+
+
 def test_documents_from_is_not_asked_of_a_tool_error() -> None:
     """A tool that failed once (its error handled, ``status="error"``): ``documents_from``, which reads JSON, is
     not handed the error text, which is shown as it is; the retry's documents get their ids."""
