@@ -299,6 +299,30 @@ def _warn_documents_in_text(message: ToolMessage) -> None:
         )
 
 
+def _warn_artifact_without_documents(message: ToolMessage) -> None:
+    """A warning when a tool hands over an artifact of results none of which is a document.
+
+    A web search's hits as strings or as dicts of their own (``{"url": ...,
+    "content": ...}``) are no documents: they get no ids, and every citation
+    of them is dropped.
+    """
+    artifact = message.artifact
+    if isinstance(artifact, Mapping):
+        artifact = artifact.get("documents", artifact.get("results"))
+    if not isinstance(artifact, (list, tuple)) or not artifact:
+        return
+    kinds = {type(item).__name__ for item in artifact}
+    if all(isinstance(item, (str, Mapping)) for item in artifact):
+        warnings.warn(
+            f"tool {message.name or ''!r} handed over {len(artifact)} result{'s' * (len(artifact) != 1)} as "
+            f"{' and '.join(sorted(kinds))}, "
+            "none a Document: they get no ids and cannot be cited; return documents_tool_output(docs) with "
+            "Documents, or read them with ReferencesMiddleware(documents_from=...)",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
 def merged_references(recorded: list[dict[str, Any]] | None, update: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The state's ``references`` with ``update`` merged in: the recorded entries of other messages, then ``update``.
 
@@ -550,6 +574,8 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
                 handed_over.add(position)
             else:
                 _warn_documents_in_text(message)
+                if self.documents_from is None:
+                    _warn_artifact_without_documents(message)
         thread = ThreadDocuments.from_entries(known).with_documents(d for documents in found for d in documents)
         read: dict[int, Document] = {}
         # This turn's documents: those of the tool results since the user's last message.

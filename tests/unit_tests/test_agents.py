@@ -946,6 +946,39 @@ def test_only_documents_written_as_text_get_the_warning(output: Any, warned: boo
     assert any("put its documents in the text" in str(w.message) for w in caught) is warned
 
 
+@pytest.mark.parametrize(
+    ("artifact", "warned"),
+    [
+        (["Paris is the capital of France."], True),  # hits as strings
+        ([{"url": "https://example.org/paris", "content": "Paris is the capital of France."}], True),
+        ({"results": [{"url": "https://example.org/paris", "content": "Paris."}]}, True),
+        ([PARIS], False),  # documents
+        ([{"page_content": "Paris is the capital of France.", "metadata": {}}], False),  # a document as a dict
+        (None, False),  # no artifact
+        ({"status": 200}, False),  # an artifact that holds no results
+        ([], False),
+    ],
+    ids=["strings", "hit dicts", "results key", "documents", "document dicts", "none", "other data", "empty"],
+)
+def test_an_artifact_of_results_that_are_no_documents_gets_a_warning(artifact: Any, warned: bool) -> None:
+    """A web search handing its hits over as strings or dicts of its own: they get no ids, and the user is told."""
+
+    @tool(response_format="content_and_artifact")
+    def web(query: str) -> tuple[str, Any]:
+        """Search the web."""
+        return "Paris is the capital of France.", artifact
+
+    model = ScriptedToolModel(script=[search("paris", tool="web"), say("Paris is the capital of France[1](id=1).")])
+    agent = create_agent(model, tools=[web], middleware=[ReferencesMiddleware(style=TextReferenceStyle())])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent.invoke(QUESTION)
+    found = [str(w.message) for w in caught if "none a Document" in str(w.message)]
+    assert bool(found) is warned
+    if warned:
+        assert found[0].startswith("tool 'web' handed over 1 result as ")
+
+
 def test_document_tags_in_a_result_without_documents_are_escaped() -> None:
     """A file search's result with no documents of its own writes a ``<document id=2>`` (a saved prompt): escaped,
     as in a result with documents, so that its words do not borrow document 2's id (and Lyon's source)."""
