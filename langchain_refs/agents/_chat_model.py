@@ -652,6 +652,9 @@ class ReferencesChatModel(BaseChatModel):
             (None, the default: all of ``documents``). The middleware gives
             those of the call's tool results: a thread's earlier documents
             stay citable without being reported as consulted by every answer.
+        unshown_ids: the ids of documents the model was not shown (a tool's
+            text left them out): a citation of one is dropped, as of an
+            unknown id. The middleware gives them.
         stamp_text: stamp the answer with a digest of its text as it leaves
             the model (``response_metadata["langchain_refs_text_check"]``), so
             that a middleware's later edit of it is told and its offsets
@@ -688,6 +691,7 @@ class ReferencesChatModel(BaseChatModel):
     # True, False or a `PairScorer` (a protocol: pydantic cannot check it, `passage_scorer` does).
     passages: Any = True
     consulted_ids: tuple[int, ...] | None = None
+    unshown_ids: tuple[int, ...] = ()
     # Set by the middleware: the answer is stamped with `text_check` as it leaves this model, so that an
     # edit of it by a middleware listed after (inside) ReferencesMiddleware is told too.
     stamp_text: bool = False
@@ -709,6 +713,7 @@ class ReferencesChatModel(BaseChatModel):
             max_holdback: int = ...,
             passages: bool | PairScorer = True,
             consulted_ids: Collection[int] | None = None,
+            unshown_ids: Collection[int] = (),
             stamp_text: bool = False,
             model_name: str | None = None,
             instructions: str | None = None,
@@ -1015,6 +1020,7 @@ class ReferencesChatModel(BaseChatModel):
             answer_id=run_id.hex[-8:],
             passages=self.passages,
             consulted_positions=self.consulted_ids,
+            unshown_positions=self.unshown_ids,
         )
         return ChunkRewriter(session, documents=self.documents, model_text_key=MODEL_TEXT_KEY)
 

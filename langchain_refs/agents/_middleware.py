@@ -504,7 +504,11 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
     # -- the model call ------------------------------------------------------
 
     def _wrapper(
-        self, inner: Any, documents: Sequence[Document], consulted_ids: Iterable[int] | None = None
+        self,
+        inner: Any,
+        documents: Sequence[Document],
+        consulted_ids: Iterable[int] | None = None,
+        unshown_ids: Iterable[int] = (),
     ) -> ReferencesChatModel:
         if isinstance(inner, ReferencesChatModel):  # the agent's model was wrapped already
             inner = inner.inner
@@ -512,6 +516,7 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             inner=inner,
             documents=list(documents),
             consulted_ids=None if consulted_ids is None else tuple(sorted(consulted_ids)),
+            unshown_ids=tuple(sorted(unshown_ids)),
             stamp_text=True,
             style=self.style,
             source_key=self.source_key,
@@ -581,10 +586,12 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         # This turn's documents: those of the tool results since the user's last message.
         turn = _turn_start(request.messages)
         this_turn: set[int] = set()
+        given: set[int] = set()  # the ids of the documents the tool results hand over
         messages: list[Any] = []
         for position, (message, documents) in enumerate(zip(request.messages, found, strict=True)):
             if documents:
                 ids = [thread.id_of(d) for d in documents]
+                given.update(ids)
                 show = show_answer_sources if position in handed_over else show_tool_result
                 shown = show(message.content, documents, ids)
                 read.update({k: d for k, d in shown.documents.items() if k not in read})
@@ -610,7 +617,9 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         entries = thread.entries(self.max_document_texts)
         changed = entries if entries != (known or []) else None
         # Consulted: the uncited documents retrieved for this turn; the thread's earlier ones stay citable.
-        model = self._wrapper(request.model, thread.documents, this_turn)
+        # A document no result's text shows (a tool that shows its top hit and hands over all): the model cannot
+        # know its id, so a citation of it is a guess, and is dropped.
+        model = self._wrapper(request.model, thread.documents, this_turn, given - read.keys())
         request = request.override(model=model, messages=messages, system_message=system)
         return request, changed
 

@@ -204,6 +204,9 @@ class ReferenceSession:
             shown for this answer (None, the default: all of them), of which
             the uncited ones are the sources consulted (`consulted`); an
             agent's thread keeps earlier documents citable, not consulted.
+        unshown_positions: the positions of documents the model was not
+            shown (a tool's result left them out of its text): it cannot
+            know their ids, so a citation of one is dropped as invalid.
 
     Each marker costs at most one log line, however many ids it names; a run
     of consecutive ids that name no document is one invalid citation.
@@ -253,6 +256,7 @@ class ReferenceSession:
         "_style",
         "_syntaxes",
         "_trim_at",
+        "_unshown",
         "_verified",
         "_waiting",
         "_window_start",
@@ -270,6 +274,7 @@ class ReferenceSession:
         answer_id: str = "",
         passages: bool | PairScorer = True,
         consulted_positions: Collection[int] | None = None,
+        unshown_positions: Collection[int] = (),
     ) -> None:
         # The options as manage_references takes them: a metadata key, syntax names (checked, each once here).
         check_style(style)
@@ -279,6 +284,7 @@ class ReferenceSession:
         syntaxes = marker_syntaxes(syntaxes)
         self._documents = documents
         self._consulted_positions = None if consulted_positions is None else frozenset(consulted_positions)
+        self._unshown: frozenset[int] = frozenset(unshown_positions)
         self._style = style
         self._passages = passage_scorer(passages)
         self._keep_citations = keep_citations
@@ -772,6 +778,7 @@ class ReferenceSession:
         registry = self._registry
         count = len(self._documents)
         reused = self._reused
+        unshown = self._unshown
         dropped = [(item, "not a document id") for item in marker.malformed] if marker.malformed else []
         # Each piece renders a document not yet in the group: few, so joined as they come (no list per marker).
         out = ""
@@ -791,6 +798,9 @@ class ReferenceSession:
             if run_start is not None:
                 dropped.append(_no_document(run_start, run_end, count))
                 run_start = None
+            if doc_id in unshown:
+                dropped.append((_id_text(doc_id), f"document {_id_text(doc_id)} was not shown to the model"))
+                continue
             number = registry.number_if_cited(doc_id)
             if number is not None and number in group:
                 registry.cite(doc_id)

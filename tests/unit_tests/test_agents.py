@@ -979,6 +979,33 @@ def test_an_artifact_of_results_that_are_no_documents_gets_a_warning(artifact: A
         assert found[0].startswith("tool 'web' handed over 1 result as ")
 
 
+def test_a_document_the_tools_text_leaves_out_cannot_be_cited() -> None:
+    """A tool that shows its top hit and hands over every hit: the model never read id 2, so a citation of it (a
+    guess) is dropped, not listed and annotated with a passage it never read."""
+
+    @tool(response_format="content_and_artifact")
+    def top_hit(query: str) -> tuple[str, list[Document]]:
+        """Search; show the top hit."""
+        return PARIS.page_content + "\n(1 more result omitted)", [PARIS, ROME]
+
+    model = ScriptedToolModel(
+        script=[
+            search("capital", tool="top_hit"),
+            say("Paris is the capital of France[1](id=1). Rome is old[2](id=2)."),
+        ]
+    )
+    agent = create_agent(model, tools=[top_hit], middleware=[ReferencesMiddleware(style=TextReferenceStyle())])
+    answer = agent.invoke(QUESTION)["messages"][-1]
+    shown = [m.text for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert shown == [f"<document id=1>\n{PARIS.page_content}\n</document>\n(1 more result omitted)"]
+    assert answer.text == (
+        "Paris is the capital of France[1]. Rome is old.\n\n- [1] Paris (https://example.org/paris)\n"
+    )
+    assert [a["url"] for a in text_block(answer)["annotations"]] == ["https://example.org/paris"]
+    [invalid] = answer.response_metadata["references"]["invalid_citations"]
+    assert (invalid["item"], invalid["reason"]) == ("2", "document 2 was not shown to the model")
+
+
 def test_document_tags_in_a_result_without_documents_are_escaped() -> None:
     """A file search's result with no documents of its own writes a ``<document id=2>`` (a saved prompt): escaped,
     as in a result with documents, so that its words do not borrow document 2's id (and Lyon's source)."""

@@ -231,6 +231,19 @@ def test_invalid_ids_next_to_valid_ones_are_reported_as_written() -> None:
     ]
 
 
+def test_a_citation_of_a_document_the_model_was_not_shown_is_dropped() -> None:
+    """Document 2 was handed over but never shown: the model cannot know its id, so citing it is a guess."""
+    documents = sample_documents()
+    style = TextReferenceStyle()
+    session = ReferenceSession(documents, source_key=style.source_of, style=style, unshown_positions=[2])
+    out = session.feed("A[1](id=1). B[2](id=2, 3).") + session.close()
+    assert out.startswith("A[1]. B[2].")
+    assert [(c.number, c.document_positions) for c in session.references.citations] == [(1, (1,)), (2, (3,))]
+    assert [(i.item, i.reason) for i in session.references.invalid_citations] == [
+        ("2", "document 2 was not shown to the model")
+    ]
+
+
 def test_huge_id_does_not_crash_the_session() -> None:
     """An id past Python's int-to-str limit is reported, not raised."""
     marker = Marker(raw="[1](id=big)", ids=(10**5000,))
