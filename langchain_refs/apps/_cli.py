@@ -25,6 +25,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from importlib import metadata
 from typing import Any, Final, NoReturn
 
 from typing_extensions import override
@@ -77,20 +78,24 @@ def run_demo(args: argparse.Namespace) -> int:
         raise
     try:
         if args.agent:
-            run_agent_demo(args, question.strip())
+            last = run_agent_demo(args, question.strip())
         else:
             # Message chunks, not a StrOutputParser: when Ctrl-C closes the stream,
             # a parser stage would first read the rest of the answer for its trace,
             # and the command would hang until the model ends.
             chain = build_demo_chain(style=STYLES[args.style](), model=model, k=args.k, as_text=False)
+            last = ""
             for chunk in chain.stream({"question": question.strip()}):
-                print(chunk if isinstance(chunk, str) else content_text(chunk.content), end="", flush=True)
+                text = chunk if isinstance(chunk, str) else content_text(chunk.content)
+                print(text, end="", flush=True)
+                last = text or last
     except (KeyboardInterrupt, Exception):
         # The model failed or the reader pressed Ctrl-C mid-answer: the one-line message that follows
         # (on stderr, shown beside stdout) starts on a line of its own, not glued to the half answer.
         print(flush=True)
         raise
-    print()
+    if not last.endswith("\n"):
+        print()  # the answer ends its last line (a list of sources ends its own)
     return 0
 
 
@@ -130,8 +135,8 @@ def agents_extra_or_exit() -> None:
         raise CommandError(msg) from None
 
 
-def run_agent_demo(args: argparse.Namespace, question: str) -> None:
-    """Stream the offline agent's answer: its tool call as one line, then the rewritten text."""
+def run_agent_demo(args: argparse.Namespace, question: str) -> str:
+    """Stream the offline agent's answer: its tool call as one line, then the rewritten text (its last piece given)."""
     from langchain_core.messages import AIMessageChunk, ToolMessage
 
     from langchain_refs.apps.demo.agent import AgentDemoChatModel, build_demo_agent
@@ -150,21 +155,25 @@ def run_agent_demo(args: argparse.Namespace, question: str) -> None:
             model.stop()
         raise KeyboardInterrupt
 
+    last = ""
     with _sigint_handled_by(interrupted):
         try:
             for chunk, _ in stream:
                 if isinstance(chunk, ToolMessage):
                     found = len(chunk.artifact) if isinstance(chunk.artifact, list) else 0
                     print(f"[{chunk.name}: {found} documents]", flush=True)
+                    last = "\n"
                 elif isinstance(chunk, AIMessageChunk):
                     # .text, not .content: the rewritten chunks carry standard text blocks.
                     print(chunk.text, end="", flush=True)
+                    last = chunk.text or last
         except KeyboardInterrupt:
             # Raised in this loop (not by the handler, whose wait is then over): closing the stream waits too.
             if isinstance(model, AgentDemoChatModel):
                 model.stop()
             stream.close()
             raise
+    return last
 
 
 @contextlib.contextmanager
@@ -354,8 +363,27 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 <= value < 60:  # also refuses nan and inf, which time.sleep cannot take
+    if not 0 <= value <= 60:  # also refuses nan and inf, which time.sleep cannot take
         msg = f"must be a number of seconds from 0 to 60, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _version() -> str:
+    """The installed package's version, as ``langchain_refs.__version__`` reads it ("unknown" in a bare checkout)."""
+    try:
+        return metadata.version("langchain-refs")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        msg = f"a port is a number from 0 to 65535, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
 
@@ -375,6 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
         8000
     """
     parser = _OneLineParser(prog="langchain-refs", description="Streaming citations for LangChain answers.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     # Not required here: `main` says what is missing or unknown itself (argparse would report a
     # missing command before an unknown option, and an unknown option with the top-level usage).
     commands = parser.add_subparsers(dest="command", metavar="{demo,serve,check}")
@@ -425,7 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)"
     )
     serve.add_argument(
-        "--port", type=int, default=8000, help="the port to listen on (default 8000; 0: any free port, announced)"
+        "--port", type=_port, default=8000, help="the port to listen on (default 8000; 0: any free port, announced)"
     )
     serve.add_argument("--model", help="a real chat model as provider:name")
     serve.add_argument(

@@ -336,6 +336,37 @@ def test_an_output_to_dev_stdout_goes_where_the_shell_sent_it(stdout: str, tmp_p
 
 
 @pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="no /dev/stdout on this system")
+def test_a_dash_is_standard_input_and_output_and_no_file_is_named_dash(tmp_path: Path) -> None:
+    """``--input - --output -``: read from the pipe, written to it (the list ends in a line end); no file "-"."""
+    command = [sys.executable, "-m", "langchain_refs", "check", "extract", "--input", "-", "--output", "-"]
+    done = subprocess.run(command, input=json.dumps(A).encode(), capture_output=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(b"]\n")
+    assert [r["response"] for r in json.loads(done.stdout)] == [item["response"] for item in A]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_json_list_output_ends_with_a_line_end(tmp_path: Path) -> None:
+    """A terminal or ``cat`` puts what follows on a line of its own."""
+    source = write_json(tmp_path / "a.json", A)
+    out = tmp_path / "o.json"
+    assert run("extract", "--input", str(source), "--output", str(out), "--no-progress") == 0
+    assert out.read_text(encoding="utf-8").endswith("]\n")
+
+
+def test_a_parquet_output_of_the_local_engine_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The local engine writes JSON: a .parquet name would hold JSON text, so it is refused, the fix named."""
+    source = write_json(tmp_path / "a.json", A)
+    assert run("extract", "--input", str(source), "--output", str(tmp_path / "o.parquet")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "Parquet is --engine ray's (--output-format parquet)" in err
+    assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="no /dev/stdout on this system")
 def test_a_reader_of_dev_stdout_that_leaves_is_no_error_and_a_closed_stderr_no_crash(tmp_path: Path) -> None:
     """`--output /dev/stdout | head`: the reader leaving is not an error (exit 0, nothing said), stderr closed too."""
     source = write_json(tmp_path / "a.json", A)

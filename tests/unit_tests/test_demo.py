@@ -14,7 +14,7 @@ import pytest
 from langchain_core.documents import Document
 
 from langchain_refs import AnswerReferences, HTMLReferenceStyle, TextReferenceStyle
-from langchain_refs.apps import main
+from langchain_refs.apps import build_parser, main
 from langchain_refs.apps._cli import parse_command_line
 from langchain_refs.apps.demo import (
     NOT_FOUND,
@@ -232,7 +232,18 @@ def test_cli_usage_errors_are_one_line_naming_what_is_wrong(
     ("argv", "start"),
     [
         (["demo", "--style", "foo", "Why?"], "langchain-refs demo: error: argument --style: invalid choice: 'foo'"),
-        (["serve", "--port", "abc"], "langchain-refs serve: error: argument --port: invalid int value: 'abc'"),
+        (
+            ["serve", "--port", "abc"],
+            "langchain-refs serve: error: argument --port: a port is a number from 0 to 65535",
+        ),
+        (
+            ["serve", "--port", "70000"],
+            "langchain-refs serve: error: argument --port: a port is a number from 0 to 65535",
+        ),
+        (
+            ["demo", "--delay", "60.5", "Why?"],
+            "langchain-refs demo: error: argument --delay: must be a number of seconds",
+        ),
     ],
 )
 def test_cli_bad_values_are_one_line_too(argv: list[str], start: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -244,6 +255,17 @@ def test_cli_bad_values_are_one_line_too(argv: list[str], start: str, capsys: py
     assert err.count("\n") == 1
     assert err.startswith(start)
     assert err.endswith(f"(see langchain-refs {argv[0]} --help)\n")
+
+
+def test_cli_version_and_the_largest_delay(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--version`` prints the installed version; ``--delay 60``, the bound its message names, is taken."""
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"langchain-refs {metadata.version('langchain-refs')}\n"
+    assert build_parser().parse_args(["demo", "--delay", "60", "Why?"]).delay == 60
 
 
 @pytest.mark.parametrize("command", ["demo", "serve"])
@@ -554,7 +576,7 @@ def test_cli_agent_streams_the_tool_call_then_a_cited_answer(capsys: pytest.Capt
     assert capsys.readouterr().out == (
         "[search_docs: 4 documents]\n"
         "The test suite runs offline with python -m pytest after installing the test extra[1].\n\n"
-        "- [1] Running the tests (https://langchain-refs.dev/docs/tests)\n\n"
+        "- [1] Running the tests (https://langchain-refs.dev/docs/tests)\n"
     )
 
 

@@ -208,7 +208,7 @@ def _write_output(target: Path, results: list[dict[str, Any]]) -> None:
     is written to as it is, appended to: it cannot be replaced, and a shell's
     ``>>`` keeps what came before.
     """
-    text = "".join(dumps(r) + "\n" for r in results) if target.suffix == ".jsonl" else dumps(results, indent=2)
+    text = "".join(dumps(r) + "\n" for r in results) if target.suffix == ".jsonl" else dumps(results, indent=2) + "\n"
     try:
         real = _regular_file(target)
         if real is None:
@@ -331,6 +331,12 @@ def _options_that_apply(args: argparse.Namespace) -> None:
     if unused is not None:
         raise CommandError(_NOT_USED[unused])
     source, target = Path(args.input), Path(args.output)
+    if args.engine != "ray" and target.suffix.lower() == ".parquet":
+        msg = (
+            f"--output {args.output}: the local engine writes JSON (a list, or JSON Lines for .jsonl); "
+            "Parquet is --engine ray's (--output-format parquet)"
+        )
+        raise CommandError(msg)
     if args.engine != "ray" and source.is_file() and target.exists() and source.samefile(target):
         msg = f"--output is the input file ({args.input}): the results would overwrite it; write them elsewhere"
         raise CommandError(msg)
@@ -465,6 +471,25 @@ def _file_name(text: str) -> str:
     return text
 
 
+def _input_name(text: str) -> str:
+    """`_file_name`, ``-`` being standard input (``/dev/stdin``)."""
+    return _stream_or_file(text, "/dev/stdin", "standard input")
+
+
+def _output_name(text: str) -> str:
+    """`_file_name`, ``-`` being standard output (``/dev/stdout``, a stream: no progress is kept)."""
+    return _stream_or_file(text, "/dev/stdout", "standard output")
+
+
+def _stream_or_file(text: str, device: str, what: str) -> str:
+    if text != "-":
+        return _file_name(text)
+    if not os.path.exists(device):
+        msg = f"'-' ({what}) has no {device} on this system: give a file name"
+        raise argparse.ArgumentTypeError(msg)
+    return device
+
+
 def _share(text: str) -> float:
     try:
         value = float(text)
@@ -486,9 +511,14 @@ def add_check_command(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("mode", choices=["extract", "check", "extract-check"])
-    check.add_argument("--input", required=True, type=_file_name, help="a JSON list or JSON Lines file")
     check.add_argument(
-        "--output", required=True, type=_file_name, help="where to write the results (.jsonl for JSON Lines)"
+        "--input", required=True, type=_input_name, help="a JSON list or JSON Lines file (- for standard input)"
+    )
+    check.add_argument(
+        "--output",
+        required=True,
+        type=_output_name,
+        help="where to write the results (.jsonl for JSON Lines; - for standard output)",
     )
     check.add_argument("--aggregator", choices=["strict", "soft", "major"], default="strict")
     check.add_argument("--model", help="provider:name of a chat model for extraction and checking (else offline)")
