@@ -22,7 +22,7 @@ command again asks the model about those items alone.
 
 Progress is saved after every item in ``OUTPUT.partial.jsonl``: after a crash
 or Ctrl-C, run the same command again and the items already done are not
-redone (an output to a stream, such as ``/dev/stdout``, keeps none). The
+redone (an output to a stream, such as ``/dev/stdout`` or ``-``, keeps none). The
 saved progress belongs to one input (its bytes) and one set of options
 (mode, aggregator, model, claim format, threshold): a different input or
 option is reported on stderr and the work starts over.
