@@ -2184,7 +2184,10 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
     holds ``coverage`` of the claim's content words and not the claim's own
     word. A claim that uses both words of a pair ("more blood, fewer beats")
     is left alone, and so is a word negated on either side ("not legal" says
-    "illegal": the polarity guard reads negations).
+    "illegal": the polarity guard reads negations). Two names on either side
+    of the same word the other way round are a Contradiction too ("Germany
+    beat Brazil" for "Brazil beat Germany"), unless one side is passive or the
+    word's sides may trade places ("met", "played").
 
     Example:
         >>> antonym_guard("Sales increased in 2020.", "Sales decreased in 2020.").reason
@@ -2193,7 +2196,15 @@ def antonym_guard(claim: str, evidence: str, *, coverage: float = 0.5) -> GuardF
         True
         >>> antonym_guard("Selling it is not legal here.", "Selling it is illegal here.") is None
         True
+        >>> antonym_guard("Brazil beat Germany 7-1.", "Germany beat Brazil 7-1.").claim_value
+        'beat'
     """
+    found = _opposite_in_place(claim, evidence, coverage)
+    return found if found is not None else _roles_turned(_whole(claim), evidence, coverage)
+
+
+def _opposite_in_place(claim: str, evidence: str, coverage: float) -> GuardFinding | None:
+    """`antonym_guard`'s reading of its listed words: an opposite in a claim word's place, or a comparison turned."""
     # Read the claim only when the evidence has the opposite of one of its listed words somewhere.
     claim_words = _LETTERS.findall(_lower(claim))
     listed = _OPPOSITE_WORDS.intersection(claim_words)
@@ -2326,6 +2337,126 @@ def _turned_round(
                 return GuardFinding(
                     guard="antonym", label="Contradiction", claim_value=said.tokens[at].text, source_value=quoted,
                     reason=f'the sources compare them the other way round: "{quoted}"',
+                    start=sentence.start, end=sentence.end,
+                )  # fmt: skip
+    return None
+
+
+# Words whose two sides may trade places and say the same ("Brazil played Germany" is "Germany played Brazil"),
+# and the words that join two names without a side ("between", "and").
+_SYMMETRIC: Final = frozenset(
+    "meet meets met meeting marry marries married marrying play plays played playing face faces faced facing"
+    " fight fights fought fighting draw draws drew drawn tie ties tied merge merges merged merging partner"
+    " partners partnered partnering collaborate collaborates collaborated collaborating compete competes competed"
+    " competing debate debates debated debating sign signs signed signing join joins joined joining border"
+    " borders bordered bordering resemble resembles resembled match matches matched equal equals equalled equaled"
+    " share shares shared trade trades traded talk talks talked speak speaks spoke discuss discusses discussed"
+    " versus vs against between with and or both".split()
+)
+_BE_FORMS: Final = frozenset({"is", "are", "was", "were", "be", "been", "being"})
+
+
+# Words that open another clause: the names beyond them are no side of the word before them.
+_CLAUSE_OPENERS: Final = frozenset(
+    "and but or while whereas although though that which who whom whose so because after before when".split()
+)
+
+
+def _clause_sides(tokens: Sequence[_Token], names: frozenset[str], at: int) -> tuple[frozenset[str], frozenset[str]]:
+    """The names on either side of token ``at`` within its clause (a name on both sides is on neither)."""
+    sides: list[set[str]] = []
+    for step in (-1, 1):
+        found: set[str] = set()
+        i = at + step
+        while 0 <= i < len(tokens):
+            token = tokens[i]
+            if (token.kind == "mark" and token.text in _CLAUSE_END) or token.low in _CLAUSE_OPENERS:
+                break
+            if token.kind == "word" and token.low in names:
+                found.add(token.low)
+            i += step
+        sides.append(found)
+    before, after = sides
+    return frozenset(before - after), frozenset(after - before)
+
+
+def _after_a_name(tokens: Sequence[_Token], names: frozenset[str], at: int) -> bool:
+    """Whether the content word nearest before token ``at`` is one of ``names`` (the word is what the name does)."""
+    for i in range(at - 1, -1, -1):
+        token = tokens[i]
+        if token.kind == "mark" and token.text in _CLAUSE_END:
+            return False
+        if _is_content(token):
+            return token.low in names
+    return False
+
+
+def _passive(tokens: Sequence[_Token], at: int) -> bool:
+    """Whether the verb at ``at`` is passive: a form of "be" before it, or "by" after it ("was bought by")."""
+    return (at > 0 and tokens[at - 1].low in _BE_FORMS) or (at + 1 < len(tokens) and tokens[at + 1].low == "by")
+
+
+def _roles_turned(said: _Sentence, evidence: str, coverage: float) -> GuardFinding | None:
+    """Two names on either side of the same word, the other way round in the evidence sentence that states the claim.
+
+    "Brazil beat Germany 7-1" against "Germany beat Brazil 7-1"; "Oracle acquired Cerner" against "Cerner acquired
+    Oracle"; "the Atlantic is deeper than the Pacific" against the converse with the same word. Not when one side
+    is passive and the other not ("Cerner was acquired by Oracle"), nor for a word whose sides may trade places
+    (`_SYMMETRIC`: "met", "played", "merged with").
+    """
+    tokens = said.tokens
+    present = _letter_words(evidence)
+    names = frozenset(
+        t.low
+        for i, t in enumerate(tokens)
+        if t.kind == "word"
+        and t.text[:1].isupper()
+        and t.low.isalpha()
+        and t.low not in STOP_WORDS
+        and t.low not in _MONTHS
+        and t.low in present
+    )
+    if len(names) < 2:
+        return None
+    lowered = _lowered(evidence)
+    seen: set[tuple[int, int]] = set()
+    for at, token in enumerate(tokens):
+        if (
+            not _is_content(token)
+            or not token.low.isalpha()
+            or token.low in names
+            or token.low in _SYMMETRIC
+            or token.low in _UNITS
+            or token.low in _SCALES
+            or token.low not in present
+            or not _after_a_name(tokens, names, at)
+        ):
+            continue
+        before, after = _clause_sides(tokens, names, at)
+        if not before or not after or _negated_word(tokens, at):
+            continue
+        for match in _word_search(frozenset({token.low})).finditer(lowered):
+            span = _bounds(evidence, match.start())
+            if span in seen:
+                continue
+            seen.add(span)
+            if not _may_cover(said, evidence[span[0] : span[1]], coverage):
+                continue
+            sentence = _piece(evidence[span[0] : span[1]], span[0])
+            where = _word_places(sentence.tokens).get(token.low)
+            if where is None or _coverage(said, sentence) < coverage or _negated_word(sentence.tokens, where):
+                continue
+            their_before, their_after = _clause_sides(sentence.tokens, names, where)
+            # A name on each side crossed over (others may stay where they were: "as CEO", "in Paris").
+            if (
+                before & their_after
+                and after & their_before
+                and _passive(tokens, at) == _passive(sentence.tokens, where)
+            ):
+                quoted = _as_written(sentence.start, sentence.end, evidence)
+                return GuardFinding(
+                    guard="antonym", label="Contradiction", claim_value=token.text, source_value=quoted,
+                    reason=f'the sources have them the other way round: "{quoted}"',
                     start=sentence.start, end=sentence.end,
                 )  # fmt: skip
     return None
