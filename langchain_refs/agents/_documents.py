@@ -368,6 +368,8 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     # the escaped copy; the documents as read are given back in their own words ("<document>"), which a reader
     # is shown (unless the content wrote "&lt;document" itself: then it stays as the model read it).
     as_written = not any(writes_escaped_tags(text) for text in _texts_of(content))
+    # A document that writes "&lt;document" itself keeps it (its text may be what the model reads: empty content).
+    own = frozenset(k for d, k in zip(documents, ids, strict=True) if writes_escaped_tags(d.page_content))
     content = tags_escaped(content)
     documents = [
         _as_read(d, escaped) if (escaped := escape_document_tags(d.page_content)) != d.page_content else d
@@ -375,11 +377,11 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
     ]
     if isinstance(content, str):
         text, shown = _tagged(content, documents, ids)
-        return ShownToolResult(content=text, documents=_unescaped(shown, as_written))
+        return ShownToolResult(content=text, documents=_unescaped(shown, as_written, own))
     if all(text is not None and not text.strip() for text in map(_block_text, content)):
         # No block, or only blank text: empty content, replaced by the documents as for a str.
         text, shown = _tagged("", documents, ids)
-        return ShownToolResult(content=[{"type": "text", "text": text}], documents=_unescaped(shown, as_written))
+        return ShownToolResult(content=[{"type": "text", "text": text}], documents=_unescaped(shown, as_written, own))
     blocks: list[Any] = []
     found: dict[int, Document] = {}
     texts: list[int] = []  # where the text blocks are
@@ -400,7 +402,7 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
         # so that the model can cite what it was given.
         text, shown = _tagged("", documents, ids)
         return ShownToolResult(
-            content=[*blocks, {"type": "text", "text": text}], documents=_unescaped(shown, as_written)
+            content=[*blocks, {"type": "text", "text": text}], documents=_unescaped(shown, as_written, own)
         )
     if not found:
         # No document found in the text (a tool that summarises what it found): as for a str, the text is
@@ -411,7 +413,7 @@ def show_tool_result(content: str | list[Any], documents: Sequence[Document], id
         blocks[first] = _with_text(blocks[first], opening + (_block_text(blocks[first]) or ""))
         blocks[last] = _with_text(blocks[last], (_block_text(blocks[last]) or "") + closing)
         found = {k: _as_read(d, read) for d, k in zip(documents, ids, strict=True)}
-    return ShownToolResult(content=blocks, documents=_unescaped(found, as_written))
+    return ShownToolResult(content=blocks, documents=_unescaped(found, as_written, own))
 
 
 def _texts_of(content: str | list[Any]) -> list[str]:
@@ -421,12 +423,16 @@ def _texts_of(content: str | list[Any]) -> list[str]:
     return [text for text in map(_block_text, content) if text is not None]
 
 
-def _unescaped(shown: dict[int, Document], as_written: bool) -> dict[int, Document]:
-    """The documents as read with their document tags in their own words again (`unescape_document_tags`)."""
+def _unescaped(shown: dict[int, Document], as_written: bool, own: frozenset[int]) -> dict[int, Document]:
+    """The documents as read with their document tags in their own words again (`unescape_document_tags`).
+
+    Not when the content wrote an escaped tag itself (``as_written`` False), nor for a document (its id in
+    ``own``) whose own text does.
+    """
     if not as_written:
         return shown
     return {
-        k: d if (text := unescape_document_tags(d.page_content)) == d.page_content else _as_read(d, text)
+        k: d if k in own or (text := unescape_document_tags(d.page_content)) == d.page_content else _as_read(d, text)
         for k, d in shown.items()
     }
 

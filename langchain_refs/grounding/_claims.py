@@ -615,8 +615,10 @@ def _read(text: str) -> _Reading:
             continue
         scope: list[str] = []
         # At most _SCOPE_REACH tokens are looked at: a run of cues ("not not not ...") stays linear.
-        for other, word in tokens[i + 1 : i + 1 + _SCOPE_REACH]:
-            if other == "|" or len(scope) == _SCOPE_WORDS or word in SCOPE_ENDS:
+        for j, (other, word) in enumerate(tokens[i + 1 : i + 1 + _SCOPE_REACH], start=i + 1):
+            # Another clause's word ("because", "unless": as written, a content word is kept stemmed) ends the
+            # scope once it holds a word ("not because of X" negates the reason).
+            if other == "|" or len(scope) == _SCOPE_WORDS or (scope and found[j] in SCOPE_ENDS):
                 break
             if other == "w":
                 scope.append(word)

@@ -1004,9 +1004,10 @@ NEGATIONS: Final = frozenset(
 NOT_NEGATING: Final = frozenset({"only", "just", "doubt", "question", "wonder", "sooner", "less", "matter"})
 # Words of a negation's scope that say nothing of what is negated: "no longer", "not even".
 SCOPE_ENDS: Final = frozenset({"because", "although", "though", "whereas", "unless"})
-"""Words that start another clause: a negation before them bears on nothing after them.
+"""Words that start another clause: a negation of a word before them bears on nothing after them.
 
-"should not take aspirin because of the risk" negates taking aspirin, not the risk.
+"should not take aspirin because of the risk" negates taking aspirin, not the risk; "not because of the risk"
+(the word right after the negation) negates the reason.
 """
 _SCOPE_SKIP: Final = frozenset({"longer", "even", "yet", "ever", "always", "necessarily", "also"})
 _SCOPE_WORDS: Final = 4
@@ -1035,11 +1036,7 @@ def _sentence(tokens: tuple[_Token, ...], start: int, end: int) -> _Sentence:
 # 5%", "declined to the lowest level" say how far, not that something was not done.
 _NEGATING_BEFORE_TO: Final = frozenset(
     "fail fails failed failing refuse refuses refused refusing decline declines declined declining"
-    " neglect neglects neglected neglecting unable cease ceases ceased ceasing".split()
-)
-# Verbs that end what the gerund after them names: "stopped producing" is "no longer produces".
-_ENDING_BEFORE_GERUND: Final = frozenset(
-    "stop stops stopped stopping cease ceases ceased ceasing quit quits quitting".split()
+    " neglect neglects neglected neglecting unable".split()
 )
 _LACKING: Final = frozenset({"lack", "lacks", "lacked", "lacking"})
 _NOT_AN_ACT: Final = frozenset({"the", "a", "an", "its", "their", "his", "her", "our", "about", "around", "some"})
@@ -1060,12 +1057,10 @@ def negating_verb(word: str, following: str | None, after: str | None, then: str
     Example:
         >>> negating_verb("failed", "to", "improve"), negating_verb("declined", "to", "the")
         (2, None)
-        >>> negating_verb("lacks", "support", None), negating_verb("stopped", "producing", "engines")
-        (1, 1)
+        >>> negating_verb("lacks", "support", None)
+        1
     """
     if word in _LACKING:
-        return 1
-    if word in _ENDING_BEFORE_GERUND and following is not None and len(following) > 5 and following.endswith("ing"):
         return 1
     if word in _NEGATING_BEFORE_TO and following == "to" and after:
         if after in _NOT_AN_ACT or not after[0].isalpha():
@@ -1091,9 +1086,7 @@ def _scope_start(tokens: Sequence[_Token], i: int) -> int | None:
     token = tokens[i]
     if _is_negation(token):
         return i + 1
-    if token.kind != "word" or (
-        token.low not in _LACKING and token.low not in _NEGATING_BEFORE_TO and token.low not in _ENDING_BEFORE_GERUND
-    ):
+    if token.kind != "word" or (token.low not in _LACKING and token.low not in _NEGATING_BEFORE_TO):
         return None
     following, after, then = (tokens[i + k].low if i + k < len(tokens) else None for k in (1, 2, 3))
     reach = negating_verb(token.low, following, after, then)
@@ -1111,10 +1104,11 @@ def _negated(tokens: Sequence[_Token]) -> list[tuple[int, tuple[str, ...]]]:
             continue
         scope: list[str] = []
         for other in tokens[first : first + _SCOPE_REACH]:
+            # Another clause's word ends it once it holds a word: "not because of X" negates the reason.
             if (
                 (other.kind == "mark" and other.text in _CLAUSE_END)
                 or len(scope) == _SCOPE_WORDS
-                or other.low in SCOPE_ENDS
+                or (scope and other.low in SCOPE_ENDS)
             ):
                 break
             if _is_negation(other):
@@ -1175,12 +1169,19 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
         ("before", "after"),
         ("more", "less fewer"),
         ("first", "last"),
-        ("increase increased increases increasing", "decrease decreased decreases decreasing"),
+        (
+            "increase increased increases increasing",
+            "decrease decreased decreases decreasing reduce reduced reduces reducing",
+        ),
         ("rise rose risen rises rising", "fall fell fallen falls falling"),
         ("won win wins winning winner", "lost lose loses losing loser"),
         ("higher", "lower"),
         ("highest", "lowest"),
         ("larger bigger", "smaller"),
+        ("faster quicker", "slower"),
+        ("fastest quickest", "slowest"),
+        ("grow grew grown grows growing", "shrink shrank shrunk shrinks shrinking"),
+        ("lengthen lengthened lengthens", "shorten shortened shortens"),
         ("largest biggest", "smallest"),
         ("longest", "shortest"),
         ("older elder", "younger"),
@@ -1197,19 +1198,20 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
         ("inside", "outside"),
         ("positive", "negative"),
         ("true", "false"),
-        ("legal", "illegal"),
+        ("legal lawful", "illegal unlawful"),
         # A word and the one its negative prefix makes: "valid", "invalid".
         *((word, f"{prefix}{word}") for prefix, words in _PREFIXED.items() for word in words.split()),
         ("open", "closed"),
         ("alive", "dead"),
         ("approved approve approves", "rejected reject rejects banned ban bans"),
         ("success successful", "failure unsuccessful"),
-        ("gain gained gains", "loss lost losses"),
+        ("gain gained gains profit profits", "loss lost losses"),
+        ("confirm confirms confirmed", "deny denies denied"),
         ("import imports imported", "export exports exported"),
         ("buy bought buys", "sell sold sells"),
         ("birth born", "death died"),
         ("strong stronger strongest", "weak weaker weakest"),
-        ("cheap cheaper cheapest", "expensive"),
+        ("cheap cheaper cheapest", "expensive costlier pricier"),
         # Quantifiers and frequencies: a claim that changes "all" to "some" says another thing.
         ("all every", "some few several"),
         ("most many", "few"),
@@ -1220,6 +1222,11 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
 """Pairs of word sets whose words say opposite things: the antonym guard's small built-in list."""
 
 
+# One way only: a claim's "all" where the source says "most" claims more than it states; a claim's "most" where
+# the source says "all" is implied by it.
+_CLAIMS_MORE_THAN: Final = ((frozenset({"all"}), frozenset({"most", "many"})),)
+
+
 def _opposite_table() -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
     for a, b in ANTONYMS:
@@ -1227,6 +1234,9 @@ def _opposite_table() -> dict[str, frozenset[str]]:
             table.setdefault(word, set()).update(b)
         for word in b:
             table.setdefault(word, set()).update(a)
+    for stronger, weaker in _CLAIMS_MORE_THAN:
+        for word in stronger:
+            table.setdefault(word, set()).update(weaker)
     return {word: frozenset(found) for word, found in table.items()}
 
 
@@ -1828,10 +1838,8 @@ def _name_in_slot(tokens: Sequence[_Token], run: list[int], evidence: str) -> tu
 # Lower case only (the text is lowered first): a case-blind pattern costs twice as much on long evidence. Each
 # scanning pattern opens on a class of the first letters it can match: the engine rejects other offsets at once.
 _NEGATION_CUE: Final = re.compile(
-    r"(?=[ncwfrdulsq'\u2019])(?:\b(?:n(?:o(?:t|ne|thing|body|where)?|e(?:ver|ither)|or)|cannot|without"
-    r"|(?:fail(?:s|ed|ing)?|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)|neglect(?:s|ed|ing)?|unable"
-    r"|ceas(?:e|es|ed|ing)) to"
-    r"|(?:stop(?:s|ped|ping)?|ceas(?:e|es|ed|ing)|quit(?:s|ting)?)(?= [a-z]{3,}ing\b)"
+    r"(?=[ncwfrdul'\u2019])(?:\b(?:n(?:o(?:t|ne|thing|body|where)?|e(?:ver|ither)|or)|cannot|without"
+    r"|(?:fail(?:s|ed|ing)?|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)|neglect(?:s|ed|ing)?|unable) to"
     r"|lack(?:s|ed|ing)?)|n['\u2019]t)\b"
 )
 
@@ -2498,6 +2506,15 @@ _CLAIM_HEDGES: Final = re.compile(
 # Before these, a hedge word hedges nothing: "as likely", "twice as likely", "could not", "a suggested price".
 _NOT_A_HEDGE_BEFORE: Final = frozenset({"as", "more", "less", "most", "least", "times", "the", "a", "an"})
 _LINKS: Final = frozenset({"linked", "associated", "correlated"})
+# The hedges that say what someone meant to do ("plans to open"), and the words that open a clause said aside after
+# a comma (", which was scheduled to", ", although it had planned to"): what it meant to do there hedges nothing the
+# main clause states ("People who drink tea tend to ..." is no aside).
+_INTENDING: Final = frozenset(
+    "plan plans planned intend intends intended aim aims aimed tend tends tended scheduled".split()
+)
+_ASIDE: Final = re.compile(r",\s*(?:which|who|whom|whose|although|though|whereas|while)\s*$")
+# After "tend to", these name whom or what is cared for ("tends to his sheep"), not what tends to happen.
+_CARED_FOR: Final = frozenset({"him", "them", "us", "me", "my", "your", "those", "these", "this", "that", "patients"})
 _COPULAS: Final = frozenset({"is", "are", "was", "were", "be", "been", "being", "strongly", "closely", "also"})
 # Where a clause ends inside a sentence, for the clause a hedge stands in: marks, line ends and table cells,
 # and the words that open another clause ("and said it may...", "repairs that could begin...").
@@ -2593,6 +2610,8 @@ def _hedge_sense(lowered: str, text: str, match: re.Match[str]) -> bool:
         return False  # the month
     if word == "could" and after in ("not", "never"):
         return False  # "could not find": a fact
+    if word.startswith("tend") and (after in _NOT_AN_ACT or after in _CARED_FOR):
+        return False  # "tended to the wounded": cared for them
     if previous == "most" and len(before) > 1 and before[-2] not in ("the", "a", "an"):
         return True  # "was most likely caused": probably (but "the most likely cause" is an adjective)
     if previous in _NOT_A_HEDGE_BEFORE:
@@ -2637,6 +2656,8 @@ def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -
             continue
         index = max(0, bisect.bisect_right(starts, match.start()) - 1)
         start = clauses[index][0]
+        if match.group().split()[0] in _INTENDING and _ASIDE.search(lowered[max(0, start - 16) : start]):
+            continue  # an intention said aside: "The flight, which was scheduled to leave at noon, departed late."
         question = bisect.bisect_left(questions, match.start()) - 1
         if question >= 0 and questions[question] >= start:
             continue  # a question: "asked if she could stay"

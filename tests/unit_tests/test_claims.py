@@ -686,6 +686,9 @@ def test_real_disagreements_are_contradictions(claim: str, reference: str) -> No
         ),
         # "denied that" negates as "not" does.
         ("The plant had not leaked, officials said.", "Officials denied that the plant had leaked."),
+        # "whereas", "unless" (content words, kept stemmed) end a negation's scope as "because" does.
+        ("Dogs bark loudly at night.", "Cats do not purr whereas dogs bark loudly at night."),
+        ("Visitors book guided tours at the museum.", "The museum does not charge unless visitors book guided tours."),
     ],
 )
 def test_no_contradiction_without_a_shared_slot(claim: str, reference: str) -> None:

@@ -318,6 +318,8 @@ NAME_FORMS_QUIET = [
     ("In October 2018 she joined India's squad.", "In NZ she joined India's squad in October 2018."),
 ]
 POLARITY_FIRES = [
+    # "not because of X" negates the reason ("because" ends a negation's scope only once it holds a word).
+    ("He resigned because of the scandal.", "He resigned not because of the scandal but because of his health."),
     ("Two of the three bridges opened.", "Two of the three bridges never opened."),  # words that are numbers
     ("The Eiffel Tower is not 330 metres tall.", TOWER),
     ("The Eiffel Tower is never open to visitors.", "The Eiffel Tower is open to visitors every day."),
@@ -331,9 +333,6 @@ POLARITY_FIRES = [
     ("The drug improved survival in the trial.", "The drug failed to improve survival in the trial."),
     ("The drug failed to improve survival in the trial.", "The drug improved survival in the trial."),
     ("The bank failed in 2008.", "The bank did not fail in 2008."),  # "failed" with no "to" is the claim's verb
-    # "stopped", "ceased", "quit" before a gerund end what it names; "ceased to" is "no longer".
-    ("The factory produces diesel engines.", "The factory stopped producing diesel engines in 2020."),
-    ("The company existed in 1990.", "The company ceased to exist in 1990."),
 ]
 POLARITY_QUIET = [
     ("The disease is not uncommon in children.", "The disease is common in children."),  # double negation
@@ -352,8 +351,10 @@ POLARITY_QUIET = [
     ("The witness refused to answer the question.", "The witness did not answer the question."),
     ("The board declined to approve the merger.", "The board did not approve the merger."),
     ("The patch does not support Windows.", "The patch lacks support for Windows."),
-    ("The factory has stopped producing diesel engines.", "The factory no longer produces diesel engines."),
-    ("He stopped the car at the gate.", "He stopped the car at the gate."),  # no gerund: nothing negated
+    # "stopped", "quit" before a verb's "-ing" is no plain negation: what stopped went on before.
+    ("He stopped taking the drug.", "He stopped taking the drug."),
+    ("He smoked for twenty years.", "He smoked for twenty years before he quit smoking."),
+    ("The empire existed until 1806.", "The empire ceased to exist in 1806."),
     # "declined to" before a number, a determiner or a level says how far: nothing is negated.
     ("Sales fell to 5% in May.", "Sales declined to 5% in May."),
     ("Sales dropped to the lowest level in May.", "Sales declined to the lowest level in May."),
@@ -434,6 +435,14 @@ ANTONYM_FIRES = [
     ("The team won the final in 2019.", "The team lost the final in 2019.", "lost"),
     ("It was built before the war.", "It was built after the war.", "after"),
     ("All students passed the exam.", "Some students passed the exam.", "Some"),
+    # Pairs added from a review of fresh cases (session 29), and "all" where the source says "most" (one way).
+    ("The new train is faster than the old one.", "The new train is slower than the old one.", "slower"),
+    ("The glacier grew by 2 km over the decade.", "The glacier shrank by 2 km over the decade.", "shrank"),
+    ("The drug is given to increase the heart rate.", "The drug is given to reduce the heart rate.", "reduce"),
+    ("The firm reported a profit of $2 million.", "The firm reported a loss of $2 million.", "loss"),
+    ("The practice is legal in Ohio.", "The practice is unlawful in Ohio.", "unlawful"),
+    ("The ministry confirmed the report.", "The ministry denied the report.", "denied"),
+    ("All of the 1,200 respondents backed the plan.", "Most of the 1,200 respondents backed the plan.", "Most"),
     ("She was the first woman to win the prize.", "She was the last woman to win the prize.", "last"),
     # A word and its negative prefix: "valid", "invalid".
     ("The contract was invalid under state law.", "The contract was valid under state law.", "valid"),
@@ -450,6 +459,8 @@ ANTONYM_FIRES = [
     ),  # an adjective between the word and its noun, in a sentence that holds little of the claim
 ]
 ANTONYM_QUIET = [
+    ("Most of the 1,200 respondents backed the plan.", "All of the 1,200 respondents backed the plan."),  # implied
+    ("The news streams every evening.", "Most programs stream live; the news streams every evening."),
     ("Shares were up 5% in May.", "Shares, down 2% in April, rose 5% in May."),
     ("Up to 500 people attended.", "Up to 500 people attended, down from 700."),
     # A negated word says its opposite: the polarity guard reads negations.
@@ -535,6 +546,11 @@ HEDGE_FIRES = [
     ("The tariffs will rise in July.", "Unless parliament ratifies the treaty, the tariffs will rise in July."),
 ]
 HEDGE_QUIET = [
+    # "tend to" as care; an intention said aside, in a clause of its own.
+    ("The nurse tended the wounded soldiers.", "The nurse tended to the wounded soldiers."),
+    ("The flight departed late.", "The flight, which was scheduled to leave at noon, departed late."),
+    ("The flight departed at 9 am.", "The flight departed at 9 am, although it was scheduled to depart at 8 am."),
+    ("The city built a new park.", "The city, which had planned to build a stadium, built a new park."),
     ("The policy could reduce waiting times.", "The policy may reduce waiting times."),  # hedged alike
     ("Drinking coffee is associated with a lower risk.", "Coffee drinking is linked to a lower risk."),
     ("Users can enable two-factor login.", "Users may enable two-factor login."),  # "can" hedges the claim

@@ -275,6 +275,12 @@ def run_check(args: argparse.Namespace) -> int:
     """
     _options_that_apply(args)
     if args.engine == "ray":
+        if _STANDARD_STREAMS & {args.input, args.output}:
+            msg = (
+                "--engine ray reads files and writes a folder of shards: "
+                "'-' (standard input or output) is the local engine's"
+            )
+            raise CommandError(msg)
         from langchain_refs.apps.check.ray_engine import run_ray_check
 
         return run_ray_check(args)
@@ -469,6 +475,10 @@ def _file_name(text: str) -> str:
         msg = "is empty: give a file name"
         raise argparse.ArgumentTypeError(msg)
     return text
+
+
+# What `-` stands for.
+_STANDARD_STREAMS: Final = frozenset({"/dev/stdin", "/dev/stdout"})
 
 
 def _input_name(text: str) -> str:
