@@ -50,6 +50,7 @@ from langchain_refs.grounding._guards import (
     GuardFinding,
     MeaningGuards,
     checked_guards,
+    negates_the_reason,
     negating_verb,
     number_guard,
     says_negated,
@@ -617,8 +618,12 @@ def _read(text: str) -> _Reading:
         # At most _SCOPE_REACH tokens are looked at: a run of cues ("not not not ...") stays linear.
         for j, (other, word) in enumerate(tokens[i + 1 : i + 1 + _SCOPE_REACH], start=i + 1):
             # Another clause's word ("because", "unless": as written, a content word is kept stemmed) ends the
-            # scope once it holds a word ("not because of X" negates the reason).
-            if other == "|" or len(scope) == _SCOPE_WORDS or (scope and found[j] in SCOPE_ENDS):
+            # scope, unless it comes first after a "not" that negates the reason ("not because of X").
+            if (
+                other == "|"
+                or len(scope) == _SCOPE_WORDS
+                or (found[j] in SCOPE_ENDS and (scope or not negates_the_reason(found[i], found[i - 1] if i else None)))
+            ):
                 break
             if other == "w":
                 scope.append(word)

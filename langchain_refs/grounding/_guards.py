@@ -71,6 +71,7 @@ __all__ = [
     "checked_guards",
     "hedge_guard",
     "name_guard",
+    "negates_the_reason",
     "negating_verb",
     "number_guard",
     "polarity_guard",
@@ -1009,6 +1010,25 @@ SCOPE_ENDS: Final = frozenset({"because", "although", "though", "whereas", "unle
 "should not take aspirin because of the risk" negates taking aspirin, not the risk; "not because of the risk"
 (the word right after the negation) negates the reason.
 """
+_AUXILIARIES: Final = frozenset(
+    "do does did can could will would shall should may might must is are was were am be been has have had".split()
+)
+
+
+def negates_the_reason(negation: str, previous: str | None) -> bool:
+    """Whether a negation right before a `SCOPE_ENDS` word negates what that word opens ("not because of X").
+
+    Only a plain "not" after a word that is no auxiliary: "resigned not because of the scandal" negates the
+    reason; "wanted to but did not because he was ill", "said no because", "found nothing although" negate
+    what came before and stop there.
+
+    Example:
+        >>> negates_the_reason("not", "resigned"), negates_the_reason("not", "did"), negates_the_reason("no", "said")
+        (True, False, False)
+    """
+    return negation == "not" and previous not in _AUXILIARIES
+
+
 _SCOPE_SKIP: Final = frozenset({"longer", "even", "yet", "ever", "always", "necessarily", "also"})
 _SCOPE_WORDS: Final = 4
 _SCOPE_REACH: Final = 8
@@ -1104,11 +1124,14 @@ def _negated(tokens: Sequence[_Token]) -> list[tuple[int, tuple[str, ...]]]:
             continue
         scope: list[str] = []
         for other in tokens[first : first + _SCOPE_REACH]:
-            # Another clause's word ends it once it holds a word: "not because of X" negates the reason.
+            # Another clause's word ends it, unless it comes first after a "not" that negates the reason.
             if (
                 (other.kind == "mark" and other.text in _CLAUSE_END)
                 or len(scope) == _SCOPE_WORDS
-                or (scope and other.low in SCOPE_ENDS)
+                or (
+                    other.low in SCOPE_ENDS
+                    and (scope or not negates_the_reason(tokens[i].low, tokens[i - 1].low if i else None))
+                )
             ):
                 break
             if _is_negation(other):
@@ -1169,19 +1192,12 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
         ("before", "after"),
         ("more", "less fewer"),
         ("first", "last"),
-        (
-            "increase increased increases increasing",
-            "decrease decreased decreases decreasing reduce reduced reduces reducing",
-        ),
+        ("increase increased increases increasing", "decrease decreased decreases decreasing"),
         ("rise rose risen rises rising", "fall fell fallen falls falling"),
         ("won win wins winning winner", "lost lose loses losing loser"),
         ("higher", "lower"),
         ("highest", "lowest"),
         ("larger bigger", "smaller"),
-        ("faster quicker", "slower"),
-        ("fastest quickest", "slowest"),
-        ("grow grew grown grows growing", "shrink shrank shrunk shrinks shrinking"),
-        ("lengthen lengthened lengthens", "shorten shortened shortens"),
         ("largest biggest", "smallest"),
         ("longest", "shortest"),
         ("older elder", "younger"),
@@ -1198,20 +1214,19 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
         ("inside", "outside"),
         ("positive", "negative"),
         ("true", "false"),
-        ("legal lawful", "illegal unlawful"),
+        ("legal", "illegal"),
         # A word and the one its negative prefix makes: "valid", "invalid".
         *((word, f"{prefix}{word}") for prefix, words in _PREFIXED.items() for word in words.split()),
         ("open", "closed"),
         ("alive", "dead"),
         ("approved approve approves", "rejected reject rejects banned ban bans"),
         ("success successful", "failure unsuccessful"),
-        ("gain gained gains profit profits", "loss lost losses"),
-        ("confirm confirms confirmed", "deny denies denied"),
+        ("gain gained gains", "loss lost losses"),
         ("import imports imported", "export exports exported"),
         ("buy bought buys", "sell sold sells"),
         ("birth born", "death died"),
         ("strong stronger strongest", "weak weaker weakest"),
-        ("cheap cheaper cheapest", "expensive costlier pricier"),
+        ("cheap cheaper cheapest", "expensive"),
         # Quantifiers and frequencies: a claim that changes "all" to "some" says another thing.
         ("all every", "some few several"),
         ("most many", "few"),
@@ -1222,11 +1237,6 @@ ANTONYMS: Final[tuple[tuple[frozenset[str], frozenset[str]], ...]] = tuple(
 """Pairs of word sets whose words say opposite things: the antonym guard's small built-in list."""
 
 
-# One way only: a claim's "all" where the source says "most" claims more than it states; a claim's "most" where
-# the source says "all" is implied by it.
-_CLAIMS_MORE_THAN: Final = ((frozenset({"all"}), frozenset({"most", "many"})),)
-
-
 def _opposite_table() -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
     for a, b in ANTONYMS:
@@ -1234,9 +1244,6 @@ def _opposite_table() -> dict[str, frozenset[str]]:
             table.setdefault(word, set()).update(b)
         for word in b:
             table.setdefault(word, set()).update(a)
-    for stronger, weaker in _CLAIMS_MORE_THAN:
-        for word in stronger:
-            table.setdefault(word, set()).update(weaker)
     return {word: frozenset(found) for word, found in table.items()}
 
 
@@ -2359,7 +2366,8 @@ _SYMMETRIC: Final = frozenset(
     " competing debate debates debated debating sign signs signed signing join joins joined joining border"
     " borders bordered bordering resemble resembles resembled match matches matched equal equals equalled equaled"
     " share shares shared trade trades traded talk talks talked speak speaks spoke discuss discusses discussed"
-    " versus vs against between with and or both".split()
+    " versus vs against between with and or both marriage merger rivalry partnership alliance friendship"
+    " relationship dispute war talks treaty match game feud engagement divorce split".split()
 )
 _BE_FORMS: Final = frozenset({"is", "are", "was", "were", "be", "been", "being"})
 
@@ -2388,20 +2396,41 @@ def _clause_sides(tokens: Sequence[_Token], names: frozenset[str], at: int) -> t
     return frozenset(before - after), frozenset(after - before)
 
 
-def _after_a_name(tokens: Sequence[_Token], names: frozenset[str], at: int) -> bool:
-    """Whether the content word nearest before token ``at`` is one of ``names`` (the word is what the name does)."""
-    for i in range(at - 1, -1, -1):
-        token = tokens[i]
+def _right_after_a_name(tokens: Sequence[_Token], names: frozenset[str], at: int) -> bool:
+    """Whether the token before ``at`` is one of ``names``: the word is what the name does ("Brazil beat")."""
+    return at > 0 and tokens[at - 1].kind == "word" and tokens[at - 1].low in names
+
+
+# Words that make a relation go both ways, or put its sides in order ("founded Apple with Wozniak", "finished
+# ahead of Hamilton"): a clause holding one is not read for roles.
+_NO_ROLES: Final = frozenset(
+    "with against alongside and versus vs between than ahead behind before after above below over under".split()
+)
+
+
+def _no_roles(tokens: Sequence[_Token], at: int) -> bool:
+    """Whether the clause after token ``at`` joins its sides both ways or compares them (`_NO_ROLES`)."""
+    for token in tokens[at + 1 :]:
         if token.kind == "mark" and token.text in _CLAUSE_END:
             return False
-        if _is_content(token):
-            return token.low in names
+        if token.low in _NO_ROLES:
+            return True
     return False
 
 
 def _passive(tokens: Sequence[_Token], at: int) -> bool:
-    """Whether the verb at ``at`` is passive: a form of "be" before it, or "by" after it ("was bought by")."""
-    return (at > 0 and tokens[at - 1].low in _BE_FORMS) or (at + 1 < len(tokens) and tokens[at + 1].low == "by")
+    """Whether the verb at ``at`` is passive: "be" among the three words before it, or "by" after it in its clause.
+
+    "was finally acquired", "acquired in October by".
+    """
+    if any(t.low in _BE_FORMS for t in tokens[max(0, at - 3) : at]):
+        return True
+    for token in tokens[at + 1 :]:
+        if token.kind == "mark" and token.text in _CLAUSE_END:
+            return False
+        if token.low == "by":
+            return True
+    return False
 
 
 def _roles_turned(said: _Sentence, evidence: str, coverage: float) -> GuardFinding | None:
@@ -2437,7 +2466,8 @@ def _roles_turned(said: _Sentence, evidence: str, coverage: float) -> GuardFindi
             or token.low in _UNITS
             or token.low in _SCALES
             or token.low not in present
-            or not _after_a_name(tokens, names, at)
+            or not _right_after_a_name(tokens, names, at)
+            or _no_roles(tokens, at)
         ):
             continue
         before, after = _clause_sides(tokens, names, at)
@@ -2451,16 +2481,21 @@ def _roles_turned(said: _Sentence, evidence: str, coverage: float) -> GuardFindi
             if not _may_cover(said, evidence[span[0] : span[1]], coverage):
                 continue
             sentence = _piece(evidence[span[0] : span[1]], span[0])
-            where = _word_places(sentence.tokens).get(token.low)
-            if where is None or _coverage(said, sentence) < coverage or _negated_word(sentence.tokens, where):
+            if _coverage(said, sentence) < coverage:
                 continue
-            their_before, their_after = _clause_sides(sentence.tokens, names, where)
-            # A name on each side crossed over (others may stay where they were: "as CEO", "in Paris").
-            if (
-                before & their_after
-                and after & their_before
-                and _passive(tokens, at) == _passive(sentence.tokens, where)
-            ):
+            crossed = agreed = False
+            for where in [i for i, t in enumerate(sentence.tokens) if t.low == token.low]:
+                if _negated_word(sentence.tokens, where) or _no_roles(sentence.tokens, where):
+                    agreed = True  # no plain statement of roles: nothing to hold against the claim
+                    continue
+                their_before, their_after = _clause_sides(sentence.tokens, names, where)
+                passive = _passive(tokens, at) != _passive(sentence.tokens, where)
+                # A name on each side crossed over (others may stay where they were: "as CEO", "in Paris").
+                if before & their_after and after & their_before and not passive:
+                    crossed = True
+                elif before & their_before or after & their_after or passive:
+                    agreed = True  # the claim's roles somewhere in the sentence ("..., and Germany beat Argentina")
+            if crossed and not agreed:
                 quoted = _as_written(sentence.start, sentence.end, evidence)
                 return GuardFinding(
                     guard="antonym", label="Contradiction", claim_value=token.text, source_value=quoted,
@@ -2514,7 +2549,7 @@ _INTENDING: Final = frozenset(
 )
 _ASIDE: Final = re.compile(r",\s*(?:which|who|whom|whose|although|though|whereas|while)\s*$")
 # After "tend to", these name whom or what is cared for ("tends to his sheep"), not what tends to happen.
-_CARED_FOR: Final = frozenset({"him", "them", "us", "me", "my", "your", "those", "these", "this", "that", "patients"})
+_CARED_FOR: Final = frozenset("the his her their its our my your him them us me those these this that patients".split())
 _COPULAS: Final = frozenset({"is", "are", "was", "were", "be", "been", "being", "strongly", "closely", "also"})
 # Where a clause ends inside a sentence, for the clause a hedge stands in: marks, line ends and table cells,
 # and the words that open another clause ("and said it may...", "repairs that could begin...").
@@ -2610,7 +2645,7 @@ def _hedge_sense(lowered: str, text: str, match: re.Match[str]) -> bool:
         return False  # the month
     if word == "could" and after in ("not", "never"):
         return False  # "could not find": a fact
-    if word.startswith("tend") and (after in _NOT_AN_ACT or after in _CARED_FOR):
+    if word.startswith("tend") and after in _CARED_FOR:
         return False  # "tended to the wounded": cared for them
     if previous == "most" and len(before) > 1 and before[-2] not in ("the", "a", "an"):
         return True  # "was most likely caused": probably (but "the most likely cause" is an adjective)
@@ -2656,8 +2691,6 @@ def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -
             continue
         index = max(0, bisect.bisect_right(starts, match.start()) - 1)
         start = clauses[index][0]
-        if match.group().split()[0] in _INTENDING and _ASIDE.search(lowered[max(0, start - 16) : start]):
-            continue  # an intention said aside: "The flight, which was scheduled to leave at noon, departed late."
         question = bisect.bisect_left(questions, match.start()) - 1
         if question >= 0 and questions[question] >= start:
             continue  # a question: "asked if she could stay"
@@ -2666,6 +2699,14 @@ def _why_not_plain(said: _Sentence, text: str, conditions: bool, share: float) -
             if holding(quotations[quoted]):
                 return "may be so"  # the quotation states it: '"The drug may cut deaths by half," she said.'
             continue  # someone's words aside: "better than we could have hoped"
+        # An intention said aside hedges nothing when the rest of the sentence states the claim ("The flight,
+        # which was scheduled to leave at noon, departed late"); else it is read in its own clause alone (the
+        # clause after it is the main one, no item of a list it opens).
+        if match.group().split()[0] in _INTENDING and _ASIDE.search(lowered[max(0, start - 16) : start]):
+            end = clauses[index][1]
+            if not _may_cover(said, lowered[:start] + lowered[end:], share) and holding((start, end)):
+                return "may be so"
+            continue
         if holding((start, _list_end(lowered, clauses, index))):
             return "may be so"
     if not conditions:
