@@ -305,6 +305,17 @@ def test_bad_body_is_a_400_naming_what_is_wrong(body: Any, error: str) -> None:
     assert answer.json() == {"error": error}
 
 
+def test_a_threshold_too_large_for_a_float_is_named_as_read() -> None:
+    """``1e999`` is read as null (standard JSON): the line says so, not only "got null"."""
+    raw = b'{"response": "Paris is in France.", "reference": "Paris is in France.", "threshold": 1e999}'
+    answer = client().post("/api/check", content=raw, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "error": "'threshold' must be a number from 0 to 1; got null (NaN, Infinity and numbers too large for a "
+        "float, such as 1e999, are read as null)"
+    }
+
+
 @pytest.mark.parametrize(
     ("raw", "start"),
     [

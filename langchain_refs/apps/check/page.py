@@ -261,6 +261,9 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
         threshold = options.get("threshold", DEFAULT_THRESHOLD)
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
             msg = f"'threshold' must be a number from 0 to 1; got {json.dumps(threshold)[:80]}"
+            if threshold is None:
+                # The body is read as standard JSON: NaN, Infinity and numbers too large for a float are null.
+                msg += " (NaN, Infinity and numbers too large for a float, such as 1e999, are read as null)"
             raise BodyError(msg)
         # An option this check would not use is refused, as the command refuses it, not ignored.
         unused = option_not_used(
