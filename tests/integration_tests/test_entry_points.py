@@ -140,7 +140,10 @@ def test_serve_with_a_port_out_of_range() -> None:
     """`serve --port 99999`: one line saying what a port is, exit 2, nothing announced, no traceback."""
     done = run_script("serve", "--port", "99999")
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.splitlines() == ["langchain-refs: --port 99999: a port is a number from 0 to 65535"]
+    assert done.stderr.splitlines() == [
+        "langchain-refs serve: error: argument --port: a port is a number from 0 to 65535, got '99999' "
+        "(see langchain-refs serve --help)"
+    ]
 
 
 @pytest.mark.slow
