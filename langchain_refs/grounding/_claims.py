@@ -622,7 +622,15 @@ def _read(text: str) -> _Reading:
             if (
                 other == "|"
                 or len(scope) == _SCOPE_WORDS
-                or (found[j] in SCOPE_ENDS and (scope or not negates_the_reason(found[i], found[i - 1] if i else None)))
+                or (
+                    found[j] in SCOPE_ENDS
+                    and (
+                        scope
+                        or not negates_the_reason(
+                            found[i], found[i - 1] if i else None, found[j + 1] if j + 1 < len(found) else None
+                        )
+                    )
+                )
             ):
                 break
             if other == "w":

@@ -117,19 +117,19 @@ def test_any_chat_model_gives_the_same_report(tiny_eval: Path) -> None:
 
 
 def test_the_review_set_is_well_formed_and_judged_pair_by_pair() -> None:
-    """bench/meaning_review.jsonl: 144 labelled pairs; a role swap is judged right, its paraphrase right too."""
+    """bench/meaning_review.jsonl: 144 labelled pairs; a changed unit is judged right, its paraphrase right too."""
     from bench import eval_review
 
     rows = eval_review.pairs()
     assert len(rows) == 144
     assert {row["label"] for row in rows} == {"Entailment", "Neutral", "Contradiction"}
     assert all(row["claim"].strip() and row["evidence"].strip() and row["kind"] for row in rows)
-    swap = {
-        "claim": "Brazil beat Germany 7-1.", "evidence": "Germany beat Brazil 7-1.", "label": "Contradiction",
-        "kind": "role_swap",
+    changed = {
+        "claim": "Voyager is 6.4 billion miles away.", "evidence": "Voyager is 6.4 billion kilometres away.",
+        "label": "Contradiction", "kind": "units",
     }  # fmt: skip
-    kept = {**swap, "claim": "Germany beat Brazil 7-1.", "label": "Entailment", "kind": "paraphrase"}
-    judged = eval_review.judged([swap, kept])
+    kept = {**changed, "claim": "Voyager is 6.4 billion kilometres away.", "label": "Entailment", "kind": "paraphrase"}
+    judged = eval_review.judged([changed, kept])
     assert [(r["checker"], r["checker_right"], r["verifier_right"]) for r in judged] == [
         ("Contradiction", True, True),
         ("Entailment", True, True),

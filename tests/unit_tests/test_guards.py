@@ -320,6 +320,8 @@ NAME_FORMS_QUIET = [
 POLARITY_FIRES = [
     # "not because of X" negates the reason ("because" ends a negation's scope only once it holds a word).
     ("He resigned because of the scandal.", "He resigned not because of the scandal but because of his health."),
+    ("The delay was because of the weather.", "The delay was not because of the weather."),
+    ("The rise in prices has been because of demand.", "The rise in prices has not been because of demand."),
     ("Two of the three bridges opened.", "Two of the three bridges never opened."),  # words that are numbers
     ("The Eiffel Tower is not 330 metres tall.", TOWER),
     ("The Eiffel Tower is never open to visitors.", "The Eiffel Tower is open to visitors every day."),
@@ -495,43 +497,6 @@ TURNED_ROUND = [
     ("Inflation was higher in 2023 than in 2022.", "Inflation was higher in 2022 than in 2023."),
 ]
 
-# Two names on either side of the same word, the other way round in the source (written by hand).
-ROLES_TURNED = [
-    ("Brazil beat Germany 7-1 in the 2014 semi-final.", "Germany beat Brazil 7-1 in the 2014 semi-final."),
-    (
-        "Cerner completed its acquisition of Oracle in June 2022.",
-        "Oracle completed its acquisition of Cerner in June 2022, its largest deal to date.",
-    ),
-    ("OpenAI invested $10 billion in Microsoft.", "Microsoft invested $10 billion in OpenAI."),
-    ("Smith succeeded Jones as CEO in 2019.", "Jones succeeded Smith as CEO in 2019."),
-    ("Algeria imports most of its gas from Spain.", "Spain imports most of its gas from Algeria."),
-]
-ROLES_KEPT = [
-    ("Cerner was acquired by Oracle in 2022.", "Oracle acquired Cerner in 2022."),  # passive against active
-    ("Oracle acquired Cerner in 2022.", "Cerner was acquired by Oracle in 2022."),
-    ("Brazil played Germany in the semi-final.", "Germany played Brazil in the semi-final."),  # sides may trade
-    ("France shares a border with Spain.", "Spain shares a border with France."),
-    ("Mars is larger than Mercury.", "Mercury is smaller than Mars."),  # the converse, with the opposite word
-    ("OpenAI received a $10 billion investment from Microsoft.", "Microsoft invested $10 billion in OpenAI."),
-    (
-        "Aldrin stepped onto the Moon twenty minutes after Armstrong.",
-        "Armstrong stepped onto the Moon first, and Aldrin followed twenty minutes later.",
-    ),  # another clause's name is no side of the word
-    ("In 2014 Germany beat Brazil 7-1.", "Brazil, whom Germany beat 7-1, was beaten in 2014."),
-    ("Oracle bought Cerner in June.", "In June, Oracle bought Cerner."),  # a month moved is no role
-    # A second review's supported pairs: a relation both ways ("with"), an order ("ahead of", "than"), a passive
-    # with words between, the claim's roles in another place of the sentence, a symmetric noun.
-    ("Steve Jobs founded Apple with Steve Wozniak in 1976.", "Steve Wozniak founded Apple with Steve Jobs in 1976."),
-    ("Verstappen finished ahead of Hamilton in Monaco.", "Hamilton finished behind Verstappen in Monaco."),
-    ("Federer defeated Nadal in the final.", "Nadal was comprehensively defeated in the final by Federer."),
-    (
-        "Germany beat Argentina in the 2014 final.",
-        "Argentina beat Germany in the 1986 final, and Germany beat Argentina in the 2014 final.",
-    ),
-    ("Charles's marriage to Diana ended in 1996.", "Diana's marriage to Charles ended in 1996."),
-    ("Russia is at war with Ukraine.", "Ukraine is at war with Russia."),
-]
-
 # A claim stated plainly where every sentence stating it says it only may be so, or only under a condition.
 HEDGE_FIRES = [
     # An intention or a tendency is not the act.
@@ -705,22 +670,6 @@ def test_antonym_guard_fires(claim: str, evidence: str, value: str) -> None:
     found = antonym_guard(claim, evidence)
     assert found is not None
     assert (found.guard, found.label, found.source_value) == ("antonym", "Contradiction", value)
-
-
-@pytest.mark.parametrize(("claim", "evidence"), ROLES_TURNED)
-def test_antonym_guard_finds_the_roles_turned_round(claim: str, evidence: str) -> None:
-    """ "A beat B" against "B beat A": a Contradiction quoting the source's sentence, through the checker too."""
-    found = antonym_guard(claim, evidence)
-    assert found is not None
-    assert (found.guard, found.label, found.source_value) == ("antonym", "Contradiction", evidence)
-    assert found.reason == f'the sources have them the other way round: "{evidence}"'
-    assert ScorerClaimChecker().check(Claim(text=claim), [evidence]).label == "Contradiction"
-
-
-@pytest.mark.parametrize(("claim", "evidence"), ROLES_KEPT)
-def test_antonym_guard_keeps_the_roles_said_another_way(claim: str, evidence: str) -> None:
-    """Passive for active, a word whose sides may trade places, the converse, another clause: no finding."""
-    assert antonym_guard(claim, evidence) is None
 
 
 @pytest.mark.parametrize(("claim", "evidence"), TURNED_ROUND)
