@@ -627,7 +627,7 @@ def _read(text: str) -> _Reading:
                     and (
                         scope
                         or not negates_the_reason(
-                            found[i], found[i - 1] if i else None, found[j + 1] if j + 1 < len(found) else None
+                            found[i], found[i - 1] if i else None, found[i + 1] if i + 1 < len(found) else None
                         )
                     )
                 )

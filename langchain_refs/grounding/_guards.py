@@ -1015,29 +1015,25 @@ _AUXILIARIES: Final = frozenset(
 )
 
 
-def _around_word(tokens: Sequence[_Token], negation: int, at: int) -> tuple[str | None, str | None]:
-    """The word before the negation at ``negation``, and the one after token ``at``."""
-    return (
-        tokens[negation - 1].low if negation else None,
-        tokens[at + 1].low if at + 1 < len(tokens) else None,
-    )
+_BE: Final = frozenset({"is", "are", "was", "were", "am", "be", "been", "being"})
 
 
 def negates_the_reason(negation: str, previous: str | None, following: str | None) -> bool:
     """Whether a negation before a `SCOPE_ENDS` word (nothing negated between) negates what that word opens.
 
-    ``previous`` is the word before the negation, ``following`` the word after the `SCOPE_ENDS` one. A
-    plain "not" before "because of" negates the reason ("The delay was not because of the weather"), and so does
-    one after a word that is no auxiliary ("works not because it blocks the enzyme"); a "not" cut short after an
-    auxiliary ("wanted to, but did not because he was ill"), "no", "none" and "nothing" negate what came before.
+    ``previous`` and ``following`` are the words on either side of the negation. A plain "not" beside a form of
+    "be" negates the reason ("The delay was not because of the weather", "has not been because of demand"), and
+    so does one after a word that is no auxiliary ("resigned not because of the scandal"); a "not" cut short after
+    another auxiliary ("planned to, but did not because of the shortage", "couldn't because"), "no", "none" and
+    "nothing" negate what came before.
 
     Example:
-        >>> negates_the_reason("not", "was", "of"), negates_the_reason("not", "did", "he")
+        >>> negates_the_reason("not", "was", "because"), negates_the_reason("not", "did", "because")
         (True, False)
-        >>> negates_the_reason("not", "works", "it"), negates_the_reason("no", "said", "his")
+        >>> negates_the_reason("not", "resigned", "because"), negates_the_reason("no", "said", "because")
         (True, False)
     """
-    return negation == "not" and (following == "of" or previous not in _AUXILIARIES)
+    return negation == "not" and (previous in _BE or following in _BE or previous not in _AUXILIARIES)
 
 
 _SCOPE_SKIP: Final = frozenset({"longer", "even", "yet", "ever", "always", "necessarily", "also"})
@@ -1134,14 +1130,21 @@ def _negated(tokens: Sequence[_Token]) -> list[tuple[int, tuple[str, ...]]]:
         if first < len(tokens) and tokens[first].low in NOT_NEGATING:
             continue
         scope: list[str] = []
-        for k, other in enumerate(tokens[first : first + _SCOPE_REACH]):
+        for other in tokens[first : first + _SCOPE_REACH]:
             # Another clause's word ends it, unless it comes first after a "not" that negates the reason.
             if (
                 (other.kind == "mark" and other.text in _CLAUSE_END)
                 or len(scope) == _SCOPE_WORDS
                 or (
                     other.low in SCOPE_ENDS
-                    and (scope or not negates_the_reason(tokens[i].low, *_around_word(tokens, i, first + k)))
+                    and (
+                        scope
+                        or not negates_the_reason(
+                            tokens[i].low,
+                            tokens[i - 1].low if i else None,
+                            tokens[i + 1].low if i + 1 < len(tokens) else None,
+                        )
+                    )
                 )
             ):
                 break

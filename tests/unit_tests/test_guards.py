@@ -354,6 +354,7 @@ POLARITY_QUIET = [
     ("The board declined to approve the merger.", "The board did not approve the merger."),
     ("The patch does not support Windows.", "The patch lacks support for Windows."),
     # A negation cut short before "because" negates what came before, not the reason.
+    ("The launch was delayed by chip shortages.", "Apple planned a June launch but did not because of chip shortages."),
     ("Biden had Covid.", "Biden was expected to attend the summit but did not because he had Covid."),
     (
         "Her name was missing from the register.",
