@@ -577,7 +577,7 @@ class _Reading:
 
     words: frozenset[str]
     numbers: tuple[_Number, ...]
-    negated: tuple[tuple[str, ...], ...]  # each negation's scope, in the text's order: what it bears on first
+    negated: tuple[frozenset[str], ...]
 
 
 def _read(text: str) -> _Reading:
@@ -636,7 +636,7 @@ def _read(text: str) -> _Reading:
             if other == "w":
                 scope.append(word)
         if scope:
-            negated.append(tuple(scope))
+            negated.append(frozenset(scope))
     return _Reading(words=words, numbers=numbers, negated=tuple(negated))
 
 
@@ -713,8 +713,8 @@ def _negation_flips(negating: _Reading, affirming: _Reading) -> bool:
     covers those words.
     """
     for scope in negating.negated:
-        found = affirming.words.intersection(scope)
-        if len(found) >= min(2, len(scope)) and not any(found.intersection(other) for other in affirming.negated):
+        found = scope & affirming.words
+        if len(found) >= min(2, len(scope)) and not any(found & other for other in affirming.negated):
             return True
     return False
 
