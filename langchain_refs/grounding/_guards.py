@@ -1010,12 +1010,10 @@ SCOPE_ENDS: Final = frozenset({"because", "although", "though", "whereas", "unle
 "should not take aspirin because of the risk" negates taking aspirin, not the risk; "not because of the risk"
 (the word right after the negation) negates the reason.
 """
-_AUXILIARIES: Final = frozenset(
-    "do does did can could will would shall should may might must is are was were am be been has have had".split()
-)
-
-
 _BE: Final = frozenset({"is", "are", "was", "were", "am", "be", "been", "being"})
+_AUXILIARIES: Final = _BE | frozenset(
+    "do does did can could will would shall should may might must has have had".split()
+)
 
 
 def negates_the_reason(negation: str, previous: str | None, following: str | None) -> bool:
