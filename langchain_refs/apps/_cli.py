@@ -25,11 +25,11 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from importlib import metadata
 from typing import Any, Final, NoReturn
 
 from typing_extensions import override
 
-from langchain_refs import __version__
 from langchain_refs.apps._content import content_text
 from langchain_refs.apps._errors import CommandError, at_least_one, first_line, utf8_problem, utf8_text
 from langchain_refs.apps._models import load_model
@@ -369,6 +369,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _version() -> str:
+    """The installed package's version, read as ``langchain_refs.__version__`` reads it (the apps wing may not
+    import the package root: tests/unit_tests/test_architecture.py); "unknown" in a checkout never installed.
+    """
+    try:
+        return metadata.version("langchain-refs")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -395,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
         8000
     """
     parser = _OneLineParser(prog="langchain-refs", description="Streaming citations for LangChain answers.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__ or 'unknown'}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     # Not required here: `main` says what is missing or unknown itself (argparse would report a
     # missing command before an unknown option, and an unknown option with the top-level usage).
     commands = parser.add_subparsers(dest="command", metavar="{demo,serve,check}")
