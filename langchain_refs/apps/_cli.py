@@ -370,8 +370,9 @@ def _seconds(text: str) -> float:
 
 
 def _version() -> str:
-    """The installed package's version, read as ``langchain_refs.__version__`` reads it (the apps wing may not
-    import the package root: tests/unit_tests/test_architecture.py); "unknown" in a checkout never installed.
+    """The installed package's version ("unknown" in a checkout never installed).
+
+    Read as ``langchain_refs.__version__`` reads it: the apps wing may not import the package root.
     """
     try:
         return metadata.version("langchain-refs")
