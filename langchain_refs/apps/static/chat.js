@@ -127,17 +127,24 @@ import { el } from "./dom.js";
 
   let closeTimer = 0;
 
-  function openCard(turn, button) {
+  // A card opened by the pointer resting on its chip is a preview: the pointer goes through it to the
+  // text and chips it covers (the chip on the next line among them). A click, a tap or the keyboard
+  // pins it: then it takes the pointer (its link can be clicked) and stays until closed.
+  function openCard(turn, button, pinned) {
     clearTimeout(closeTimer);
     const data = turn.chips ? turn.chips[Number(button.dataset.index)] : null;
     if (!data) return;
+    const card = turn.card;
+    const shown = !card.hidden && button.getAttribute("aria-expanded") === "true";
+    if (shown && !pinned) return; // already open for this chip: the pointer moving on it changes nothing
+    card.classList.toggle("preview", !pinned);
+    if (shown) return;
     for (const other of document.querySelectorAll(".chip[aria-expanded='true']")) {
       if (other !== button) other.setAttribute("aria-expanded", "false");
     }
     for (const card of document.querySelectorAll(".passage-card")) {
       if (card !== turn.card) card.hidden = true;
     }
-    const card = turn.card;
     fillCard(card, data, turn.sources.get(Number(data.number)));
     button.after(card); // right after its chip: Tab goes from the chip into the card
     card.hidden = false;
@@ -208,19 +215,20 @@ import { el } from "./dom.js";
   function wireChips(turn) {
     turn.body.addEventListener("mouseover", (event) => {
       const button = event.target.closest(".chip");
-      if (button) openCard(turn, button);
+      if (button) openCard(turn, button, false);
     });
     turn.answer.addEventListener("mouseout", (event) => {
       const from = event.target.closest(".chip, .passage-card");
       const to = event.relatedTarget;
-      if (from && !(to && to.closest && to.closest(".chip, .passage-card"))) {
+      const pinned = !turn.card.hidden && !turn.card.classList.contains("preview");
+      if (from && !pinned && !(to && to.closest && to.closest(".chip, .passage-card"))) {
         closeTimer = setTimeout(() => closeCards(false), 250);
       }
     });
     turn.card.addEventListener("mouseover", () => clearTimeout(closeTimer));
     turn.answer.addEventListener("focusin", (event) => {
       const button = event.target.closest(".chip");
-      if (button && !refocusing) openCard(turn, button);
+      if (button && !refocusing) openCard(turn, button, true);
       else if (event.target.closest(".passage-card")) clearTimeout(closeTimer);
     });
     turn.answer.addEventListener("focusout", (event) => {
@@ -229,7 +237,7 @@ import { el } from "./dom.js";
     });
     turn.answer.addEventListener("click", (event) => {
       const button = event.target.closest(".chip");
-      if (button) openCard(turn, button); // a tap opens; tapping elsewhere or Escape closes
+      if (button) openCard(turn, button, true); // a click or tap pins; a click elsewhere or Escape closes
     });
   }
 
