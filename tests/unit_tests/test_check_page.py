@@ -316,6 +316,14 @@ def test_a_threshold_too_large_for_a_float_is_named_as_read() -> None:
     }
 
 
+def test_a_threshold_sent_as_null_is_named_as_sent() -> None:
+    """A literal ``null`` threshold is refused as what it is: no note about numbers read as null."""
+    body = {"response": "Paris is in France.", "reference": "Paris is in France.", "threshold": None}
+    answer = post(body)
+    assert answer.status_code == 400
+    assert answer.json() == {"error": "'threshold' must be a number from 0 to 1; got null"}
+
+
 @pytest.mark.parametrize(
     ("raw", "start"),
     [

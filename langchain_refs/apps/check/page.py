@@ -205,12 +205,14 @@ class _Recording:
         return self.claims
 
 
-async def _body(request: Request, limits: CheckLimits) -> dict[str, Any]:
-    body = await read_json_body(request, limits.body_bytes, lambda text: read_json_text(text, count=[0]))
+async def _body(request: Request, limits: CheckLimits) -> tuple[dict[str, Any], bool]:
+    """The request's JSON object, and whether it held numbers JSON cannot hold (read as null)."""
+    read_as_null = [0]
+    body = await read_json_body(request, limits.body_bytes, lambda text: read_json_text(text, count=read_as_null))
     if not isinstance(body, dict):
         msg = "the body must be a JSON object: one item of the check command's input, with options"
         raise BodyError(msg)
-    return body
+    return body, read_as_null[0] > 0
 
 
 def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | None = None) -> list[BaseRoute]:
@@ -245,13 +247,13 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
     async def page(_: Request) -> Response:
         return page_response(page_text)
 
-    def run(body: dict[str, Any]) -> dict[str, Any]:
-        result = checked(body)
+    def run(body: dict[str, Any], read_as_null: bool) -> dict[str, Any]:
+        result = checked(body, read_as_null)
         # `checked_item` names the model's failed replies, if any (the check runs in a worker thread, its own context).
         result["warnings"] = result.pop("warnings", [])
         return result
 
-    def checked(body: dict[str, Any]) -> dict[str, Any]:
+    def checked(body: dict[str, Any], read_as_null: bool) -> dict[str, Any]:
         options = {key: body[key] for key in _OPTIONS if key in body}
         item = {key: value for key, value in body.items() if key not in _OPTIONS}
         mode = cast("Mode", _choice(options, "mode", MODES, "extract-check"))
@@ -261,7 +263,7 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
         threshold = options.get("threshold", DEFAULT_THRESHOLD)
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
             msg = f"'threshold' must be a number from 0 to 1; got {json.dumps(threshold)[:80]}"
-            if threshold is None:
+            if threshold is None and read_as_null:
                 # The body is read as standard JSON: NaN, Infinity and numbers too large for a float are null.
                 msg += " (NaN, Infinity and numbers too large for a float, such as 1e999, are read as null)"
             raise BodyError(msg)
@@ -303,9 +305,9 @@ def check_routes(*, model: BaseChatModel | None = None, limits: CheckLimits | No
 
     async def api(request: Request) -> Response:
         try:
-            body = await _body(request, limits)
+            body, read_as_null = await _body(request, limits)
             # Checking is CPU work (or a model's calls): off the event loop.
-            result = await run_in_threadpool(run, body)
+            result = await run_in_threadpool(run, body, read_as_null)
         except BodyError as problem:
             return JSONResponse({"error": str(problem)}, status_code=problem.status, headers=NOSNIFF)
         return JSONResponse(result, headers=NOSNIFF)
