@@ -307,6 +307,7 @@ def grounding_citations(grounding: Any, text: str | None = None) -> list[dict[st
 _CALL_TYPES: Final = frozenset(
     {"tool_call", "tool_call_chunk", "invalid_tool_call", "server_tool_call", "server_tool_call_chunk"}
 )
+_SERVER_CALL_TYPES: Final = frozenset({"server_tool_call", "server_tool_call_chunk"})
 
 
 def provider_native(block: Mapping[str, Any]) -> bool:
@@ -410,7 +411,15 @@ def standard_content(
                     out.append(call)
         else:
             for found in translated:
-                (added if _is_call(found) else out).append(found)
+                if not _is_call(found):
+                    out.append(found)
+                elif found.get("type") in _SERVER_CALL_TYPES:
+                    # A server tool's call and its result (OpenAI's web_search_call): the block's own, in its place.
+                    if _call_key(found) not in placed:
+                        placed.add(_call_key(found))
+                        out.append(found)
+                else:
+                    added.append(found)  # the message's tool calls, which the translator adds to the block's
     for call in added:
         if _call_key(call) not in placed:
             placed.add(_call_key(call))

@@ -309,6 +309,39 @@ def test_what_a_translator_adds_to_every_block_comes_once() -> None:
     assert with_refusal(marked).content_blocks == message.content_blocks
 
 
+def test_a_server_tools_call_keeps_its_place_before_its_result() -> None:
+    """OpenAI's web_search_call is a server tool's call and its result: both stay where the search was.
+
+    Found in use: the call was moved to the end, after its own result and
+    the text, and langchain-openai, reading the answer back as history,
+    dropped a call that followed its result. The expected types and order
+    are written by hand (langchain-core's content_blocks of the whole message
+    give the same); the function call after the text stays after it.
+    """
+    from langchain_refs.streaming import standard_content
+
+    message = AIMessage(
+        content=[
+            {"id": "rs_1", "summary": [{"text": "T.", "type": "summary_text"}], "type": "reasoning"},
+            {"id": "ws_1", "type": "web_search_call", "status": "completed", "action": {"type": "search"}},
+            {"type": "text", "text": "Hi.", "annotations": [], "id": "msg_1"},
+            {"type": "function_call", "name": "search", "arguments": "{}", "call_id": "call_1", "id": "fc_1"},
+        ],
+        tool_calls=[{"name": "search", "args": {}, "id": "call_1", "type": "tool_call"}],
+        response_metadata={"model_provider": "openai"},
+    )
+    standard = standard_content(message.content, message)
+    assert standard is not None
+    order = [(b["type"], b.get("id") or b.get("tool_call_id")) for b in standard]
+    assert order == [
+        ("reasoning", "rs_1"),
+        ("server_tool_call", "ws_1"),
+        ("server_tool_result", "ws_1"),
+        ("text", "msg_1"),
+        ("tool_call", "call_1"),
+    ]
+
+
 TEXT_BLOCK = {"type": "text", "text": "Partly[1]"}
 # (the message, the blocks with_refusal gives it: None for the same message), written by hand.
 WITH_REFUSAL = {
