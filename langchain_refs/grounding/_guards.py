@@ -121,10 +121,14 @@ class GuardFinding:
 # An abbreviation with dots ("U.S."), a number (with separators, a decimal part, an ordinal or decade
 # suffix), a word (with inner apostrophes or hyphens), or a mark that ends a clause.
 
+_CLOCK_PATTERN: Final = r"(?<![\w.,:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\w:]|[.,]\d)"
+_CLOCK: Final = re.compile(_CLOCK_PATTERN)
 _TOKEN = re.compile(
     r"(?P<degrees>\u00b0\s?[CF])(?![A-Za-z])"
     r"|(?P<millions>(?<=[$\u20ac\u00a3\u00a5])\d+(?:[.,]\d+)*m)(?![\w])"  # "$3m": millions after a currency sign
     r"|(?P<abbr>(?:[A-Za-z]\.){2,})"
+    # A time of day ("9:45", "21:05:30"): one number, not two split by a colon that would end a sentence.
+    r"|(?P<clock>" + _CLOCK_PATTERN + ")"
     # A number, with its suffix ("2nd", "1990s", "100k"), or with a unit written onto it ("10km", "5mg", "1.2m").
     # Thousands set apart by no-break or thin spaces ("25\u00a0000", "1\u202f000\u202f000"), or by plain ones before a
     # last "000" ("25 000"); other plain spaces set none apart ("Take 2 250 mg tablets" is two tablets).
@@ -176,7 +180,7 @@ def _tokens(text: str) -> tuple[_Token, ...]:
         kind = match.lastgroup or "mark"
         if kind == "degrees":
             kind = "word"  # "\u00b0C": a unit, read as the word after its number
-        elif kind == "spaced":
+        elif kind in ("spaced", "clock"):
             kind = "num"
         elif kind == "millions":
             # "$3m": money is never in metres, so the "m" is a million, read as the scale written "M" is.
@@ -285,6 +289,8 @@ class _Quantity:
     step: float | None = None  # "42.2": the value's last decimal place (0.1), a claim rounding the sources' to it
     or_million: bool = False  # "1.2m": metres or millions (money aside, the text does not say which)
     label: bool = False  # a name's number, after a capitalised word or a word that numbers things: "Chapter 3"
+    dotted: float | None = None  # a time of day as some write it with a dot: "9:15" is "9.15" (its value: minutes)
+    minutes: float | None = None  # a time of day, in minutes after midnight: "9:15 pm", "21:15" and "9 pm" are one
 
 
 _ORDINAL_OR_DECADE: Final = re.compile(r"(?:st|nd|rd|th|s)$")
@@ -527,8 +533,14 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 )
             )  # fmt: skip
             continue
+        clock: tuple[float, float | None] | None = None
         if of_scale is not None:
             (value, i), spelled = of_scale, True
+        elif token.kind == "num" and ":" in token.low:
+            after = tokens[i + 1].low if i + 1 < len(tokens) else None
+            clock = _clock_minutes(token.low, after)
+            value = clock[0]
+            i += 2 if after in _DAY_HALVES else 1
         elif token.kind == "num":
             ordinal = token.low.endswith(("st", "nd", "rd", "th")) and token.low[-3:-2].isdigit()
             scale = _SCALE_SUFFIXES.get(token.text[-2:]) or _SCALE_SUFFIXES.get(token.text[-1])
@@ -584,7 +596,11 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             i += 1
             continue
         last = tokens[i - 1]
-        unit = _unit_after(tokens, i)
+        unit = "clock" if clock is not None else _unit_after(tokens, i)
+        minutes = clock[0] if clock is not None else None
+        if unit in ("a.m.", "p.m.") and token.low.isdigit() and 1 <= value <= 12:
+            # "9 pm" is the time of day "21:00" is (it keeps its unit: "9 am" is another value of it than "9 pm").
+            minutes = _clock_minutes(f"{token.low}:00", unit)[0]
         before = next((stem(t.low) for t in reversed(tokens[max(0, start - 3) : start]) if _is_content(t)), None)
         bound = _bound_before(tokens, start)
         # A sign in words ("minus 12", "12 degrees below zero"); a dash after a number is a range's ("5 -10").
@@ -594,7 +610,8 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         after_unit = [t.low for t in tokens[i + 1 : i + 3]] if unit else [t.low for t in tokens[i : i + 2]]
         if after_unit in (["below", "zero"], ["below", "freezing"]):
             value = -abs(value)
-        text_end = tokens[i].end if unit and i < len(tokens) else last.end
+        # A unit's word ends the quantity as written; a time of day ends with itself (or its "pm").
+        text_end = tokens[i].end if unit and clock is None and i < len(tokens) else last.end
         if i + 1 < len(tokens) and (
             (unit == "percent" and tokens[i].low == "per" and tokens[i + 1].low == "cent")
             or (unit in _SCALES_OF_HEAT and tokens[i].low in ("degree", "degrees"))
@@ -632,9 +649,41 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 step=step if token.kind == "num" and (unit in _MEASURES or unit == "percent" or scaled) else None,
                 or_million=or_million,
                 label=label,
+                dotted=clock[1] if clock is not None else None,
+                minutes=minutes,
             )
         )
     return tuple(found)
+
+
+_DAY_HALVES: Final = frozenset({"am", "pm", "a.m.", "p.m."})
+
+
+def _clock_parts(text: str, quantity: _Quantity) -> frozenset[float]:
+    """The numbers a time of day is written with: ``{21.0, 15.0}`` for "21:15"."""
+    written = text[quantity.start : quantity.end].split()[0]
+    return frozenset(float(part) for part in written.split(":"))
+
+
+def _clock_minutes(written: str, after: str | None) -> tuple[float, float | None]:
+    """A time of day in minutes after midnight (``after``: the word after it, "pm" adds twelve hours), and as dotted.
+
+    The dotted reading ("9.15" for "9:15") is for a time written with no
+    "am" or "pm" after it: which half of the day "9.15" is, it does not say.
+
+    Example:
+        >>> _clock_minutes("9:15", "pm"), _clock_minutes("12:30", "am"), _clock_minutes("9:15", None)
+        ((1275.0, None), (30.0, None), (555.0, 9.15))
+    """
+    parts = [int(part) for part in written.split(":")]
+    hours, minutes = parts[0], parts[1]
+    if after in ("pm", "p.m.") and hours < 12:
+        hours += 12
+    elif after in ("am", "a.m.") and hours == 12:
+        hours = 0
+    seconds = parts[2] if len(parts) > 2 else 0
+    dotted = parts[0] + minutes / 100 if len(parts) == 2 and after not in _DAY_HALVES else None
+    return hours * 60 + minutes + seconds / 60, dotted
 
 
 # Words a number after them names one of (it counts nothing): "chapter 3", "year 3", "room 12".
@@ -1376,8 +1425,13 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     changed = _changed_terms(claim, evidence)
     if changed is not None:
         return changed
-    # The common case first: every number of the claim written in digits, each one written in the evidence too.
-    if not _NUMBER_WORD.search(claim) and _digit_strings(claim) <= _digit_strings(evidence):
+    # The common case first: every number of the claim written in digits, each one written in the evidence too
+    # (not for a time of day: "9:00 am" writes the digits of "9:00 pm").
+    if (
+        not _NUMBER_WORD.search(claim)
+        and _digit_strings(claim) <= _digit_strings(evidence)
+        and not (":" in claim and _CLOCK.search(claim))
+    ):
         return None
     # "one of", "two countries": numbers in words below ten are too often a paraphrase to hold to (a rank is not).
     held = [q for q in _quantities_of(claim) if not (q.spelled and q.value < 10 and not q.ordinal)]
@@ -1392,6 +1446,9 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     ranks = {q.value for q in stated if q.ordinal} - {q.value for q in stated if not q.ordinal}
     values = {q.value for q in stated}
     values |= {_scaled(q.value, 1_000_000) for q in stated if q.or_million}
+    # A time of day written with a colon agrees with the same time written with a dot, both ways.
+    values |= {q.dotted for q in stated if q.dotted is not None}
+    times_of_day = {q.minutes for q in stated if q.minutes is not None}
     # A value the sources give as approximate ("about 520") allows one near it ("500").
     values |= {v for q in stated if q.bound == "about" and not q.year for v in _near(q.value, claimed)}
     # A share the sources write ("a third") allows a percentage within a point or two of it ("33%").
@@ -1404,6 +1461,10 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     for quantity in claimed:
         if (
             _agrees(quantity, values - ranks if _is_count(quantity) else values)
+            or quantity.dotted in values
+            or quantity.minutes in times_of_day
+            # Where the sources give no time of day, "21:15" is two numbers they may write otherwise ("21-15").
+            or (quantity.unit == "clock" and not times_of_day and _clock_parts(claim, quantity) <= digits)
             or _list_marker(tokens, quantity)
             or _range_end(claim, quantity)
         ):
@@ -1411,8 +1472,11 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         said = _as_written(quantity.start, quantity.end, claim)
         for other in stated:
             # The same unit, or the same word before and no other unit ("330 metres" is not "1,083 feet").
+            if (quantity.minutes is None) != (other.minutes is None):
+                continue  # a time of day is another value only of another time of day
             same_slot = other.ordinal == quantity.ordinal and (
                 (quantity.unit is not None and other.unit == quantity.unit)
+                or (quantity.minutes is not None and other.minutes is not None)
                 or (
                     quantity.before is not None
                     and other.before == quantity.before
