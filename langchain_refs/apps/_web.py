@@ -135,7 +135,9 @@ def _read_json(text: str) -> Any:
     return json.loads(text, parse_int=json_int)
 
 
-async def read_json_body(request: Request, limit: int, read_json: Callable[[str], Any] = _read_json) -> Any:
+async def read_json_body(
+    request: Request, limit: int, read_json: Callable[[str], Any] = _read_json, *, refuse_lone_surrogates: bool = True
+) -> Any:
     """The request's body read as JSON by ``read_json``, or a `BodyError` saying why not.
 
     415 unless it is sent as JSON (a page of another site can send text and
@@ -144,6 +146,12 @@ async def read_json_body(request: Request, limit: int, read_json: Callable[[str]
     JSON that Python can read (nested too deep, an integer too long), when it
     holds a lone surrogate (``"\\ud800"``: valid JSON, but no answer could
     write it back), or when the client disconnected before sending all of it.
+
+    ``refuse_lone_surrogates=False`` takes a body that carries back what the
+    server sent, which may hold one: ``useChat`` sends the whole conversation
+    with each question, the escape ``\\udce9`` of a file name that is not
+    UTF-8 (`sse_data`) in it. Its reader refuses one where it must write it
+    (`question_of`: the question, the chat id).
 
     Example:
         >>> import asyncio
@@ -188,7 +196,7 @@ async def read_json_body(request: Request, limit: int, read_json: Callable[[str]
     except ValueError as error:  # an integer too long (`json_int`'s message, or the reader's)
         msg = f"cannot read the body's JSON: {str(error).splitlines()[0]}"
         raise BodyError(msg) from None
-    problem = utf8_problem(json.dumps(body, ensure_ascii=False))
+    problem = utf8_problem(json.dumps(body, ensure_ascii=False)) if refuse_lone_surrogates else None
     if problem is not None:  # a "\ud800" escape, anywhere: nothing downstream could write it (nor stream it)
         msg = f"the body {problem}"
         raise BodyError(msg)

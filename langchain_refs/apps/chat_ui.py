@@ -83,12 +83,14 @@ from langchain_core.runnables import Runnable, RunnableGenerator
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from typing_extensions import override
 
 from langchain_refs.apps._content import content_text, reasoning_text
@@ -621,10 +623,10 @@ def _page(request: Request) -> Response:
     return page_response(_PAGE, mode="agent" if request.app.state.agent else "chain", tags=_TAGS)
 
 
-async def _json_body(request: Request, limit: int) -> Any:
+async def _json_body(request: Request, limit: int, *, refuse_lone_surrogates: bool = True) -> Any:
     """The request's JSON, or the 4xx response with the one line that says why not (`read_json_body`)."""
     try:
-        return await read_json_body(request, limit)
+        return await read_json_body(request, limit, refuse_lone_surrogates=refuse_lone_surrogates)
     except BodyError as error:
         return JSONResponse({"error": str(error)}, status_code=error.status)
 
@@ -691,7 +693,8 @@ def create_app(
             holding the 256 most recently used conversations.
         allowed_hosts: the host names requests may be sent to (their ``Host``
             header; Starlette's ``TrustedHostMiddleware``): any other gets a
-            400. A web page whose name an attacker points at this machine
+            400 (under ``/api/``, the one line of JSON of the API's other
+            errors). A web page whose name an attacker points at this machine
             (DNS rebinding) then cannot use the app, nor the model key it runs
             with. ``serve`` on a loopback address allows the loopback names
             and its own. Default: any host.
@@ -757,7 +760,10 @@ def create_app(
         return StreamingResponse(_events(run, question, conversation), media_type="text/event-stream", headers=headers)
 
     async def ui_stream(request: Request) -> Response:
-        body = await _json_body(request, _MAX_UI_BODY)
+        # The conversation useChat sends back holds what the server streamed: a file name that is not UTF-8
+        # comes back with its lone surrogate ("\udce9"). Only the question and the chat id refuse one (question_of):
+        # the earlier messages are only compared, never written.
+        body = await _json_body(request, _MAX_UI_BODY, refuse_lone_surrogates=False)
         if isinstance(body, Response):
             return body
         try:
@@ -782,7 +788,7 @@ def create_app(
             *check_routes(model=check_model),
         ],
         exception_handlers={HTTPException: _http_error},
-        middleware=[] if allowed_hosts is None else [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)],
+        middleware=[] if allowed_hosts is None else [Middleware(_TrustedHosts, allowed_hosts=allowed_hosts)],
     )
     app.state.agent = agent
     return app
@@ -801,6 +807,42 @@ async def _http_error(request: Request, exception: Exception) -> Response:
     else:
         message = str(error.detail)
     return JSONResponse({"error": message}, status_code=error.status_code, headers=error.headers)
+
+
+_HOST_PASSED: Final = "langchain_refs.host_passed"  # the key `_TrustedHosts` asks Starlette's middleware to set
+
+
+class _TrustedHosts:
+    """Starlette's `TrustedHostMiddleware`, its refusal under /api/ the one line of JSON of the API's other errors.
+
+    Which hosts pass stays Starlette's to say (its own middleware asks, with
+    an app that only notes the host passed): only the answer changes, so that
+    a client of the API reads ``{"error": ...}`` naming the host, not a line
+    of text. A page keeps Starlette's answer.
+    """
+
+    def __init__(self, app: ASGIApp, allowed_hosts: Sequence[str]) -> None:
+        self.app = TrustedHostMiddleware(app, allowed_hosts=allowed_hosts)
+        self._gate = TrustedHostMiddleware(_note_host_passed, allowed_hosts=allowed_hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/api/"):
+            asked = dict(scope)
+            await self._gate(asked, receive, _unsent)
+            if not asked.get(_HOST_PASSED):
+                host = Headers(scope=scope).get("host")
+                message = f"this server does not answer to the host {host}" if host else "the request names no host"
+                await JSONResponse({"error": message}, status_code=400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _note_host_passed(scope: Scope, receive: Receive, send: Send) -> None:
+    scope[_HOST_PASSED] = True
+
+
+async def _unsent(message: Message) -> None:
+    """Where Starlette's own refusal goes when `_TrustedHosts` answers instead: nowhere."""
 
 
 # A run yields ("text", styled text), ("searching", data), ("tool", data),
@@ -928,7 +970,8 @@ def _chain_ui_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any],
             store.save(conversation, turns[: _held_turns([q for q, _ in turns], earlier)])
         inputs = await context.ainvoke({"question": question})
         inputs["history"] = _history(store, conversation)
-        text, references = [], AnswerReferences()
+        text: list[str] = []
+        references: AnswerReferences | None = None
         try:
             async for chunk in answer_chain.astream(inputs):
                 yield chunk
@@ -936,13 +979,33 @@ def _chain_ui_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any],
                 data = getattr(chunk, "response_metadata", {}).get("references")
                 references = AnswerReferences.from_dict(data) if isinstance(data, dict) else references
         finally:
-            _add_turn(store, conversation, question, _without_citations("".join(text), references))
+            # Also when the reader stopped the answer or the model failed: what they saw, its citations taken out.
+            answer = _without_citations("".join(text), references, len(inputs["documents"]))
+            _add_turn(store, conversation, question, answer)
 
     return run
 
 
-def _without_citations(text: str, references: AnswerReferences) -> str:
-    """The answer with its rendered citations cut out (the chain's history: its numbers name no document next turn)."""
+# A citation as `citation_numbers_style` writes it, in the text of the UI message stream.
+_CITATION_NUMBER = re.compile(r"\[([1-9][0-9]{0,8})\]")
+
+
+def _without_citations(text: str, references: AnswerReferences | None, documents: int) -> str:
+    """The UI stream's answer with its citations cut out (the chain's history: its numbers name no document next turn).
+
+    A complete answer's references say where each citation stands. An answer
+    cut short (the reader stopped it, the model failed) has none: they come
+    with its last chunk. Its citations are then each ``[n]`` that can number
+    one of the ``documents`` it was shown, as `citation_numbers_style` writes
+    them; such a number the model wrote itself goes too, only from a turn it
+    never finished.
+
+    Example:
+        >>> _without_citations("Paris is big[1]. It is in list[7]", None, 4)
+        'Paris is big. It is in list[7]'
+    """
+    if references is None:
+        return _CITATION_NUMBER.sub(lambda number: "" if int(number[1]) <= documents else number[0], text)
     kept, position = [], 0
     for citation in sorted(references.citations, key=lambda c: c.start):
         if citation.start >= position:

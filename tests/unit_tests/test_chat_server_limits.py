@@ -384,20 +384,53 @@ def test_a_page_that_does_not_exist_stays_plain_text() -> None:
     assert (response.status_code, response.text) == (404, "Not Found")
 
 
+LONE_SURROGATE = "holds \\ud800, a lone surrogate that UTF-8 cannot write"
+TOO_LONG = '{"question": "Paris?", "n": ' + "9" * 5000 + "}"
+
+
 @pytest.mark.parametrize(
-    ("body", "error"),
+    ("path", "body", "error"),
     [
-        ('{"question": "Paris \\ud800?"}', "the body holds \\ud800, a lone surrogate that UTF-8 cannot write"),
-        ('{"question": "Paris?", "n": ' + "9" * 5000 + "}", "an integer of 5000 digits (Python reads at most 4300)"),
+        ("/api/chat", '{"question": "Paris \\ud800?"}', f"the body {LONE_SURROGATE}"),
+        (
+            "/api/ui-stream",
+            UI_BODY.decode().replace("Paris?", "Paris \\ud800?"),
+            f"the question or the chat id {LONE_SURROGATE}",
+        ),
+        ("/api/chat", TOO_LONG, "an integer of 5000 digits (Python reads at most 4300)"),
+        ("/api/ui-stream", TOO_LONG, "an integer of 5000 digits (Python reads at most 4300)"),
     ],
-    ids=["lone surrogate", "integer too long"],
+    ids=["lone surrogate", "lone surrogate in the question", "integer too long", "integer too long (UI stream)"],
 )
-@pytest.mark.parametrize("path", ["/api/chat", "/api/ui-stream"])
 def test_a_body_no_answer_could_be_written_for_is_a_400_before_any_event(path: str, body: str, error: str) -> None:
-    """Both chat endpoints refuse it up front, in one line the /api/check endpoint words the same way."""
+    """Both chat endpoints refuse it up front, in one line the /api/check endpoint words the same way.
+
+    The UI stream's body carries back the earlier messages, which may hold what the server sent (a lone
+    surrogate of a file name): there, the question (or the chat id) holding one is what is refused.
+    """
     response = TestClient(app()).post(path, content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400
     assert response.json()["error"].endswith(error)
+
+
+def test_a_host_the_server_does_not_answer_to_is_refused_in_one_line_of_json_under_api() -> None:
+    """The trusted-host refusal is a 400 either way; under /api/ it is the API's one line of JSON naming the host."""
+    client = TestClient(
+        create_app(
+            model=streaming_model(["Paris is big[1](id=1)."]),
+            documents=DOCUMENTS,
+            k=1,
+            allowed_hosts=["127.0.0.1", "localhost"],
+        )
+    )
+    headers = {"content-type": "application/json", "host": "devbox.lan:8000"}
+    for path, body in [("/api/ui-stream", UI_BODY), ("/api/chat", QUESTION)]:
+        response = client.post(path, content=body, headers=headers)
+        assert (response.status_code, response.headers["content-type"]) == (400, "application/json")
+        assert response.text == '{"error":"this server does not answer to the host devbox.lan:8000"}'
+        assert client.post(path, content=body, headers={**headers, "host": "localhost:8000"}).status_code == 200
+    page = client.get("/", headers={"host": "devbox.lan:8000"})
+    assert (page.status_code, page.text) == (400, "Invalid host header")
 
 
 @pytest.mark.parametrize(("conversation", "named"), [(12345, "int"), (["c1"], "list"), ({"id": "c1"}, "dict")])

@@ -545,6 +545,75 @@ def test_a_split_emoji_and_a_source_name_that_is_not_utf8_reach_the_page() -> No
     assert [s["url"] for s in the(stream, "references")["sources"]] == [source]
 
 
+def ui_user(message_id: str, text: str) -> dict[str, Any]:
+    """A user message as ``useChat`` sends it."""
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def ui_chunks(body: str) -> list[dict[str, Any]]:
+    """The chunks of a UI message stream, in order (``[DONE]`` left out)."""
+    return [json.loads(line[len("data: ") :]) for line in body.splitlines() if line.startswith("data: {")]
+
+
+def test_the_conversation_usechat_sends_back_may_hold_the_lone_surrogate_of_a_source_it_was_sent() -> None:
+    """A source named in bytes that are not UTF-8 streams as a \\udce9 escape; sent back with the next question, it
+    is read, and the question answered."""
+    source = os.fsdecode(b"/docs/caf\xe9.pdf")  # what a file loader puts in the metadata: '/docs/caf\udce9.pdf'
+    documents = [Document("Paris is big.", metadata={"source": source})]
+    client = TestClient(create_app(model=streaming_model(["Paris is big[1](id=1)."]), documents=documents, k=1))
+    first = client.post("/api/ui-stream", json={"id": "c", "messages": [ui_user("u1", "Paris?")]})
+    assert '"filename": "/docs/caf\\udce9.pdf"' in first.text
+    chunks = ui_chunks(first.text)
+    sent_back = [chunk for chunk in chunks if chunk["type"] in ("source-document", "data-references")]
+    assert [chunk["type"] for chunk in sent_back] == ["source-document", "data-references"]
+    assert {key: sent_back[0][key] for key in ("title", "filename")} == {
+        "title": "/docs/caf\udce9.pdf",
+        "filename": "/docs/caf\udce9.pdf",
+    }
+    text = "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "text-delta")
+    answer = {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": text, "state": "done"}, *sent_back]}
+    messages = [ui_user("u1", "Paris?"), answer, ui_user("u2", "Is Paris big?")]
+    # As JSON.stringify writes the conversation: the lone surrogate as its escape.
+    body = json.dumps({"id": "c", "messages": messages, "trigger": "submit-message"})
+    second = client.post("/api/ui-stream", content=body, headers={"content-type": "application/json"})
+    assert second.status_code == 200, second.text
+    assert [chunk["type"] for chunk in ui_chunks(second.text)][-2:] == ["data-references", "finish"]
+
+
+def test_a_ui_stream_answer_cut_short_goes_back_to_the_model_without_its_citation_numbers() -> None:
+    """A turn the model failed after a cited sentence enters the history as a complete turn does: no [1] in it."""
+    seen: list[list[tuple[str, str]]] = []
+
+    async def astream(inputs: AsyncIterator[Any]) -> AsyncIterator[AIMessageChunk]:
+        async for prompt in inputs:
+            seen.append([(m.type, m.text) for m in prompt.to_messages()][1:-1])  # between the system and the question
+        yield AIMessageChunk("Paris is big[1](id=1). It is")
+        if len(seen) == 1:
+            raise RuntimeError("the model went away")
+        yield AIMessageChunk(" old[1](id=1).")
+
+    def stream(_: Iterator[Any]) -> Iterator[AIMessageChunk]:
+        raise NotImplementedError  # the server streams asynchronously
+        yield  # pragma: no cover
+
+    model = RunnableGenerator(stream, astream)
+    client = TestClient(create_app(model=model, documents=DOCUMENTS, k=1))
+    first = client.post("/api/ui-stream", json={"id": "c", "messages": [ui_user("u1", "Paris?")]})
+    assert ui_chunks(first.text)[-1] == {"type": "error", "errorText": "RuntimeError: the model went away"}
+    assert '"delta": "Paris is big[1]. It is"' in first.text
+    client.post("/api/ui-stream", json={"id": "c", "messages": [ui_user("u2", "Paris big?")]})
+    client.post("/api/ui-stream", json={"id": "c", "messages": [ui_user("u3", "Paris old?")]})
+    assert seen[1:] == [
+        [("human", "Paris?"), ("ai", "Paris is big. It is")],
+        [
+            ("human", "Paris?"),
+            ("ai", "Paris is big. It is"),
+            ("human", "Paris big?"),
+            ("ai", "Paris is big. It is old."),
+        ],
+    ]
+
+
 agents = pytest.mark.skipif(
     importlib.util.find_spec("langgraph") is None or importlib.util.find_spec("langchain") is None,
     reason="AGENT MODE NOT TESTED: the agents extra (langchain, langgraph) is not installed",
