@@ -11,6 +11,8 @@ answer with ``[n]`` citations, one source part per cited source, and the
 passage behind each citation as ``data-citation`` parts (see README.md here).
 Each chat is a LangGraph thread (its id is the chat's id): give
 ``build_app`` a persistent checkpointer and conversations survive a restart.
+After ``regenerate()`` or an edited question, the turns the client dropped
+are removed from the thread first, so the agent reads what the reader sees.
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 
-from langchain_refs.apps.ui_stream import citation_numbers_style, question_of, ui_message_chunks, ui_message_response
+from langchain_refs.apps.ui_stream import (
+    QuestionTooLongError,
+    citation_numbers_style,
+    drop_turns,
+    question_of,
+    turns_the_client_holds,
+    ui_message_chunks,
+    ui_message_response,
+)
 
 
 def build_app(agent: Any = None, *, ai7_fields: bool = False) -> FastAPI:
@@ -54,13 +64,15 @@ def build_app(agent: Any = None, *, ai7_fields: bool = False) -> FastAPI:
             raise HTTPException(400, "the client left before sending the whole body") from None
         try:
             chat_id, question = question_of(body)
+        except QuestionTooLongError as error:
+            raise HTTPException(413, str(error)) from None
         except ValueError as error:  # not the body useChat sends: one line that says what is
             raise HTTPException(400, str(error)) from None
-        stream = agent.astream(
-            {"messages": [{"role": "user", "content": question}]},
-            {"configurable": {"thread_id": chat_id}},
-            stream_mode="messages",
-        )
+        config = {"configurable": {"thread_id": chat_id}}
+        earlier = turns_the_client_holds(body)
+        if earlier is not None:  # regenerate() or an edited question: the thread drops the turns the client did
+            await drop_turns(agent, config, earlier)
+        stream = agent.astream({"messages": [{"role": "user", "content": question}]}, config, stream_mode="messages")
         return ui_message_response(ui_message_chunks(stream, ai7_fields=ai7_fields))
 
     return app

@@ -77,7 +77,7 @@ from urllib.parse import urlsplit
 from langchain_core.documents import Document
 from langchain_core.documents.base import BaseMedia
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import Runnable, RunnableGenerator
 from markdown_it import MarkdownIt
@@ -105,10 +105,12 @@ from langchain_refs.apps.ui_stream import (
     ToolCallDelta,
     ToolResult,
     citation_numbers_style,
-    earlier_questions,
+    drop_turns,
+    held_turns,
     question_of,
     sse_data,
     stream_steps,
+    turns_the_client_holds,
     ui_message_chunks,
     ui_message_response,
 )
@@ -771,7 +773,7 @@ def create_app(
         except ValueError as error:
             status = 413 if isinstance(error, QuestionTooLongError) else 400
             return JSONResponse({"error": str(error)}, status_code=status)
-        held = _turns_the_client_holds(body)
+        held = turns_the_client_holds(body)
         chunks = ui_message_chunks(ui_run(question, f"ui-{chat_id}", held), ai7_fields=ai7_fields)
         return ui_message_response(chunks)
 
@@ -850,17 +852,6 @@ async def _unsent(message: Message) -> None:
 _Run = Any
 
 
-async def _drop_turns(graph: Any, config: dict[str, Any], earlier: Sequence[str]) -> None:
-    """Remove from the agent's thread each turn (a question and what followed it) the client no longer holds."""
-    state = await graph.aget_state(config)
-    messages = state.values.get("messages", []) if state is not None else []
-    questions = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-    held = _held_turns([messages[i].text for i in questions], earlier)
-    if held < len(questions):
-        dropped = [RemoveMessage(id=m.id) for m in messages[questions[held] :] if m.id]
-        await graph.aupdate_state(config, {"messages": dropped}, as_node="model")
-
-
 async def _events(run: _Run, question: str, conversation: str) -> AsyncIterator[str]:
     answer_id = uuid.uuid4().hex[:8]
     yield _event("start", {"answer_id": answer_id, "conversation": conversation})
@@ -925,41 +916,10 @@ def _chain_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], st
     return run
 
 
-def _turns_the_client_holds(body: dict[str, Any]) -> tuple[str, ...] | None:
-    """The questions of the earlier turns ``useChat`` still shows, or None to keep every turn the server holds.
-
-    ``regenerate()`` (``trigger: "regenerate-message"``, ``messageId`` the
-    answer to redo) and an edited question (``messageId`` the question)
-    send the conversation without the turns they drop: the server drops
-    them too. Any other body keeps them all: a front end may send only its
-    latest messages, and a turn that failed is the client's, not the server's.
-    """
-    if body.get("trigger") == "regenerate-message" or isinstance(body.get("messageId"), str):
-        return earlier_questions(body)
-    return None
-
-
-def _held_turns(questions: Sequence[str], earlier: Sequence[str]) -> int:
-    """How many of a conversation's kept turns (by their ``questions``, oldest first) the client still holds.
-
-    The store keeps the last turns only, and the client all of them: the
-    kept turns still held are the longest run of the first kept ones whose
-    questions are the client's last earlier ones.
-
-    Example:
-        >>> _held_turns(["A?", "B?", "C?"], ["A?", "B?"]), _held_turns(["B?", "C?"], ["A?", "B?", "C?"])
-        (2, 2)
-    """
-    for count in range(min(len(questions), len(earlier)), 0, -1):
-        if list(questions[:count]) == list(earlier[len(earlier) - count :]):
-            return count
-    return 0
-
-
 def _chain_ui_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any], store: ConversationStore) -> Any:
     """The chain's answer as a cited stream for `ui_message_chunks`; the turn is kept under the chat's id.
 
-    The turns the client dropped (``earlier``: `_turns_the_client_holds`) are dropped from the store first.
+    The turns the client dropped (``earlier``: `turns_the_client_holds`) are dropped from the store first.
     """
 
     async def run(question: str, conversation: str, earlier: Sequence[str] | None) -> AsyncIterator[Any]:
@@ -967,7 +927,7 @@ def _chain_ui_run(context: Runnable[Any, Any], answer_chain: Runnable[Any, Any],
         if turns is None:
             store.save(conversation, [])
         elif earlier is not None:
-            store.save(conversation, turns[: _held_turns([q for q, _ in turns], earlier)])
+            store.save(conversation, turns[: held_turns([q for q, _ in turns], earlier)])
         inputs = await context.ainvoke({"question": question})
         inputs["history"] = _history(store, conversation)
         text: list[str] = []
@@ -1044,7 +1004,7 @@ def _agent_run(graph: Any) -> _Run:
 def _agent_ui_run(graph: Any, store: ConversationStore) -> Any:
     """The agent's answer as a cited stream for `ui_message_chunks`, on the thread of the chat's id.
 
-    The turns the client dropped (``earlier``: `_turns_the_client_holds`) are removed from the thread first.
+    The turns the client dropped (``earlier``: `turns_the_client_holds`) are removed from the thread first.
     """
 
     async def run(question: str, conversation: str, earlier: Sequence[str] | None) -> AsyncIterator[Any]:
@@ -1052,7 +1012,7 @@ def _agent_ui_run(graph: Any, store: ConversationStore) -> Any:
         if store.turns(conversation) is None:
             store.save(conversation, [])
         elif earlier is not None:
-            await _drop_turns(graph, config, earlier)
+            await drop_turns(graph, config, earlier)
         inputs = {"messages": [{"role": "user", "content": question}]}
         async for item in graph.astream(inputs, config, stream_mode="messages"):
             yield item

@@ -75,11 +75,11 @@ import bisect
 import json
 import re
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, RemoveMessage, ToolMessage
 
 from langchain_refs.apps._content import content_text, reasoning_text
 from langchain_refs.apps._errors import first_line, utf8_problem
@@ -98,10 +98,13 @@ __all__ = [
     "ToolCallDelta",
     "ToolResult",
     "citation_numbers_style",
+    "drop_turns",
     "earlier_questions",
+    "held_turns",
     "question_of",
     "sse_data",
     "stream_steps",
+    "turns_the_client_holds",
     "ui_message_chunks",
     "ui_message_response",
     "ui_message_sse",
@@ -749,6 +752,81 @@ def earlier_questions(body: Any) -> tuple[str, ...]:
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return ()
     return tuple(_text_of(message) for message in _user_messages(body)[:-1])
+
+
+def turns_the_client_holds(body: Any) -> tuple[str, ...] | None:
+    """The questions of the earlier turns ``useChat`` still shows, or None to keep every turn the server holds.
+
+    ``regenerate()`` (``trigger: "regenerate-message"``, ``messageId`` the
+    answer to redo) and an edited question (``messageId`` the question)
+    send the conversation without the turns they drop: the server drops
+    them too (`drop_turns`). Any other body keeps them all: a front end may
+    send only its latest messages, and a turn that failed is the client's,
+    not the server's.
+
+    Example:
+        >>> def user(text):
+        ...     return {"role": "user", "parts": [{"type": "text", "text": text}]}
+        >>> turns_the_client_holds({"id": "c1", "messages": [user("Paris?")], "trigger": "regenerate-message",
+        ...                         "messageId": "a1"})
+        ()
+        >>> turns_the_client_holds({"id": "c1", "messages": [user("Paris?")], "trigger": "submit-message"}) is None
+        True
+    """
+    if not isinstance(body, dict):
+        return None
+    if body.get("trigger") == "regenerate-message" or isinstance(body.get("messageId"), str):
+        return earlier_questions(body)
+    return None
+
+
+def held_turns(questions: Sequence[str], earlier: Sequence[str]) -> int:
+    """How many of a conversation's kept turns (by their ``questions``, oldest first) the client still holds.
+
+    A server may keep the last turns only, and the client all of them: the
+    kept turns still held are the longest run of the first kept ones whose
+    questions are the client's last earlier ones (`turns_the_client_holds`).
+
+    Example:
+        >>> held_turns(["A?", "B?", "C?"], ["A?", "B?"]), held_turns(["B?", "C?"], ["A?", "B?", "C?"])
+        (2, 2)
+    """
+    for count in range(min(len(questions), len(earlier)), 0, -1):
+        if list(questions[:count]) == list(earlier[len(earlier) - count :]):
+            return count
+    return 0
+
+
+async def drop_turns(graph: Any, config: Mapping[str, Any], earlier: Sequence[str]) -> None:
+    """Remove from a LangGraph agent's thread each turn (a question and what followed it) the client dropped.
+
+    ``earlier`` is `turns_the_client_holds` of the request: call this
+    before running the agent on its question, so that after
+    ``regenerate()`` or an edited question the thread holds what the
+    reader sees, not the turns they replaced. The messages go through the
+    graph's ``messages`` reducer (``RemoveMessage``), as the ``model`` node.
+
+    Example:
+        >>> import asyncio
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> from langgraph.graph import MessagesState, StateGraph
+        >>> graph = (StateGraph(MessagesState).add_node("model", lambda s: {"messages": [("ai", "Big.")]})
+        ...          .add_edge("__start__", "model").compile(checkpointer=InMemorySaver()))
+        >>> config = {"configurable": {"thread_id": "c1"}}
+        >>> _ = graph.invoke({"messages": [("user", "Paris?")]}, config)
+        >>> asyncio.run(drop_turns(graph, config, []))  # regenerate the first answer: its turn goes
+        >>> graph.get_state(config).values["messages"]
+        []
+    """
+    if getattr(graph, "checkpointer", None) is None:
+        return  # no thread is kept: each request is a conversation of its own
+    state = await graph.aget_state(config)
+    messages = state.values.get("messages", []) if state is not None else []
+    questions = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    held = held_turns([messages[i].text for i in questions], earlier)
+    if held < len(questions):
+        dropped = [RemoveMessage(id=m.id) for m in messages[questions[held] :] if m.id]
+        await graph.aupdate_state(config, {"messages": dropped}, as_node="model")
 
 
 def _user_messages(body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -302,6 +302,58 @@ def _example_server() -> Any:
     return _example_module().build_app(agent)
 
 
+def _ui_body(*questions: str, **fields: str) -> bytes:
+    """useChat's body for the chat c1: each question a user message (u1, u2...), an answer after all but the last."""
+    messages: list[dict[str, Any]] = []
+    for n, question in enumerate(questions, start=1):
+        if messages:
+            messages.append({"id": f"a{n - 1}", "role": "assistant", "parts": [{"type": "text", "text": "…"}]})
+        messages.append({"id": f"u{n}", "role": "user", "parts": [{"type": "text", "text": question}]})
+    return json.dumps({"id": "c1", "messages": messages, **fields}).encode()
+
+
+def test_the_example_drops_from_the_thread_the_turns_usechat_dropped() -> None:
+    """examples/ai_sdk: after regenerate() and an edited question, the agent's thread holds what the reader sees.
+
+    Found in use: the example ignored ``trigger`` and ``messageId``, so a
+    regenerated answer's question went into the thread a second time and an
+    edited question beside the one it replaced.
+    """
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langchain_refs.apps.demo.agent import build_demo_agent
+    from langchain_refs.apps.ui_stream import citation_numbers_style
+
+    agent = build_demo_agent(style=citation_numbers_style(), documents=DOCUMENTS, k=1, checkpointer=InMemorySaver())
+    client = TestClient(_example_module().build_app(agent))
+    config = {"configurable": {"thread_id": "c1"}}
+
+    def questions() -> list[str]:
+        return [m.text for m in agent.get_state(config).values["messages"] if isinstance(m, HumanMessage)]
+
+    def post(body: bytes) -> None:
+        response = client.post("/api/chat", content=body, headers={"content-type": "application/json"})
+        assert response.status_code == 200, response.text
+
+    post(_ui_body("Paris?"))
+    post(_ui_body("Paris?", "Lyon?"))
+    assert questions() == ["Paris?", "Lyon?"]
+    post(_ui_body("Paris?", "Lyon?", trigger="regenerate-message", messageId="a2"))
+    assert questions() == ["Paris?", "Lyon?"]
+    post(_ui_body("Rome?", trigger="submit-message", messageId="u1"))  # the first question edited
+    assert questions() == ["Rome?"]
+
+
+def test_the_example_answers_a_question_too_long_with_413() -> None:
+    """examples/ai_sdk: a question over 4,000 characters is a 413 (`QuestionTooLongError`), as question_of says."""
+    response = TestClient(_example_server()).post(
+        "/api/chat", content=_ui_body("x" * 4_001), headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert response.json() == {"detail": "the question is over 4000 characters"}
+
+
 def test_the_example_readme_shows_what_the_example_streams() -> None:
     """Each line of examples/ai_sdk/README.md's sample stream ("…" standing for any text) is a line the server sends."""
     from tests.unit_tests.test_readme import blocks
