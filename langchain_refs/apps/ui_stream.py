@@ -804,7 +804,11 @@ async def drop_turns(graph: Any, config: Mapping[str, Any], earlier: Sequence[st
     before running the agent on its question, so that after
     ``regenerate()`` or an edited question the thread holds what the
     reader sees, not the turns they replaced. The messages go through the
-    graph's ``messages`` reducer (``RemoveMessage``), as the ``model`` node.
+    graph's ``messages`` reducer (``RemoveMessage``), as its ``model`` node
+    where it has one (``create_agent``'s), else as the node LangGraph picks.
+    A graph with no checkpointer in this process keeps no thread to drop
+    from (a ``RemoteGraph``: drop them on its server, as ``langgraph-sdk``'s
+    ``threads.update_state`` does).
 
     Example:
         >>> import asyncio
@@ -826,7 +830,8 @@ async def drop_turns(graph: Any, config: Mapping[str, Any], earlier: Sequence[st
     held = held_turns([messages[i].text for i in questions], earlier)
     if held < len(questions):
         dropped = [RemoveMessage(id=m.id) for m in messages[questions[held] :] if m.id]
-        await graph.aupdate_state(config, {"messages": dropped}, as_node="model")
+        as_node = "model" if "model" in getattr(graph, "nodes", {}) else None
+        await graph.aupdate_state(config, {"messages": dropped}, as_node=as_node)
 
 
 def _user_messages(body: dict[str, Any]) -> list[dict[str, Any]]:

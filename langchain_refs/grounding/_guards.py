@@ -291,6 +291,7 @@ class _Quantity:
     label: bool = False  # a name's number, after a capitalised word or a word that numbers things: "Chapter 3"
     dotted: float | None = None  # a time of day as some write it with a dot: "9:15" is "9.15" (its value: minutes)
     minutes: float | None = None  # a time of day, in minutes after midnight: "9:15 pm", "21:15" and "9 pm" are one
+    either_half: bool = False  # a time of day that says no half of the day: "8:15" may be 8:15 pm
 
 
 _ORDINAL_OR_DECADE: Final = re.compile(r"(?:st|nd|rd|th|s)$")
@@ -534,6 +535,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
             )  # fmt: skip
             continue
         clock: tuple[float, float | None] | None = None
+        after: str | None = None
         if of_scale is not None:
             (value, i), spelled = of_scale, True
         elif token.kind == "num" and ":" in token.low:
@@ -651,6 +653,7 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 label=label,
                 dotted=clock[1] if clock is not None else None,
                 minutes=minutes,
+                either_half=clock is not None and after not in _DAY_HALVES and 1 <= int(token.low.split(":")[0]) <= 12,
             )
         )
     return tuple(found)
@@ -1448,7 +1451,6 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     values |= {_scaled(q.value, 1_000_000) for q in stated if q.or_million}
     # A time of day written with a colon agrees with the same time written with a dot, both ways.
     values |= {q.dotted for q in stated if q.dotted is not None}
-    times_of_day = {q.minutes for q in stated if q.minutes is not None}
     # A value the sources give as approximate ("about 520") allows one near it ("500").
     values |= {v for q in stated if q.bound == "about" and not q.year for v in _near(q.value, claimed)}
     # A share the sources write ("a third") allows a percentage within a point or two of it ("33%").
@@ -1462,21 +1464,23 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         if (
             _agrees(quantity, values - ranks if _is_count(quantity) else values)
             or quantity.dotted in values
-            or quantity.minutes in times_of_day
-            # Where the sources give no time of day, "21:15" is two numbers they may write otherwise ("21-15").
-            or (quantity.unit == "clock" and not times_of_day and _clock_parts(claim, quantity) <= digits)
             or _list_marker(tokens, quantity)
             or _range_end(claim, quantity)
         ):
             continue
         said = _as_written(quantity.start, quantity.end, claim)
+        if quantity.minutes is not None:
+            read = _time_of_day(quantity, claim, stated, digits | values)
+            if read is True:
+                continue
+            if read is not False:
+                return _contradicted(said, read, evidence)
         for other in stated:
             # The same unit, or the same word before and no other unit ("330 metres" is not "1,083 feet").
-            if (quantity.minutes is None) != (other.minutes is None):
-                continue  # a time of day is another value only of another time of day
+            if quantity.minutes is not None or other.minutes is not None:
+                continue  # a time of day is another value only of a time of day in its slot (`_time_of_day`)
             same_slot = other.ordinal == quantity.ordinal and (
                 (quantity.unit is not None and other.unit == quantity.unit)
-                or (quantity.minutes is not None and other.minutes is not None)
                 or (
                     quantity.before is not None
                     and other.before == quantity.before
@@ -1484,17 +1488,7 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
                 )
             )
             if other.year == quantity.year and same_slot and other.value not in mine:
-                value = _as_written(other.start, other.end, evidence)
-                sentence = _around_offset(evidence, other.start)
-                return GuardFinding(
-                    guard="number",
-                    label="Contradiction",
-                    claim_value=said,
-                    source_value=value,
-                    reason=f"the sources say {value}, not {said}",
-                    start=sentence.start if sentence else other.start,
-                    end=sentence.end if sentence else other.end,
-                )
+                return _contradicted(said, other, evidence)
         if quantity.ordinal:
             continue  # a rank the sources do not give ("a second time") is no claim of a number
         return GuardFinding(
@@ -1502,6 +1496,51 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
             reason=f"the sources do not state {said}",
         )  # fmt: skip
     return None
+
+
+def _contradicted(said: str, other: _Quantity, evidence: str) -> GuardFinding:
+    """The number guard's Contradiction: the evidence states ``other`` where the claim says ``said``."""
+    value = _as_written(other.start, other.end, evidence)
+    sentence = _around_offset(evidence, other.start)
+    return GuardFinding(
+        guard="number",
+        label="Contradiction",
+        claim_value=said,
+        source_value=value,
+        reason=f"the sources say {value}, not {said}",
+        start=sentence.start if sentence else other.start,
+        end=sentence.end if sentence else other.end,
+    )
+
+
+def _same_time(one: _Quantity, other: _Quantity) -> bool:
+    """Whether two times of day may be the same: "8:15" (no half of the day said) is 8:15 pm too."""
+    if one.minutes == other.minutes:
+        return True
+    return (one.either_half or other.either_half) and abs((one.minutes or 0) - (other.minutes or 0)) == 720
+
+
+def _time_of_day(
+    quantity: _Quantity, claim: str, stated: Sequence[_Quantity], known: frozenset[float] | set[float]
+) -> _Quantity | bool:
+    """A claimed time of day against the evidence: True when it gives it; the other time it gives in its slot; False.
+
+    Its slot is the word before it ("departs at 9:15"): any other time of day
+    ("at 10:00 the pastor read John 3:16") says nothing of it. Where no time
+    stands in its slot, its numbers written anywhere ("verse 16 of John 3",
+    "won 21-15", "five past eight") back it, as they did before it was read
+    as a time.
+    """
+    times = [other for other in stated if other.minutes is not None]
+    if any(_same_time(quantity, other) for other in times):
+        return True
+    if quantity.before is not None:
+        for other in times:
+            if other.before == quantity.before:
+                return other
+    if quantity.unit == "clock":
+        return _clock_parts(claim, quantity) <= known
+    return False
 
 
 _BOUNDS_SAID: Final = {"over": "a lower bound", "under": "an upper bound"}

@@ -164,6 +164,8 @@ NUMBER_FIRES = [
     ("The shop opens at 10 am.", "The shop opens at 9:00 am.", "Contradiction", "9:00 am"),
     ("The shop opens at 9:00 am.", "The shop opens at 9:00 pm.", "Contradiction", "9:00 pm"),
     ("The shop opens at 9 am.", "The shop opens at 9 pm.", "Contradiction", "9 pm"),
+    # Another time in its slot (the word before it), whatever other numbers the sources write.
+    ("The train departs at 9:45.", "The train departs at 9:15 and arrives 45 minutes later.", "Contradiction", "9:15"),
 ]
 NUMBER_QUIET = [
     # A time of day agrees with itself written another way: with a dot, in 24 hours, or as the hour alone.
@@ -176,6 +178,16 @@ NUMBER_QUIET = [
     ("It closes at 5 pm.", "It closes at 17:00."),
     # Where the sources give no time of day, its two numbers may be written otherwise: a score.
     ("The home side won 21:15.", "The home side won 21-15 on Sunday."),
+    # A time of day in another slot says nothing of it (a review's cases: a verse, a score, a running time, a
+    # race time, each beside a time of day in the sources).
+    ("John 3:16 was read at the service.", "At 10:00 the pastor read John chapter 3, verse 16."),
+    ("The home side won 21:15.", "Kick-off was at 19:30 and the home side won 21-15."),
+    ("The film runs 1:30.", "The film, 1 hour 30 minutes long, starts at 20:00."),
+    ("Smith won in 2:05:11.", "The race began at 9:00; Smith won in 2 hours 5 minutes 11 seconds."),
+    ("The bus comes at 8:05.", "The bus comes at five past eight."),
+    # A time that says no half of the day may be either half.
+    ("Sunset was at 8:15.", "Sunset was at 8:15 pm."),
+    ("Doors open at 7:30 and the show starts at 8 pm.", "Doors open at 7:30 pm; the show starts at 8 pm."),
     ("The meeting ran from 9:00 to 17:00.", "The meeting ran from 9:00-17:00."),
     ("John 3:16 is quoted often.", "John 3:16 is the most quoted verse."),
     # A unit written onto its number is read as written apart; a lower-case "m" with no currency is metres or millions.

@@ -640,3 +640,36 @@ def test_the_agents_private_use_characters_reach_the_ui_stream_client_as_written
     client = TestClient(create_app(agent=True, model=Writing()))
     response = client.post("/api/ui-stream", json={"id": "c", "messages": [user("Paris?")]})
     assert ui_text(response.text) == "A\ue0001\ue001 B\ue000"
+
+
+@pytest.mark.parametrize("node", ["model", "chatbot"])
+def test_drop_turns_drops_a_regenerated_turn_from_any_graphs_thread(node: str) -> None:
+    """drop_turns works on a graph whose node is not create_agent's "model" (a review found it refused one)."""
+    pytest.importorskip("langgraph", reason="the agents extra (langgraph) is not installed")
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import MessagesState, StateGraph
+
+    from langchain_refs.apps.ui_stream import drop_turns
+
+    graph = (
+        StateGraph(MessagesState)
+        .add_node(node, lambda state: {"messages": [("ai", f"Answer {len(state['messages'])}.")]})
+        .add_edge("__start__", node)
+        .compile(checkpointer=InMemorySaver())
+    )
+    config: Any = {"configurable": {"thread_id": "c1"}}
+    graph.invoke({"messages": [("user", "Paris?")]}, config)
+    graph.invoke({"messages": [("user", "Rome?")]}, config)
+    asyncio.run(drop_turns(graph, config, ["Paris?"]))  # the second answer regenerated: its turn goes
+    assert [m.text for m in graph.get_state(config).values["messages"]] == ["Paris?", "Answer 1."]
+
+
+def test_drop_turns_leaves_a_graph_without_a_checkpointer_alone() -> None:
+    """No thread is kept: nothing to drop, and no error (each request is a conversation of its own)."""
+    pytest.importorskip("langgraph", reason="the agents extra (langgraph) is not installed")
+    from langgraph.graph import MessagesState, StateGraph
+
+    from langchain_refs.apps.ui_stream import drop_turns
+
+    graph = StateGraph(MessagesState).add_node("model", lambda state: {}).add_edge("__start__", "model").compile()
+    asyncio.run(drop_turns(graph, {"configurable": {"thread_id": "c1"}}, []))

@@ -213,9 +213,11 @@ import { el } from "./dom.js";
   }
 
   function wireChips(turn) {
-    turn.body.addEventListener("mouseover", (event) => {
+    turn.body.addEventListener("pointerover", (event) => {
       const button = event.target.closest(".chip");
-      if (button) openCard(turn, button, false);
+      // A mouse resting on a chip previews its card; a finger or a pen on it pins it (a tap's click
+      // may never come on a page that showed something on hover).
+      if (button) openCard(turn, button, event.pointerType !== "mouse");
     });
     turn.answer.addEventListener("mouseout", (event) => {
       const from = event.target.closest(".chip, .passage-card");
