@@ -152,6 +152,8 @@ def cited_text_renamed(owner: str) -> str:
 
 MODEL_TEXT_KEY: Final = "langchain_refs_model_text"
 """``response_metadata`` key of a rewritten message holding what the model wrote (raw markers)."""
+MODEL_TEXT_BLOCKS_KEY: Final = "langchain_refs_model_text_blocks"
+"""``response_metadata`` key of a rewritten message whose model wrote two text blocks or more: each one's length."""
 
 
 def _untraced() -> RunnableConfig:
@@ -1022,7 +1024,12 @@ class ReferencesChatModel(BaseChatModel):
             consulted_positions=self.consulted_ids,
             unshown_positions=self.unshown_ids,
         )
-        return ChunkRewriter(session, documents=self.documents, model_text_key=MODEL_TEXT_KEY)
+        return ChunkRewriter(
+            session,
+            documents=self.documents,
+            model_text_key=MODEL_TEXT_KEY,
+            model_text_blocks_key=MODEL_TEXT_BLOCKS_KEY,
+        )
 
     @override
     def _stream(

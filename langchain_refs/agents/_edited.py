@@ -185,7 +185,9 @@ def realigned(edited: AIMessage, rendered: AIMessage | None) -> AIMessage:
         ['references']
     """
     metadata = {
-        k: v for k, v in edited.response_metadata.items() if k not in (TEXT_CHECK_KEY, "langchain_refs_model_text")
+        k: v
+        for k, v in edited.response_metadata.items()
+        if k not in (TEXT_CHECK_KEY, "langchain_refs_model_text", "langchain_refs_model_text_blocks")
     }
     stamp = edited.response_metadata.get(TEXT_CHECK_KEY)
     old_blocks = _text_blocks(rendered) if rendered is not None else None

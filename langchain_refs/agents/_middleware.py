@@ -53,6 +53,7 @@ from langgraph.types import Command
 from typing_extensions import NotRequired, override
 
 from langchain_refs.agents._chat_model import (
+    MODEL_TEXT_BLOCKS_KEY,
     MODEL_TEXT_KEY,
     ReferencesChatModel,
     cited_text_renamed,
@@ -635,6 +636,12 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
             raw = message.response_metadata.get(MODEL_TEXT_KEY)
             if isinstance(raw, str):
                 then = _cited_then(message.response_metadata.get("references"))
+                content = message.content
+                pieces = _text_pieces(raw, message.response_metadata.get(MODEL_TEXT_BLOCKS_KEY), content)
+                if pieces is not None and isinstance(content, list):
+                    # Text blocks around a server tool's call: each read in its own block, in its place.
+                    texts = self._read_history_pieces(pieces, documents, then, kept=kept)
+                    return message.model_copy(update={"content": _with_texts(content, texts)})
                 key = self._history_key(raw, then, documents, kept=kept)
                 text = self._histories.get(key) if key is not None else None
                 if text is None:
@@ -655,6 +662,17 @@ class ReferencesMiddleware(AgentMiddleware[ReferencesState, Any]):
         # Every id it cited stands for something while it is read: none is logged as unknown.
         session = self._session(_padded(documents, then))
         return session.feed(raw) + session.close()
+
+    def _read_history_pieces(
+        self, pieces: list[str], documents: Sequence[Document], then: Mapping[int, _CitedThen] | None, *, kept: bool
+    ) -> list[str]:
+        """`_read_history` of an answer written in several text blocks (``pieces``: each one's text), block by block."""
+        if self.history == "raw":
+            return [self._numbered(piece, documents, then, kept=kept) for piece in pieces]
+        session = self._session(_padded(documents, then))
+        texts = [session.feed(piece) for piece in pieces]
+        texts[-1] += session.close()
+        return texts
 
     def _history_key(
         self, raw: str, then: Mapping[int, _CitedThen] | None, documents: Sequence[Document], *, kept: bool
@@ -976,6 +994,56 @@ def _model_name(model: Any) -> str | None:
         if isinstance(value, str):
             return value
     return None
+
+
+def _text_pieces(raw: str, lengths: Any, content: str | list[Any]) -> list[str] | None:
+    """The model's text ``raw`` cut into its text blocks' (``lengths``, `MODEL_TEXT_BLOCKS_KEY`), or None.
+
+    None unless the lengths add up to the text and ``content`` holds as many
+    text blocks, each to take its piece back.
+
+    Example:
+        >>> blocks = [{"type": "text", "text": "A[1]."}, {"type": "server_tool_call"}, {"type": "text", "text": "B."}]
+        >>> _text_pieces("A[1](id=2).B.", [11, 2], blocks)
+        ['A[1](id=2).', 'B.']
+        >>> _text_pieces("A.B.", [2, 2], "A.B.") is None
+        True
+    """
+    if not isinstance(lengths, list) or not all(type(n) is int and n > 0 for n in lengths):
+        return None
+    if sum(lengths) != len(raw) or len(lengths) < 2 or not isinstance(content, list):
+        return None
+    if sum(1 for block in content if _is_text_block(block)) != len(lengths):
+        return None
+    pieces, start = [], 0
+    for length in lengths:
+        pieces.append(raw[start : start + length])
+        start += length
+    return pieces
+
+
+def _is_text_block(block: Any) -> bool:
+    return isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
+
+
+def _with_texts(content: list[Any], texts: list[str]) -> list[Any]:
+    """``content`` with each text block's text replaced by the next of ``texts`` (as many), annotations dropped.
+
+    Example:
+        >>> _with_texts([{"type": "text", "text": "A[1]."}, {"type": "tool_use"}, "B"], ["A[1](id=2).", "B."])
+        [{'type': 'text', 'text': 'A[1](id=2).'}, {'type': 'tool_use'}, 'B.']
+    """
+    given = iter(texts)
+    return [
+        (
+            next(given)
+            if isinstance(block, str)
+            else {k: v for k, v in block.items() if k != "annotations"} | {"text": next(given)}
+        )
+        if _is_text_block(block)
+        else block
+        for block in content
+    ]
 
 
 def _with_text(content: str | list[Any], text: str) -> str | list[Any]:

@@ -539,6 +539,10 @@ class ChunkRewriter:
         verify: checks the citations once the answer is complete.
         model_text_key: when given, the last chunk's ``response_metadata``
             holds, under this key, what the model wrote (markers and all).
+        model_text_blocks_key: when given too, and the model wrote its text
+            in two text blocks or more (around a server tool's call), the
+            last chunk's ``response_metadata`` holds under this key how many
+            characters of that text each block holds, in order.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -560,6 +564,7 @@ class ChunkRewriter:
         "_first_id",
         "_grounding_read",
         "_message_id",
+        "_model_text_blocks_key",
         "_model_text_key",
         "_native_seen",
         "_other_blocks",
@@ -567,6 +572,7 @@ class ChunkRewriter:
         "_pending",
         "_pending_block",
         "_raw",
+        "_raw_lengths",
         "_segments",
         "_session",
         "_standard",
@@ -590,6 +596,7 @@ class ChunkRewriter:
         track_output: bool = False,
         verify: Verifier | None = None,
         model_text_key: str | None = None,
+        model_text_blocks_key: str | None = None,
     ) -> None:
         self._session = session
         self._documents = documents
@@ -602,7 +609,10 @@ class ChunkRewriter:
         self._output: list[str] = []
         self._data: dict[str, Any] | None = None
         self._model_text_key = model_text_key
+        self._model_text_blocks_key = model_text_blocks_key
         self._raw: list[str] = []
+        # How much of the model's text each text block holds (`model_text_blocks_key`), by block, in order.
+        self._raw_lengths: dict[Any, int] = {}
         self._segments = _Segments()
         # The block the held tail and the list go to: the last text block
         # seen (None: the answer's content is str).
@@ -905,6 +915,8 @@ class ChunkRewriter:
                     out = self._feed(text)
                 if index is not None:
                     self._block_lengths[index] = self._block_lengths.get(index, 0) + len(text)
+                if self._model_text_blocks_key is not None:
+                    self._raw_lengths[key] = self._raw_lengths.get(key, 0) + len(text)
                 self._segments.add(key, out)
                 rewritten.append({**block, "text": out})
             else:
@@ -1007,7 +1019,11 @@ class ChunkRewriter:
         self._data, citations = data_and_standard_citations(self._session.references, self._documents)
         metadata: dict[str, Any] = {"references": self._data, "citations": citations}
         if self._model_text_key is not None:
-            metadata[self._model_text_key] = "".join(self._raw)
+            raw = metadata[self._model_text_key] = "".join(self._raw)
+            if self._model_text_blocks_key is not None:
+                lengths = [length for length in self._raw_lengths.values() if length]
+                if len(lengths) > 1 and sum(lengths) == len(raw):
+                    metadata[self._model_text_blocks_key] = lengths
         tail_block = self._tail_block
         content: str | list[Any]
         if tail_block is None:

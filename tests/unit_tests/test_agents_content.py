@@ -19,6 +19,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.runnables import RunnableLambda
+from pydantic import Field
 
 from langchain_refs import ReferencesChatModel, ReferencesMiddleware, TextReferenceStyle, manage_references
 from tests.unit_tests.agent_fakes import CITY_DOCUMENTS, BlockStreamer, ScriptedToolModel, retriever_tool, search
@@ -555,3 +556,69 @@ def test_a_refusal_after_thinking_and_cited_text_comes_last(call: str) -> None:
     model = ReferencesChatModel(inner=BlockStreamer(script=[chunks]), documents=[PARIS], style=TextReferenceStyle())
     out = model.invoke("q", stream=True) if call.endswith("streamed") else model.invoke("q")
     assert [b["type"] for b in out.content_blocks] == ["reasoning", "text", "refusal"]
+
+
+class _SeenBlockStreamer(BlockStreamer):
+    """A `BlockStreamer` that keeps the messages of each call it is given."""
+
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def _stream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        yield from super()._stream(messages, *args, **kwargs)
+
+
+@pytest.mark.parametrize("shape", ["streamed", "whole"])
+@pytest.mark.parametrize(("history", "read"), [("raw", ["[1](id=1)", "[2](id=2)"]), ("plain", ["", ""])])
+def test_an_answer_in_two_text_blocks_goes_back_to_the_model_block_by_block(
+    history: str, read: list[str], shape: str
+) -> None:
+    """Text, a server tool's call and result, text: the model reads its answer next turn in that order.
+
+    Found in use: all the text went into the first block, ahead of the
+    search it was written around, its two sentences glued ("More:Rome").
+    Expected blocks written by hand: each text block's own text, its
+    citations as ``history`` writes them (the ids the model gave them).
+    """
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    meta = {"model_provider": "anthropic"}
+    calls = [generation.message for generation in ScriptedToolModel(script=[search("paris rome")])._stream([])]
+    answer = [
+        AIMessageChunk(content=[{"type": "text", "text": "Paris is big[1](i", "index": 0}], response_metadata=meta),
+        AIMessageChunk(content=[{"type": "text", "text": "d=1). More:", "index": 0}], response_metadata=meta),
+        AIMessageChunk(
+            content=[{"type": "server_tool_use", "id": "srv1", "name": "web_search", "input": {}, "index": 1}],
+            response_metadata=meta,
+        ),
+        AIMessageChunk(
+            content=[{"type": "web_search_tool_result", "tool_use_id": "srv1", "content": [], "index": 2}],
+            response_metadata=meta,
+        ),
+        AIMessageChunk(content=[{"type": "text", "text": "Rome is old[2](id=2).", "index": 3}], response_metadata=meta),
+    ]
+    if shape == "whole":  # one chunk, its blocks with no indices (a whole message's)
+        blocks = [
+            {"type": "text", "text": "Paris is big[1](id=1). More:"},
+            {"type": "server_tool_use", "id": "srv1", "name": "web_search", "input": {}},
+            {"type": "web_search_tool_result", "tool_use_id": "srv1", "content": []},
+            {"type": "text", "text": "Rome is old[2](id=2)."},
+        ]
+        answer = [AIMessageChunk(content=blocks, response_metadata=meta)]
+    again = [AIMessageChunk(content=[{"type": "text", "text": "Yes.", "index": 0}], response_metadata=meta)]
+    model = _SeenBlockStreamer(script=[calls, answer, again])
+    middleware = ReferencesMiddleware(style=TextReferenceStyle(), history=history)
+    agent = create_agent(
+        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": "blocks"}}
+    agent.invoke({"messages": [{"role": "user", "content": "?"}]}, config)
+    agent.invoke({"messages": [{"role": "user", "content": "More?"}]}, config)
+    earlier = [m for m in model.seen[-1] if isinstance(m, AIMessage) and m.text][-1]
+    blocks = [(block["type"], block.get("text")) for block in earlier.content if isinstance(block, dict)]
+    assert blocks == [
+        ("text", f"Paris is big{read[0]}. More:"),
+        ("server_tool_call", None),
+        ("server_tool_result", None),
+        ("text", f"Rome is old{read[1]}."),
+    ]
