@@ -1009,9 +1009,9 @@ def _text_pieces(raw: str, lengths: Any, content: str | list[Any]) -> list[str] 
         >>> _text_pieces("A.B.", [2, 2], "A.B.") is None
         True
     """
-    if not isinstance(lengths, list) or not all(type(n) is int and n > 0 for n in lengths):
+    if not isinstance(lengths, list) or not all(type(n) is int and n >= 0 for n in lengths):
         return None
-    if sum(lengths) != len(raw) or len(lengths) < 2 or not isinstance(content, list):
+    if sum(lengths) != len(raw) or sum(1 for n in lengths if n) < 2 or not isinstance(content, list):
         return None
     if sum(1 for block in content if _is_text_block(block)) != len(lengths):
         return None
@@ -1029,21 +1029,26 @@ def _is_text_block(block: Any) -> bool:
 def _with_texts(content: list[Any], texts: list[str]) -> list[Any]:
     """``content`` with each text block's text replaced by the next of ``texts`` (as many), annotations dropped.
 
+    A block left with no text goes (some providers refuse an empty text block).
+
     Example:
-        >>> _with_texts([{"type": "text", "text": "A[1]."}, {"type": "tool_use"}, "B"], ["A[1](id=2).", "B."])
-        [{'type': 'text', 'text': 'A[1](id=2).'}, {'type': 'tool_use'}, 'B.']
+        >>> _with_texts([{"type": "text", "text": "A[1]."}, {"type": "tool_use"}, "B", "[2]"], ["A[1](id=2).", "B", ""])
+        [{'type': 'text', 'text': 'A[1](id=2).'}, {'type': 'tool_use'}, 'B']
     """
     given = iter(texts)
-    return [
-        (
-            next(given)
-            if isinstance(block, str)
-            else {k: v for k, v in block.items() if k != "annotations"} | {"text": next(given)}
-        )
-        if _is_text_block(block)
-        else block
-        for block in content
-    ]
+    out: list[Any] = []
+    for block in content:
+        if not _is_text_block(block):
+            out.append(block)
+            continue
+        text = next(given)
+        if text:
+            out.append(
+                text
+                if isinstance(block, str)
+                else {k: v for k, v in block.items() if k != "annotations"} | {"text": text}
+            )
+    return out
 
 
 def _with_text(content: str | list[Any], text: str) -> str | list[Any]:

@@ -797,15 +797,19 @@ def held_turns(questions: Sequence[str], earlier: Sequence[str]) -> int:
     return 0
 
 
-async def drop_turns(graph: Any, config: Mapping[str, Any], earlier: Sequence[str]) -> None:
+async def drop_turns(
+    graph: Any, config: Mapping[str, Any], earlier: Sequence[str], *, as_node: str | None = None
+) -> None:
     """Remove from a LangGraph agent's thread each turn (a question and what followed it) the client dropped.
 
     ``earlier`` is `turns_the_client_holds` of the request: call this
     before running the agent on its question, so that after
     ``regenerate()`` or an edited question the thread holds what the
     reader sees, not the turns they replaced. The messages go through the
-    graph's ``messages`` reducer (``RemoveMessage``), as its ``model`` node
-    where it has one (``create_agent``'s), else as the node LangGraph picks.
+    graph's ``messages`` reducer (``RemoveMessage``), as the node
+    ``as_node``: by default its ``model`` node where it has one
+    (``create_agent``'s), else the node LangGraph picks (name one for a graph
+    whose last step ran several nodes: LangGraph cannot pick then).
     A graph with no checkpointer in this process keeps no thread to drop
     from (a ``RemoteGraph``: drop them on its server, as ``langgraph-sdk``'s
     ``threads.update_state`` does).
@@ -830,7 +834,8 @@ async def drop_turns(graph: Any, config: Mapping[str, Any], earlier: Sequence[st
     held = held_turns([messages[i].text for i in questions], earlier)
     if held < len(questions):
         dropped = [RemoveMessage(id=m.id) for m in messages[questions[held] :] if m.id]
-        as_node = "model" if "model" in getattr(graph, "nodes", {}) else None
+        if as_node is None and "model" in getattr(graph, "nodes", {}):
+            as_node = "model"
         await graph.aupdate_state(config, {"messages": dropped}, as_node=as_node)
 
 

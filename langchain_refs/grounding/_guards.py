@@ -121,7 +121,11 @@ class GuardFinding:
 # An abbreviation with dots ("U.S."), a number (with separators, a decimal part, an ordinal or decade
 # suffix), a word (with inner apostrophes or hyphens), or a mark that ends a clause.
 
-_CLOCK_PATTERN: Final = r"(?<![\w.,:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\w:]|[.,]\d)"
+# A half of the day may be written onto it ("9:30am", "7:30PM", "9:30a.m.").
+_CLOCK_PATTERN: Final = (
+    r"(?<![\w.,:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:(?i:[ap]m)(?!\w)|(?i:[ap]\.m\.))?(?![\w:]|[.,]\d)"
+)
+_GLUED_HALF: Final = re.compile(r"[ap]\.?m\.?$")
 _CLOCK: Final = re.compile(_CLOCK_PATTERN)
 _TOKEN = re.compile(
     r"(?P<degrees>\u00b0\s?[CF])(?![A-Za-z])"
@@ -292,6 +296,7 @@ class _Quantity:
     dotted: float | None = None  # a time of day as some write it with a dot: "9:15" is "9.15" (its value: minutes)
     minutes: float | None = None  # a time of day, in minutes after midnight: "9:15 pm", "21:15" and "9 pm" are one
     either_half: bool = False  # a time of day that says no half of the day: "8:15" may be 8:15 pm
+    half_said: bool = False  # a time of day with its half of the day written: "8:15 pm", "9 am"
 
 
 _ORDINAL_OR_DECADE: Final = re.compile(r"(?:st|nd|rd|th|s)$")
@@ -539,10 +544,12 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         if of_scale is not None:
             (value, i), spelled = of_scale, True
         elif token.kind == "num" and ":" in token.low:
-            after = tokens[i + 1].low if i + 1 < len(tokens) else None
-            clock = _clock_minutes(token.low, after)
+            glued = _GLUED_HALF.search(token.low)
+            written = token.low[: glued.start()] if glued else token.low
+            after = glued.group() if glued else tokens[i + 1].low if i + 1 < len(tokens) else None
+            clock = _clock_minutes(written, after)
             value = clock[0]
-            i += 2 if after in _DAY_HALVES else 1
+            i += 2 if after in _DAY_HALVES and not glued else 1
         elif token.kind == "num":
             ordinal = token.low.endswith(("st", "nd", "rd", "th")) and token.low[-3:-2].isdigit()
             scale = _SCALE_SUFFIXES.get(token.text[-2:]) or _SCALE_SUFFIXES.get(token.text[-1])
@@ -600,7 +607,9 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
         last = tokens[i - 1]
         unit = "clock" if clock is not None else _unit_after(tokens, i)
         minutes = clock[0] if clock is not None else None
+        half_said = clock is not None and after in _DAY_HALVES
         if unit in ("a.m.", "p.m.") and token.low.isdigit() and 1 <= value <= 12:
+            half_said = True
             # "9 pm" is the time of day "21:00" is (it keeps its unit: "9 am" is another value of it than "9 pm").
             minutes = _clock_minutes(f"{token.low}:00", unit)[0]
         before = next((stem(t.low) for t in reversed(tokens[max(0, start - 3) : start]) if _is_content(t)), None)
@@ -653,7 +662,12 @@ def _quantities(tokens: Sequence[_Token]) -> tuple[_Quantity, ...]:
                 label=label,
                 dotted=clock[1] if clock is not None else None,
                 minutes=minutes,
-                either_half=clock is not None and after not in _DAY_HALVES and 1 <= int(token.low.split(":")[0]) <= 12,
+                half_said=half_said,
+                # "8:15" may be 8:15 pm; "08:15", a 24-hour clock's, may not.
+                either_half=clock is not None
+                and after not in _DAY_HALVES
+                and not token.low.startswith("0")
+                and 1 <= int(token.low.split(":")[0]) <= 12,
             )
         )
     return tuple(found)
@@ -664,7 +678,7 @@ _DAY_HALVES: Final = frozenset({"am", "pm", "a.m.", "p.m."})
 
 def _clock_parts(text: str, quantity: _Quantity) -> frozenset[float]:
     """The numbers a time of day is written with: ``{21.0, 15.0}`` for "21:15"."""
-    written = text[quantity.start : quantity.end].split()[0]
+    written = _GLUED_HALF.sub("", text[quantity.start : quantity.end].split()[0].lower())
     return frozenset(float(part) for part in written.split(":"))
 
 
@@ -1442,12 +1456,13 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
         return None
     digits, counts = _digit_values(evidence), _count_values(evidence)
     # A count of things ("3 editions") is no rank the sources give ("the 3rd edition"); a date's day may be one.
-    claimed = [q for q in held if not _agrees(q, counts if _is_count(q) else digits)]
+    # A time of day is no plain number ("1:00" is no 60): `_time_of_day` reads it.
+    claimed = [q for q in held if q.unit == "clock" or not _agrees(q, counts if _is_count(q) else digits)]
     if not claimed:
         return None
     stated = _quantities_near(evidence)
     ranks = {q.value for q in stated if q.ordinal} - {q.value for q in stated if not q.ordinal}
-    values = {q.value for q in stated}
+    values = {q.value for q in stated if q.unit != "clock"}
     values |= {_scaled(q.value, 1_000_000) for q in stated if q.or_million}
     # A time of day written with a colon agrees with the same time written with a dot, both ways.
     values |= {q.dotted for q in stated if q.dotted is not None}
@@ -1461,13 +1476,6 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
     # A value the claim states itself (of another of its slots: "300 km ... and 120 km") is no other value.
     mine = {q.value for q in held}
     for quantity in claimed:
-        if (
-            _agrees(quantity, values - ranks if _is_count(quantity) else values)
-            or quantity.dotted in values
-            or _list_marker(tokens, quantity)
-            or _range_end(claim, quantity)
-        ):
-            continue
         said = _as_written(quantity.start, quantity.end, claim)
         if quantity.minutes is not None:
             read = _time_of_day(quantity, claim, stated, digits | values)
@@ -1475,6 +1483,14 @@ def number_guard(claim: str, evidence: str) -> GuardFinding | None:
                 continue
             if read is not False:
                 return _contradicted(said, read, evidence)
+        if (
+            # A time of day is no plain number ("1:00" is no 60 minutes), but its dotted form may be ("9.15").
+            (quantity.unit != "clock" and _agrees(quantity, values - ranks if _is_count(quantity) else values))
+            or quantity.dotted in values
+            or _list_marker(tokens, quantity)
+            or _range_end(claim, quantity)
+        ):
+            continue
         for other in stated:
             # The same unit, or the same word before and no other unit ("330 metres" is not "1,083 feet").
             if quantity.minutes is not None or other.minutes is not None:
@@ -1513,11 +1529,18 @@ def _contradicted(said: str, other: _Quantity, evidence: str) -> GuardFinding:
     )
 
 
-def _same_time(one: _Quantity, other: _Quantity) -> bool:
-    """Whether two times of day may be the same: "8:15" (no half of the day said) is 8:15 pm too."""
+def _same_time(one: _Quantity, other: _Quantity, *, half_said: bool = False) -> bool:
+    """Whether two times of day may be the same: "8:15" (no half of the day said) is 8:15 pm too.
+
+    With ``half_said``, only where the other says its half ("5:00" is "5 pm", but "runs 1:30" is not "at 13:30").
+    """
     if one.minutes == other.minutes:
         return True
-    return (one.either_half or other.either_half) and abs((one.minutes or 0) - (other.minutes or 0)) == 720
+    if half_said:
+        either = (one.either_half and other.half_said) or (other.either_half and one.half_said)
+    else:
+        either = one.either_half or other.either_half
+    return either and abs((one.minutes or 0) - (other.minutes or 0)) == 720
 
 
 def _time_of_day(
@@ -1526,18 +1549,27 @@ def _time_of_day(
     """A claimed time of day against the evidence: True when it gives it; the other time it gives in its slot; False.
 
     Its slot is the word before it ("departs at 9:15"): any other time of day
-    ("at 10:00 the pastor read John 3:16") says nothing of it. Where no time
-    stands in its slot, its numbers written anywhere ("verse 16 of John 3",
-    "won 21-15", "five past eight") back it, as they did before it was read
-    as a time.
+    ("at 10:00 the pastor read John 3:16") says nothing of it, and only there,
+    or against a time that says its half of the day, is a time with no half
+    of the day said the time twelve hours on ("sunset at 8:15" for "sunset at
+    8:15 pm", "9:00 to 5:00" for "9 am to 5 pm"; "runs 1:30" is not "starts
+    at 13:30"). The hour alone in its slot backs a time on the hour ("opens
+    at 9" for "opens at 9:00").
+    Where no time stands in its slot, its numbers written anywhere ("verse 16
+    of John 3", "won 21-15", "five past eight") back it, as they did before it
+    was read as a time.
     """
     times = [other for other in stated if other.minutes is not None]
-    if any(_same_time(quantity, other) for other in times):
+    if any(_same_time(quantity, other, half_said=True) for other in times):
         return True
     if quantity.before is not None:
-        for other in times:
-            if other.before == quantity.before:
-                return other
+        slot = [other for other in times if other.before == quantity.before]
+        if any(_same_time(quantity, other) for other in slot):
+            return True
+        if any(o.minutes is None and o.before == quantity.before and o.value == quantity.dotted for o in stated):
+            return True  # "opens at 9:00" where it says "opens at 9" (or "nine"), another time beside it
+        if slot:
+            return slot[0]
     if quantity.unit == "clock":
         return _clock_parts(claim, quantity) <= known
     return False

@@ -1021,8 +1021,9 @@ class ChunkRewriter:
         if self._model_text_key is not None:
             raw = metadata[self._model_text_key] = "".join(self._raw)
             if self._model_text_blocks_key is not None:
-                lengths = [length for length in self._raw_lengths.values() if length]
-                if len(lengths) > 1 and sum(lengths) == len(raw):
+                # Each block's, an empty one's too (an Anthropic citation in a text block of its own).
+                lengths = list(self._raw_lengths.values())
+                if sum(1 for length in lengths if length) > 1 and sum(lengths) == len(raw):
                     metadata[self._model_text_blocks_key] = lengths
         tail_block = self._tail_block
         content: str | list[Any]

@@ -622,3 +622,64 @@ def test_an_answer_in_two_text_blocks_goes_back_to_the_model_block_by_block(
         ("server_tool_result", None),
         ("text", f"Rome is old{read[1]}."),
     ]
+
+
+@pytest.mark.parametrize(("history", "rome"), [("raw", " Rome is old[3](id=2)."), ("plain", " Rome is old.")])
+def test_an_answer_with_a_citation_only_block_goes_back_block_by_block(history: str, rome: str) -> None:
+    """An Anthropic citation in a text block of its own (no text) keeps the others each in its place.
+
+    Found by a review: the empty block's length was left out, the blocks no
+    longer matched, and all the text went back into the first block. The
+    citation's block goes (an empty text block some providers refuse); the
+    web search's citation took number 2, so Rome's id 2 reads as [3].
+    """
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    meta = {"model_provider": "anthropic"}
+    grass = {
+        "type": "web_search_result_location",
+        "url": "https://g.org",
+        "title": "Grass",
+        "cited_text": "The grass is green.",
+        "encrypted_index": "abc",
+    }
+    calls = [generation.message for generation in ScriptedToolModel(script=[search("paris rome")])._stream([])]
+    answer = [
+        AIMessageChunk(
+            content=[{"type": "text", "text": "Paris is big[1](id=1). More:", "index": 0}], response_metadata=meta
+        ),
+        AIMessageChunk(
+            content=[{"type": "server_tool_use", "id": "srv1", "name": "web_search", "input": {}, "index": 1}],
+            response_metadata=meta,
+        ),
+        AIMessageChunk(
+            content=[{"type": "web_search_tool_result", "tool_use_id": "srv1", "content": [], "index": 2}],
+            response_metadata=meta,
+        ),
+        AIMessageChunk(content=[{"type": "text", "text": "Grass is green.", "index": 3}], response_metadata=meta),
+        AIMessageChunk(
+            content=[{"type": "text", "text": "", "citations": [grass], "index": 4}], response_metadata=meta
+        ),
+        AIMessageChunk(
+            content=[{"type": "text", "text": " Rome is old[2](id=2).", "index": 5}], response_metadata=meta
+        ),
+    ]
+    again = [AIMessageChunk(content=[{"type": "text", "text": "Yes.", "index": 0}], response_metadata=meta)]
+    model = _SeenBlockStreamer(script=[calls, answer, again])
+    middleware = ReferencesMiddleware(style=TextReferenceStyle(), history=history)
+    agent = create_agent(
+        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": "cited"}}
+    agent.invoke({"messages": [{"role": "user", "content": "?"}]}, config)
+    agent.invoke({"messages": [{"role": "user", "content": "More?"}]}, config)
+    earlier = [m for m in model.seen[-1] if isinstance(m, AIMessage) and m.text][-1]
+    blocks = [(block["type"], block.get("text")) for block in earlier.content if isinstance(block, dict)]
+    paris = "Paris is big[1](id=1). More:" if history == "raw" else "Paris is big. More:"
+    assert blocks == [
+        ("text", paris),
+        ("server_tool_call", None),
+        ("server_tool_result", None),
+        ("text", "Grass is green."),
+        ("text", rome),
+    ]

@@ -166,6 +166,18 @@ NUMBER_FIRES = [
     ("The shop opens at 9 am.", "The shop opens at 9 pm.", "Contradiction", "9 pm"),
     # Another time in its slot (the word before it), whatever other numbers the sources write.
     ("The train departs at 9:45.", "The train departs at 9:15 and arrives 45 minutes later.", "Contradiction", "9:15"),
+    # A second review's cases: a time is no plain number ("1:00" is no 60 minutes, "600" no 10:00), "09:15" says
+    # its half of the day, and a running time is not a time of day twelve hours on.
+    ("The meeting starts at 1:00.", "The meeting starts at 3:00 and lasts 60 minutes.", "Contradiction", "3:00"),
+    (
+        "The museum holds 600 paintings.",
+        "The museum opens at 10:00 and holds 180 paintings.",
+        "Contradiction",
+        "180 paintings",
+    ),
+    ("The train departs at 09:15.", "The train departs at 21:15.", "Contradiction", "21:15"),
+    ("The film runs 1:30.", "The film starts at 13:30 and runs 2:00.", "Contradiction", "2:00"),
+    ("The shop opens at 9:30am.", "The shop opens at 9:30 pm.", "Contradiction", "9:30 pm"),
 ]
 NUMBER_QUIET = [
     # A time of day agrees with itself written another way: with a dot, in 24 hours, or as the hour alone.
@@ -188,6 +200,11 @@ NUMBER_QUIET = [
     # A time that says no half of the day may be either half.
     ("Sunset was at 8:15.", "Sunset was at 8:15 pm."),
     ("Doors open at 7:30 and the show starts at 8 pm.", "Doors open at 7:30 pm; the show starts at 8 pm."),
+    # A half of the day written onto the time ("9:30am"), and the hour alone in its slot.
+    ("The shop opens at 9:30.", "The shop opens at 9:30am on weekdays; on Sundays the shop opens at 12:00."),
+    ("The shop opens at 9:30pm.", "The shop opens at 21:30."),
+    ("The shop opens at 9:00.", "On weekdays the shop opens at 9; on Sundays the shop opens at 11:00."),
+    ("The shop is open 9:00 to 5:00.", "The shop is open from 9 am to 5 pm."),
     ("The meeting ran from 9:00 to 17:00.", "The meeting ran from 9:00-17:00."),
     ("John 3:16 is quoted often.", "John 3:16 is the most quoted verse."),
     # A unit written onto its number is read as written apart; a lower-case "m" with no currency is metres or millions.

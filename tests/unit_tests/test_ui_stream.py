@@ -673,3 +673,28 @@ def test_drop_turns_leaves_a_graph_without_a_checkpointer_alone() -> None:
 
     graph = StateGraph(MessagesState).add_node("model", lambda state: {}).add_edge("__start__", "model").compile()
     asyncio.run(drop_turns(graph, {"configurable": {"thread_id": "c1"}}, []))
+
+
+def test_drop_turns_takes_the_node_to_update_as_for_a_graph_langgraph_cannot_pick_one_in() -> None:
+    """Two nodes wrote the last step: LangGraph cannot tell which to update as, so the caller names one."""
+    pytest.importorskip("langgraph", reason="the agents extra (langgraph) is not installed")
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.errors import InvalidUpdateError
+    from langgraph.graph import MessagesState, StateGraph
+
+    from langchain_refs.apps.ui_stream import drop_turns
+
+    graph = (
+        StateGraph(MessagesState)
+        .add_node("left", lambda state: {"messages": [("ai", "Left.")]})
+        .add_node("right", lambda state: {"messages": [("ai", "Right.")]})
+        .add_edge("__start__", "left")
+        .add_edge("__start__", "right")
+        .compile(checkpointer=InMemorySaver())
+    )
+    config: Any = {"configurable": {"thread_id": "c1"}}
+    graph.invoke({"messages": [("user", "Paris?")]}, config)
+    with pytest.raises(InvalidUpdateError):
+        asyncio.run(drop_turns(graph, config, []))
+    asyncio.run(drop_turns(graph, config, [], as_node="left"))
+    assert graph.get_state(config).values["messages"] == []

@@ -215,9 +215,9 @@ import { el } from "./dom.js";
   function wireChips(turn) {
     turn.body.addEventListener("pointerover", (event) => {
       const button = event.target.closest(".chip");
-      // A mouse resting on a chip previews its card; a finger or a pen on it pins it (a tap's click
-      // may never come on a page that showed something on hover).
-      if (button) openCard(turn, button, event.pointerType !== "mouse");
+      // A mouse or a pen resting on a chip previews its card. A finger does nothing here (it may be
+      // scrolling): its tap's click pins the card, and nothing shown on hover holds that click back.
+      if (button && event.pointerType !== "touch") openCard(turn, button, false);
     });
     turn.answer.addEventListener("mouseout", (event) => {
       const from = event.target.closest(".chip, .passage-card");
