@@ -572,7 +572,6 @@ class ChunkRewriter:
         "_pending",
         "_pending_block",
         "_raw",
-        "_raw_lengths",
         "_segments",
         "_session",
         "_standard",
@@ -611,8 +610,6 @@ class ChunkRewriter:
         self._model_text_key = model_text_key
         self._model_text_blocks_key = model_text_blocks_key
         self._raw: list[str] = []
-        # How much of the model's text each text block holds (`model_text_blocks_key`), by block, in order.
-        self._raw_lengths: dict[Any, int] = {}
         self._segments = _Segments()
         # The block the held tail and the list go to: the last text block
         # seen (None: the answer's content is str).
@@ -635,8 +632,8 @@ class ChunkRewriter:
         # Native citations waiting for the end of their block, and that block's key.
         self._pending: list[dict[str, Any]] = []
         self._pending_block: Any = None
-        # How much of each indexed block the model has written (its native
-        # citations' offsets count from the block's start).
+        # How much of each text block the model has written, by block key, in order: a native
+        # citation's offsets count from its block's start; `model_text_blocks_key` lists them.
         self._block_lengths: dict[Any, int] = {}
         # Google's grounding of the answer, read from the first chunk that has it.
         self._grounding_read = False
@@ -913,10 +910,7 @@ class ChunkRewriter:
                         out += self._natives()
                 else:
                     out = self._feed(text)
-                if index is not None:
-                    self._block_lengths[index] = self._block_lengths.get(index, 0) + len(text)
-                if self._model_text_blocks_key is not None:
-                    self._raw_lengths[key] = self._raw_lengths.get(key, 0) + len(text)
+                self._block_lengths[key] = self._block_lengths.get(key, 0) + len(text)
                 self._segments.add(key, out)
                 rewritten.append({**block, "text": out})
             else:
@@ -1022,7 +1016,7 @@ class ChunkRewriter:
             raw = metadata[self._model_text_key] = "".join(self._raw)
             if self._model_text_blocks_key is not None:
                 # Each block's, an empty one's too (an Anthropic citation in a text block of its own).
-                lengths = list(self._raw_lengths.values())
+                lengths = list(self._block_lengths.values())
                 if sum(1 for length in lengths if length) > 1 and sum(lengths) == len(raw):
                     metadata[self._model_text_blocks_key] = lengths
         tail_block = self._tail_block

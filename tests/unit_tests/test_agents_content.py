@@ -568,6 +568,25 @@ class _SeenBlockStreamer(BlockStreamer):
         yield from super()._stream(messages, *args, **kwargs)
 
 
+def _earlier_answer_as_read(answer: list[AIMessageChunk], history: str) -> list[tuple[str, Any]]:
+    """The blocks (type, text) the model reads of ``answer`` next turn: after a search, ``answer``, then a question."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    meta = {"model_provider": "anthropic"}
+    calls = [generation.message for generation in ScriptedToolModel(script=[search("paris rome")])._stream([])]
+    again = [AIMessageChunk(content=[{"type": "text", "text": "Yes.", "index": 0}], response_metadata=meta)]
+    model = _SeenBlockStreamer(script=[calls, answer, again])
+    middleware = ReferencesMiddleware(style=TextReferenceStyle(), history=history)
+    agent = create_agent(
+        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": "earlier"}}
+    agent.invoke({"messages": [{"role": "user", "content": "?"}]}, config)
+    agent.invoke({"messages": [{"role": "user", "content": "More?"}]}, config)
+    earlier = [m for m in model.seen[-1] if isinstance(m, AIMessage) and m.text][-1]
+    return [(block["type"], block.get("text")) for block in earlier.content if isinstance(block, dict)]
+
+
 @pytest.mark.parametrize("shape", ["streamed", "whole"])
 @pytest.mark.parametrize(("history", "read"), [("raw", ["[1](id=1)", "[2](id=2)"]), ("plain", ["", ""])])
 def test_an_answer_in_two_text_blocks_goes_back_to_the_model_block_by_block(
@@ -580,10 +599,7 @@ def test_an_answer_in_two_text_blocks_goes_back_to_the_model_block_by_block(
     Expected blocks written by hand: each text block's own text, its
     citations as ``history`` writes them (the ids the model gave them).
     """
-    from langgraph.checkpoint.memory import InMemorySaver
-
     meta = {"model_provider": "anthropic"}
-    calls = [generation.message for generation in ScriptedToolModel(script=[search("paris rome")])._stream([])]
     answer = [
         AIMessageChunk(content=[{"type": "text", "text": "Paris is big[1](i", "index": 0}], response_metadata=meta),
         AIMessageChunk(content=[{"type": "text", "text": "d=1). More:", "index": 0}], response_metadata=meta),
@@ -605,17 +621,7 @@ def test_an_answer_in_two_text_blocks_goes_back_to_the_model_block_by_block(
             {"type": "text", "text": "Rome is old[2](id=2)."},
         ]
         answer = [AIMessageChunk(content=blocks, response_metadata=meta)]
-    again = [AIMessageChunk(content=[{"type": "text", "text": "Yes.", "index": 0}], response_metadata=meta)]
-    model = _SeenBlockStreamer(script=[calls, answer, again])
-    middleware = ReferencesMiddleware(style=TextReferenceStyle(), history=history)
-    agent = create_agent(
-        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[middleware], checkpointer=InMemorySaver()
-    )
-    config: Any = {"configurable": {"thread_id": "blocks"}}
-    agent.invoke({"messages": [{"role": "user", "content": "?"}]}, config)
-    agent.invoke({"messages": [{"role": "user", "content": "More?"}]}, config)
-    earlier = [m for m in model.seen[-1] if isinstance(m, AIMessage) and m.text][-1]
-    blocks = [(block["type"], block.get("text")) for block in earlier.content if isinstance(block, dict)]
+    blocks = _earlier_answer_as_read(answer, history)
     assert blocks == [
         ("text", f"Paris is big{read[0]}. More:"),
         ("server_tool_call", None),
@@ -633,8 +639,6 @@ def test_an_answer_with_a_citation_only_block_goes_back_block_by_block(history: 
     citation's block goes (an empty text block some providers refuse); the
     web search's citation took number 2, so Rome's id 2 reads as [3].
     """
-    from langgraph.checkpoint.memory import InMemorySaver
-
     meta = {"model_provider": "anthropic"}
     grass = {
         "type": "web_search_result_location",
@@ -643,7 +647,6 @@ def test_an_answer_with_a_citation_only_block_goes_back_block_by_block(history: 
         "cited_text": "The grass is green.",
         "encrypted_index": "abc",
     }
-    calls = [generation.message for generation in ScriptedToolModel(script=[search("paris rome")])._stream([])]
     answer = [
         AIMessageChunk(
             content=[{"type": "text", "text": "Paris is big[1](id=1). More:", "index": 0}], response_metadata=meta
@@ -664,17 +667,7 @@ def test_an_answer_with_a_citation_only_block_goes_back_block_by_block(history: 
             content=[{"type": "text", "text": " Rome is old[2](id=2).", "index": 5}], response_metadata=meta
         ),
     ]
-    again = [AIMessageChunk(content=[{"type": "text", "text": "Yes.", "index": 0}], response_metadata=meta)]
-    model = _SeenBlockStreamer(script=[calls, answer, again])
-    middleware = ReferencesMiddleware(style=TextReferenceStyle(), history=history)
-    agent = create_agent(
-        model, tools=[retriever_tool(CITY_DOCUMENTS)], middleware=[middleware], checkpointer=InMemorySaver()
-    )
-    config: Any = {"configurable": {"thread_id": "cited"}}
-    agent.invoke({"messages": [{"role": "user", "content": "?"}]}, config)
-    agent.invoke({"messages": [{"role": "user", "content": "More?"}]}, config)
-    earlier = [m for m in model.seen[-1] if isinstance(m, AIMessage) and m.text][-1]
-    blocks = [(block["type"], block.get("text")) for block in earlier.content if isinstance(block, dict)]
+    blocks = _earlier_answer_as_read(answer, history)
     paris = "Paris is big[1](id=1). More:" if history == "raw" else "Paris is big. More:"
     assert blocks == [
         ("text", paris),
