@@ -484,6 +484,14 @@ def unannotated(messages: list[BaseMessage]) -> list[BaseMessage]:
     model reads its earlier answer's text; the annotations are for the
     reader. A provider's own answers keep theirs.
 
+    An answer langchain-openai wrote in its legacy shape (``output_version=
+    "v0"`` of the Responses API: its reasoning, server tools' outputs and
+    call ids in ``additional_kwargs``) goes back with its text blocks only.
+    The client rebuilds that shape's other items from ``additional_kwargs``
+    and ``tool_calls`` whatever the content holds, so the standard blocks
+    of the rewritten answer (its ``tool_call``...) would be sent a second
+    time: a function call twice.
+
     Example:
         >>> answer = AIMessage(content=[{"type": "text", "text": "Hi[1]", "annotations": [{"type": "citation"}]}],
         ...     response_metadata={"references": {}, "output_version": "v1"})
@@ -493,20 +501,55 @@ def unannotated(messages: list[BaseMessage]) -> list[BaseMessage]:
     out: list[BaseMessage] | None = None
     for position, message in enumerate(messages):
         content = message.content
-        if (
-            isinstance(message, AIMessage)
-            and isinstance(content, list)
-            and "references" in message.response_metadata
-            and any(isinstance(block, dict) and "annotations" in block for block in content)
-        ):
+        if not (isinstance(message, AIMessage) and isinstance(content, list)):
+            continue
+        if "references" not in message.response_metadata:
+            continue
+        legacy = _read_as_legacy_openai(message)
+        if legacy or any(isinstance(block, dict) and "annotations" in block for block in content):
             if out is None:
                 out = list(messages)
             blocks = [
                 {k: v for k, v in block.items() if k != "annotations"} if isinstance(block, dict) else block
                 for block in content
+                if not legacy or isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
             ]
             out[position] = message.model_copy(update={"content": blocks})
     return messages if out is None else out
+
+
+# The ``additional_kwargs`` keys by which langchain-openai tells an answer in its legacy (v0) shape, as it reads
+# one back (langchain-core's OpenAI translator; "__openai_function_call_ids__" maps call ids to item ids).
+_LEGACY_OPENAI_KEYS: Final = ("reasoning", "tool_outputs", "refusal", "__openai_function_call_ids__")
+
+
+def _read_as_legacy_openai(message: AIMessage) -> bool:
+    """Whether langchain-openai reads ``message`` back as an answer in its legacy shape (``output_version="v0"``).
+
+    As the client tells one: an OpenAI answer whose content is a list of
+    blocks, with one of `_LEGACY_OPENAI_KEYS` in ``additional_kwargs`` or a
+    message item's id (``msg_``) beside a response's (``resp_``).
+
+    Example:
+        >>> answer = AIMessage(content=[{"type": "text", "text": "Hi"}], id="msg_1",
+        ...     response_metadata={"model_provider": "openai", "id": "resp_1"})
+        >>> _read_as_legacy_openai(answer), _read_as_legacy_openai(answer.model_copy(update={"id": "resp_1"}))
+        (True, False)
+    """
+    metadata = message.response_metadata
+    if metadata.get("model_provider") != "openai" or not isinstance(message.content, list):
+        return False
+    if not all(isinstance(block, dict) for block in message.content):
+        return False
+    if any(key in message.additional_kwargs for key in _LEGACY_OPENAI_KEYS):
+        return True
+    response_id = metadata.get("id")
+    return (
+        isinstance(message.id, str)
+        and message.id.startswith("msg_")
+        and isinstance(response_id, str)
+        and response_id.startswith("resp_")
+    )
 
 
 def _with_stop(stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -181,6 +181,46 @@ def test_openai_responses_annotations_follow_the_text_they_annotate(api: str) ->
     )
 
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("output_version", ["v0", "responses/v1", "v1"])
+def test_an_openai_responses_answer_with_a_function_call_goes_back_as_the_model_alone_sends_it(
+    api: str, output_version: str, *, streamed: bool
+) -> None:
+    """Read back as history, the rewritten answer gives the Responses API the items the bare model's answer gives.
+
+    Found in use: with ``output_version="v0"`` (the client's legacy shape, its reasoning and call ids in
+    ``additional_kwargs``), the client rebuilt the function call from the answer's tool calls and sent the
+    rewritten answer's standard ``tool_call`` block too: the same call twice. The expected items are the bare
+    client's own, from its own answer (the payload: reasoning, a message, one function call).
+    """
+    openai = pytest.importorskip("langchain_openai", reason="langchain-openai (the test extra) not installed")
+    from langchain_core.messages import ToolMessage
+
+    inner = openai.ChatOpenAI(
+        model="gpt-5", base_url=f"{api}/v1", api_key="k", use_responses_api=True, output_version=output_version
+    )
+
+    def answer(model: Any) -> Any:
+        replay("openai_responses_call")
+        if not streamed:
+            return model.invoke("Louvre?")
+        chunks = list(model.stream("Louvre?"))
+        message = chunks[0]
+        for chunk in chunks[1:]:
+            message = message + chunk
+        return message_chunk_to_message(message)
+
+    def items_sent_back(model: Any, message: Any) -> list[tuple[Any, ...]]:
+        replay("openai_responses_cite")
+        model.invoke([HumanMessage("Louvre?"), message, ToolMessage("Found.", tool_call_id="call_1")])
+        return [(item.get("type"), item.get("id"), item.get("call_id")) for item in _Replay.bodies[-1]["input"]]
+
+    bare = items_sent_back(inner, answer(inner))
+    ours = items_sent_back(wrapped(inner), answer(wrapped(inner)))
+    assert [kind for kind, _, _ in bare].count("function_call") == 1
+    assert ours == bare
+
+
 @pytest.mark.parametrize("output_version", ["v0", "v1"])
 def test_gemini_grounding_is_numbered_once(api: str, output_version: str) -> None:
     """Gemini's grounding gets one number per source, on its sentence, whether or not the client translated it."""
