@@ -30,6 +30,7 @@ from langchain_refs.grounding._guards import (
     name_guard,
     number_guard,
     polarity_guard,
+    role_guard,
 )
 from langchain_refs.grounding._llm import is_failed_call, recorded_model_failures
 from langchain_refs.grounding._predictor import PredictedReference, ReferencePredictor, needs_reference
@@ -97,6 +98,7 @@ __all__ = [
     "number_guard",
     "polarity_guard",
     "recorded_model_failures",
+    "role_guard",
     "sentence_windows",
     "split_sentences",
     "verify_citations",

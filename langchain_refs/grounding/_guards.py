@@ -43,6 +43,10 @@ The guards, each switched on or off in `MeaningGuards`:
 - ``antonym``: a word of a small built-in list (before/after, more/less,
   first/last, increase/decrease, won/lost, all/some, always/sometimes...)
   that the best evidence sentence replaces by its opposite.
+- ``hedge``: a claim stated plainly where every sentence stating it says it
+  only may be so, or only under a condition the claim drops.
+- ``role``: two parties of the claim the other way round in the sentence
+  that states it ("Oracle acquired Cerner" against "Cerner acquired Oracle").
 
 Each guard reads only what it needs; the evidence's analysis is cached, so the
 same evidence against many claims is read once. Pure Python, no model.
@@ -75,10 +79,11 @@ __all__ = [
     "negating_verb",
     "number_guard",
     "polarity_guard",
+    "role_guard",
     "says_negated",
 ]
 
-GuardName = Literal["number", "name", "polarity", "antonym", "hedge"]
+GuardName = Literal["number", "name", "polarity", "antonym", "hedge", "role"]
 """The names of the guards, as `GuardFinding.guard` gives them."""
 
 
@@ -2504,6 +2509,317 @@ def _negated_word(tokens: tuple[_Token, ...], at: int) -> bool:
     return any(where < at and word in scope for where, scope in _negated(tokens))
 
 
+# ---- roles ----
+
+# Words that leave who does what to whom unsaid, or say it both ways, when they stand between two parties: those on
+# either side may stand in any order ("Smith and Jones", "drew with Lyon", "as tall as", a list, a quotation).
+_BOTH_WAYS: Final = frozenset(
+    {"and", "or", "nor", "with", "versus", "vs", "v", "against", "between", "same", "as", "&", ",", ";", '"'}
+    | {"\u201c", "\u201d", "(", ")", "\u2013", "\u2014"}
+)
+# Words that relate two parties the same way both ways round, wherever they stand in the clause ("Spain borders
+# France", "compared X to Y", "held X to a draw"). Stems.
+_BOTH_WAYS_WORDS: Final = frozenset(
+    stem(word)
+    for word in (
+        "border borders bordered married marry marries wed weds divorced divorce met meet meets played plays drew "
+        "draw draws tied ties faced face faces fought fight fights battled battle merged merge merges partnered "
+        "partner collaborated collaborate shared share resembles resembled resemble matched match matches equals "
+        "equalled equal similar like neighbours neighbors rivals rival joined join talked talk spoke negotiated "
+        "agreed competed compete clashed clash debated debate dated date linked connected correlated associated "
+        "kissed kiss hugged intersects intersect differs differ different overlaps overlap touches touch coincided "
+        "coincide collided collide swapped exchanged corresponded argued equivalent identical comparable parallel "
+        "related cousin sibling twin colleague teammate friend ally contemporary proportional synonym bind binds "
+        "bound hybridizes hybridises annihilates adjoins adjoin abuts abut crosses cross crossed separated separate "
+        "split diverged diverge engaged remarried duel duelled dueled wrestle wrestled boxed sparred tackle tackles "
+        "attracts attract converts compared compare befriended attach attached contacts reunified reunify unified "
+        "unify"
+    ).split()
+)
+# Words that, between two parties, place them both ways ("lives across the hall from") or say who said what in
+# either order ("Smith said the deal was dead", '"The deal is dead" said Smith'). Stems.
+_BOTH_WAYS_BETWEEN: Final = frozenset(
+    stem(word)
+    for word in (
+        "alongside beside near adjacent next opposite close across away "
+        "say says said tell tells told report reports reported claim claims claimed state states stated add adds "
+        "added note notes noted write writes wrote according"
+    ).split()
+)
+# Words that join two clauses without ordering them: clauses exchanged around one of these alone say the same
+# ("Exports grew whereas imports shrank" is "Imports shrank whereas exports grew"). Stems.
+_CLAUSE_LINKS: Final = frozenset(stem(word) for word in "whereas whilst although though but yet addition also".split())
+# A number and one of these between two parties is a distance or a time between them ("lies 465 km from"): both ways.
+_APART: Final = frozenset(
+    "km kilometres kilometers kilometre kilometer miles mile metres meters metre meter m ft feet yards hours hour "
+    "hrs minutes minute mins days day".split()
+)
+# Characters between two parties that the tokens do not show: a headline's or a flattened table's separators.
+_SEPARATORS: Final = re.compile(r"[/|\\•·]")
+# A sentence with one of these reports a belief or a claim, maybe to correct it ("It is a myth that ..."), or asks:
+# it states nothing this guard may hold the claim to. Stems.
+_NOT_STATED: Final = frozenset(
+    stem(word)
+    for word in "claim claimed claims believe believed believes myth rumour rumor wrongly falsely mistakenly "
+    "misconception supposedly allegedly".split()
+)
+# Where a clause ends, beside the marks: the clause holding the exchange is read for its numbers.
+_CLAUSE_BREAKS: Final = frozenset(
+    "but then after before while whilst whereas although though since until because when which who".split()
+)
+_CLAUSE_MARKS: Final = frozenset({",", ";", ":", "(", ")", "\u2013", "\u2014", '"', "\u201c", "\u201d", "?", "!", "."})
+# A copula between two parties says they are one ("The capital of France is Paris") or stand in a state towards
+# each other ("is next to", "is a cousin of"), which often holds both ways: left alone, unless a passive's "by"
+# names who acted ("is owned by").
+_BEING: Final = _BE | frozenset({"become", "becomes", "became", "remain", "remains", "remained", "seem", "seems"})
+# Words that say no more than which one: left out when the words between the parties are compared.
+_DETERMINERS: Final = frozenset(
+    {"the", "a", "an", "its", "their", "his", "her", "our", "my", "your", "this", "that", "these", "those"}
+)
+# When, not who: a part made of these alone (or of numbers) is a time or a count moved about the sentence.
+_WHEN: Final = frozenset(
+    stem(word)
+    for word in (
+        "yesterday today tomorrow year years month months week weeks day days morning evening night season "
+        "quarter decade century january february march april may june july august september october november "
+        "december monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
+    ).split()
+)
+_ROLE_COVERAGE: Final = 0.8
+# The sentences stating a claim read at most (a long source may state it again and again).
+_ROLE_SENTENCES_READ: Final = 32
+
+
+def role_guard(claim: str, evidence: str, *, coverage: float = _ROLE_COVERAGE) -> GuardFinding | None:
+    """No evidence sentence states the claim with two of its parties the other way round, and none in its order.
+
+    Each evidence sentence holding ``coverage`` of the claim's content words
+    is read against the claim: the content words both write once, in its
+    order, must not be the claim's with a first part and a last part
+    exchanged around the same words ("Oracle acquired Cerner" against
+    "Cerner acquired Oracle"; "the first patient infected a nurse" against
+    "a nurse infected the first patient"), written alike (determiners aside:
+    "its", "the"), in a clause that says what the claim's clause says. A
+    sentence that states the claim in its own order clears it. Left alone:
+    the passive ("Cerner was acquired by Oracle"), other words between the
+    parties ("older than" against "younger than"), parties joined by a mark
+    or a word that says it both ways ("and", "with", "as", a comma, a colon,
+    "said", "across", "465 km from"), a relation both ways anywhere in the
+    clause ("married", "borders", "compared", "held to a draw"), two clauses
+    exchanged around what joins them ("whereas", "in addition to"), a copula
+    between them ("The capital of France is Paris"), no word between them
+    but small ones ("from the coast to the hills", which may be a distance
+    or a range), a part that is only a time or a number ("in May") moved
+    about the sentence, a question, a belief reported ("It is a myth that"),
+    and another occasion in the same sentence (a number each clause has and
+    the other lacks: "Nadal beat Federer in 2008, a year after losing the
+    2007 final").
+
+    Example:
+        >>> role_guard("Germany beat Brazil 7-1.", "Brazil beat Germany 7-1 in Belo Horizonte.").reason
+        'the sources have them the other way round: "Brazil beat Germany 7-1 in Belo Horizonte."'
+        >>> role_guard("Oracle acquired Cerner.", "Cerner was acquired by Oracle in 2022.") is None
+        True
+        >>> role_guard("Spain borders France.", "France borders Spain.") is None
+        True
+    """
+    said = _whole(claim)
+    # Too few words to exchange, or too few of them anywhere in the evidence (read whole, cached) for a sentence
+    # to state the claim.
+    if len(said.words) < 3 or not _may_cover(said, evidence, coverage):
+        return None
+    mine = _content_order(said.tokens)
+    found: tuple[_Sentence, tuple[int, int]] | None = None
+    read = 0
+    for start, end in _spans_holding(evidence, said.words):
+        # The sentences stating the claim, read as the scorer reads them (cached per sentence), a bounded number.
+        if not _may_cover(said, evidence[start:end], coverage):
+            continue
+        sentence = _piece(evidence[start:end], start)
+        if _coverage(said, sentence) < coverage:
+            continue
+        read += 1
+        exchanged = _exchanged_parties(said, mine, sentence, evidence[start:end], coverage)
+        if exchanged is None:
+            return None  # it states the claim in its own order
+        if exchanged is not False and found is None:
+            found = (sentence, exchanged)
+        if read >= _ROLE_SENTENCES_READ:
+            break
+    if found is None:
+        return None
+    sentence, (first, last) = found
+    quoted = _as_written(sentence.start, sentence.end, evidence)
+    return GuardFinding(
+        guard="role", label="Contradiction", claim_value=_as_written(first, last, claim), source_value=quoted,
+        reason=f'the sources have them the other way round: "{quoted}"', start=sentence.start, end=sentence.end,
+    )  # fmt: skip
+
+
+def _exchanged_parties(
+    said: _Sentence, mine: list[tuple[str, int]], sentence: _Sentence, text: str, coverage: float
+) -> tuple[int, int] | Literal[False] | None:
+    """Where in the claim the two parties ``sentence`` (whose text is ``text``) has the other way round stand.
+
+    As offsets into the claim (its first part's start, its last part's end).
+    None when the sentence writes the words both write once in the claim's
+    order; False when it writes them in another order that is no exchange of
+    parties (or one this guard leaves alone, see `role_guard`).
+    """
+    theirs = _content_order(sentence.tokens)
+    once = _written_once(mine) & _written_once(theirs)
+    claim_order = [(key, at) for key, at in mine if key in once]
+    source_order = [(key, at) for key, at in theirs if key in once]
+    keys = [key for key, _ in claim_order]
+    if keys == [key for key, _ in source_order]:
+        return None
+    swap = _exchanged(keys, [key for key, _ in source_order])
+    if swap is None:
+        return False
+    first, pivot, last = swap
+    if not pivot or all(_is_when(key) for key in first) or all(_is_when(key) for key in last):
+        return False
+    if all(key in _CLAUSE_LINKS for key in pivot):
+        return False  # two clauses the other way round around what joins them
+    tokens = sentence.tokens
+    if any(t.low == "?" or (t.kind == "word" and stem(t.low) in _NOT_STATED) for t in tokens):
+        return False  # a question, or a belief reported: "It is a myth that Whole Foods bought Amazon."
+    claim_at, source_at = dict(claim_order), dict(source_order)
+    # What relates the parties: every word from the end of the one to the start of the other, as written.
+    between = _between(said.tokens, claim_at[first[-1]], claim_at[last[0]])
+    if between is None:
+        return False
+    after, before = source_at[last[-1]], source_at[first[0]]
+    if between != _between(tokens, after, before) or _SEPARATORS.search(text, tokens[after].end, tokens[before].start):
+        return False
+    if "by" not in between and not _BEING.isdisjoint(between):
+        return False
+    # The clause holding the exchange must say what the claim's clause holding it says, and of no other event: a
+    # number each has and the other lacks is another match, another year ("Nadal beat Federer in 2008, a year after
+    # losing the 2007 final"); words of the claim's clause elsewhere in the sentence, another occasion ("Everton beat
+    # Liverpool in the league but lost the FA Cup semi-final to them").
+    claimed = _clause_around(said.tokens, claim_at[first[0]], claim_at[last[-1]])
+    clause = _clause_around(tokens, source_at[last[0]], source_at[first[-1]])
+    claimed_words = {stem(t.low) for t in claimed if _is_content(t)}
+    if any(t.kind == "word" and _relates_both_ways(t.low) for t in claimed):
+        return False  # a relation both ways before the parties or after them: "compared X to Y", "held X to a draw"
+    if len(claimed_words & {stem(t.low) for t in clause if _is_content(t)}) < coverage * len(claimed_words):
+        return False
+    numbers = {t.low for t in clause if t.kind == "num"}
+    stated = {t.low for t in claimed if t.kind == "num"}
+    if stated - numbers and numbers - stated:
+        return False
+    return said.tokens[claim_at[first[0]]].start, said.tokens[claim_at[last[-1]]].end
+
+
+def _clause_around(tokens: Sequence[_Token], first: int, last: int) -> Sequence[_Token]:
+    """The tokens of the clause holding tokens ``first`` to ``last``: out to a mark or a word that ends one."""
+    start = first
+    while start > 0 and tokens[start - 1].low not in _CLAUSE_MARKS and tokens[start - 1].low not in _CLAUSE_BREAKS:
+        start -= 1
+    end = last
+    while (
+        end + 1 < len(tokens) and tokens[end + 1].low not in _CLAUSE_MARKS and tokens[end + 1].low not in _CLAUSE_BREAKS
+    ):
+        end += 1
+    return tokens[start : end + 1]
+
+
+def _content_order(tokens: Sequence[_Token]) -> list[tuple[str, int]]:
+    """The content words (stemmed) and numbers of ``tokens`` in order, each with its token index."""
+    return [
+        (token.low if token.kind == "num" else stem(token.low), at)
+        for at, token in enumerate(tokens)
+        if token.kind == "num" or _is_content(token)
+    ]
+
+
+def _written_once(order: Sequence[tuple[str, int]]) -> set[str]:
+    counts: dict[str, int] = {}
+    for key, _ in order:
+        counts[key] = counts.get(key, 0) + 1
+    return {key for key, count in counts.items() if count == 1}
+
+
+def _exchanged(
+    mine: Sequence[str], theirs: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """``(first, pivot, last)`` when ``theirs`` is ``mine`` with ``first`` and ``last`` exchanged around ``pivot``.
+
+    The same words before and after them in both; ``first`` and ``last``
+    hold a word each, ``pivot`` may hold none.
+
+    Example:
+        >>> _exchanged(["a", "beat", "b", "7-1"], ["b", "beat", "a", "7-1"])
+        (('a',), ('beat',), ('b',))
+        >>> _exchanged(["a", "beat", "b"], ["a", "beat", "b"]) is None
+        True
+    """
+    if len(mine) != len(theirs) or len(mine) < 2:
+        return None
+    head = 0
+    while head < len(mine) and mine[head] == theirs[head]:
+        head += 1
+    tail = len(mine)
+    while tail > head and mine[tail - 1] == theirs[tail - 1]:
+        tail -= 1
+    rest, other = tuple(mine[head:tail]), tuple(theirs[head:tail])
+    for i in range(1, len(rest)):
+        for j in range(i, len(rest)):
+            first, pivot, last = rest[:i], rest[i:j], rest[j:]
+            if other == last + pivot + first:
+                return first, pivot, last
+    return None
+
+
+def _is_when(key: str) -> bool:
+    return key in _WHEN or key[:1].isdigit()
+
+
+def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...] | None:
+    """The words and numbers between tokens ``first`` and ``last`` as written (lower case), determiners left out.
+
+    None when one of them, or a mark (a comma, a colon), says the parties on
+    either side may stand either way round (`_BOTH_WAYS`, `_BOTH_WAYS_WORDS`, `_BOTH_WAYS_BETWEEN`),
+    or a number with a unit of length or time ("465 km from") a distance.
+    """
+    words: list[str] = []
+    for token in tokens[first + 1 : last]:
+        if token.kind == "mark" and token.low != "%":
+            return None
+        if token.low in _BOTH_WAYS or (
+            token.kind == "word" and (_relates_both_ways(token.low) or stem(token.low) in _BOTH_WAYS_BETWEEN)
+        ):
+            return None
+        if token.low in _APART and words and words[-1][:1].isdigit():
+            return None
+        if token.low not in _DETERMINERS:
+            words.append(token.low)
+    return tuple(words)
+
+
+def _relates_both_ways(word: str) -> bool:
+    """Whether ``word`` (lower case), or the word it inflects, is one of `_BOTH_WAYS_WORDS`.
+
+    The stemmer leaves some inflections apart from their word ("rivalled", "allied"): they are undone here.
+
+    Example:
+        >>> _relates_both_ways("rivalled"), _relates_both_ways("allied"), _relates_both_ways("acquired")
+        (True, True, False)
+    """
+    if stem(word) in _BOTH_WAYS_WORDS:
+        return True
+    for ending in ("ied", "ies", "ing", "ed", "es", "s", "d"):
+        if word.endswith(ending) and len(word) > len(ending) + 2:
+            base = word[: -len(ending)]
+            bases = [base + "y"] if ending in ("ied", "ies") else [base, base + "e"]
+            if len(base) > 2 and base[-1] == base[-2]:
+                bases.append(base[:-1])  # a doubled consonant: "rivalled", "wedded"
+            if any(stem(found) in _BOTH_WAYS_WORDS for found in bases):
+                return True
+    return False
+
+
 # ---- hedges and conditions ----
 
 # Words by which a text says something only may be so: "may reduce", "is linked to", "researchers believe".
@@ -2745,6 +3061,7 @@ _GUARDS: Final[dict[str, Callable[[str, str], GuardFinding | None]]] = {
     "polarity": polarity_guard,
     "antonym": antonym_guard,
     "hedge": hedge_guard,
+    "role": role_guard,
 }
 
 
@@ -2769,6 +3086,7 @@ class MeaningGuards:
     polarity: bool = True
     antonym: bool = True
     hedge: bool = True
+    role: bool = True
 
     def __post_init__(self) -> None:
         # A truthy word ("no") would leave a guard on: only True and False are taken.
@@ -2783,7 +3101,7 @@ class MeaningGuards:
             >>> MeaningGuards.off().enabled
             ()
         """
-        return cls(number=False, name=False, polarity=False, antonym=False, hedge=False)
+        return cls(number=False, name=False, polarity=False, antonym=False, hedge=False, role=False)
 
     @property
     def enabled(self) -> tuple[str, ...]:
@@ -2791,7 +3109,7 @@ class MeaningGuards:
 
         Example:
             >>> MeaningGuards(polarity=False).enabled
-            ('number', 'name', 'antonym', 'hedge')
+            ('number', 'name', 'antonym', 'hedge', 'role')
         """
         return tuple(name for name in _GUARDS if getattr(self, name))
 
@@ -2848,6 +3166,8 @@ class MeaningGuards:
             found = antonym_guard(claim, evidence)
         if found is None and self.hedge:
             found = hedge_guard(claim, evidence)
+        if found is None and self.role:
+            found = role_guard(claim, evidence)
         return found
 
 

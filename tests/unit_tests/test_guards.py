@@ -26,6 +26,7 @@ from langchain_refs.grounding import (
     name_guard,
     number_guard,
     polarity_guard,
+    role_guard,
 )
 from tests.unit_tests.fakes import str_chunks
 
@@ -619,6 +620,124 @@ HEDGE_QUIET = [
 ]
 
 
+# Two parties of the claim the other way round in the sentence that states it (hand-written; none is in
+# bench/meaning_review.jsonl, whose role swaps the guard was written against).
+ROLE_FIRES = [
+    ("Spain imports gas from Algeria.", "Algeria imports gas from Spain."),
+    ("The Lakers beat the Celtics 102-99.", "The Celtics beat the Lakers 102-99 on Friday."),
+    ("Whole Foods bought Amazon in 2017.", "Amazon bought Whole Foods in 2017 for $13.7 billion."),
+    ("The cat chased the dog across the yard.", "The dog chased the cat across the yard."),
+    ("Rome declared war on Carthage in 264 BC.", "Carthage declared war on Rome in 264 BC."),
+    ("Exports fell while imports rose in May.", "Imports fell while exports rose in May."),
+    ("The senator accused the governor of fraud.", "The governor accused the senator of fraud last week."),
+    ("The Bank of England lent money to Barings.", "Barings lent money to the Bank of England."),  # a longer party
+    ("Shakespeare influenced Marlowe.", "Marlowe influenced Shakespeare."),
+    ("Procter and Gamble bought Gillette.", "Gillette bought Procter and Gamble."),  # "and" inside a party
+    # From a second review's real swaps.
+    ("Amazon bought Whole Foods in 2017.", "It was Whole Foods that bought Amazon in 2017."),
+    ("Haydn taught Beethoven.", "In Vienna Beethoven taught Haydn counterpoint in 1793."),
+    ("Tesla supplies batteries to Panasonic.", "Panasonic supplies batteries to Tesla from its Nevada Gigafactory."),
+    ("Stir the yogurt slowly into the sauce.", "Stir the sauce slowly into the yogurt so it does not curdle."),
+    ("Rome declared war on Carthage.", "Carthage declared war on Rome (264 BC)."),
+]
+# The same parties in another turn of phrase, a relation that holds both ways, a list, a time moved: quiet.
+ROLE_QUIET = [
+    ("Oracle acquired Cerner in 2022.", "Cerner was acquired by Oracle in 2022."),  # the passive
+    ("Cerner was acquired by Oracle.", "Oracle acquired Cerner."),
+    ("Spain borders France.", "France borders Spain."),  # a relation both ways
+    ("Anne married Tom in 1990.", "Tom married Anne in 1990."),
+    ("Marseille drew with Lyon 1-1.", "Lyon drew with Marseille 1-1."),
+    ("Smith and Jones founded the firm.", "Jones and Smith founded the firm."),
+    ("Paris, Lyon and Nice hosted games.", "Nice, Lyon and Paris hosted games."),  # a list in another order
+    ("Talks between Iran and Iraq resumed.", "Talks between Iraq and Iran resumed."),
+    ("Sales rose in March in Europe.", "Sales rose in Europe in March."),  # a time moved
+    ("The capital of France is Paris.", "Paris is the capital of France."),  # a copula: the same thing
+    ("Oracle acquired Cerner.", "Oracle acquired Cerner in 2022."),  # the same order
+    ("Germany lost to Brazil.", "Brazil beat Germany."),  # the converse in other words: not this guard's
+    ("Oracle acquired Cerner.", "Cerner makes records software. Oracle acquired it."),  # no sentence states it
+    # From a review's 255 true pairs written to trip the guard (its first version turned 93 of them away).
+    ("Pep Guardiola coaches Manchester City.", "Manchester City coach Pep Guardiola praised his players."),
+    ("Tim Cook heads Apple.", "Apple head Tim Cook spoke at the launch."),  # a title, not the verb
+    ("John Smith is older than Mary Jones.", "Mary Jones is younger than John Smith."),  # other words between
+    ("Queen Elizabeth II was the mother of King Charles III.", "King Charles III was the son of Queen Elizabeth II."),
+    ("Oracle paid more for Cerner than for NetSuite.", "Oracle paid less for NetSuite than for Cerner."),
+    ("Prince Rainier wed Grace Kelly in Monaco.", "Grace Kelly wed Prince Rainier in Monaco."),  # both ways
+    ("Route 66 intersects Interstate 40 near Flagstaff.", "Interstate 40 intersects Route 66 near Flagstaff."),
+    ("Romeo kissed Juliet on the balcony.", "Juliet kissed Romeo on the balcony."),
+    ("The pharmacy is next to the post office.", "The post office is next to the pharmacy."),  # a copula
+    ("Prince Harry is a cousin of Princess Beatrice.", "Princess Beatrice is a cousin of Prince Harry."),
+    ("Tom is as tall as his older brother.", "His older brother is as tall as Tom."),
+    ("The fastest man on Earth remains Usain Bolt.", "Usain Bolt remains the fastest man on Earth."),
+    ("Mark Twain was actually Samuel Clemens.", "Samuel Clemens was actually Mark Twain."),
+    ("The bridge connects Manhattan to Brooklyn.", "The bridge connects Brooklyn to Manhattan."),  # no word between
+    ("Symptoms range from mild to severe.", "Symptoms range from severe to mild."),
+    ("The road runs from Paris to Lyon via Dijon.", "The road runs from Lyon to Paris via Dijon."),
+    ("Smith said the merger was dead.", '"The merger is dead" said Smith.'),  # who said what
+    ("Critics say the film is too long.", "The film is too long say critics."),
+    ("Inflation rose while unemployment fell.", "Unemployment fell while inflation rose."),  # clauses exchanged
+    ("Exports grew whereas imports shrank last year.", "Imports shrank whereas exports grew last year."),
+    ("The shop sells bread in addition to cakes.", "The shop sells cakes in addition to bread."),
+    ("The firm sells phones as well as laptops.", "The firm sells laptops as well as phones."),
+    ("Argentina beat France in 2022.", "France beat Argentina in 2018. Argentina beat France in 2022."),  # another
+    (
+        "Oracle acquired Cerner.",
+        "Early reports wrongly claimed Cerner acquired Oracle. In fact Oracle acquired Cerner.",
+    ),
+    # From a second review's 209 true pairs (the guard's second version turned 52 of them away).
+    ("BRCA1 binds BARD1 through its RING domain.", "In vitro, BARD1 binds BRCA1 through its RING domain (Wu, 1996)."),
+    (
+        "The A1 crosses the A14 near Huntingdon.",
+        "The A14 crosses the A1 near Huntingdon at the Brampton Hut interchange.",
+    ),
+    (
+        "Queen Victoria wedded Prince Albert in 1840.",
+        "Prince Albert wedded Queen Victoria in 1840 at the Chapel Royal.",
+    ),
+    ("Sparta allied Athens against Persia.", "Athens allied Sparta against Persia in 480 BC."),  # inflected
+    ("Lyon lies 465 km from Paris.", "Paris lies 465 km from Lyon, about two hours by TGV."),  # a distance
+    ("Tom lives across the hall from Anna.", "Anna lives across the hall from Tom in the same building."),
+    ("Chelsea held Arsenal to a 1-1 draw.", "Arsenal held Chelsea to a 1-1 draw at the Emirates on Sunday."),
+    ("Critics compared Hemingway unfavourably to Faulkner.", "Critics compared Faulkner unfavourably to Hemingway."),
+    # Another occasion in the same sentence: another year, or the claim's words in another clause.
+    (
+        "Federer beat Nadal at Wimbledon in 2007.",
+        "Nadal beat Federer at Wimbledon in 2008, a year after losing the 2007 final to him.",
+    ),
+    ("Exports exceeded imports in 2021.", "Imports exceeded exports in 2020, but the balance reversed in 2021."),
+    (
+        "Liverpool beat Everton in the FA Cup semi-final.",
+        "Everton beat Liverpool in the league in October but lost the FA Cup semi-final to them in April.",
+    ),
+    # A question, a belief reported to be corrected, a headline's colon or a table's slash.
+    (
+        "Amazon bought Whole Foods.",
+        "It is a popular myth that Whole Foods bought Amazon. Whole Foods was bought by Amazon.",
+    ),
+    ("Germany beat Brazil 7-1.", "Brazil beat Germany 7-1? Not quite: it was Brazil that lost 7-1 to Germany."),
+    ("Oracle acquired Cerner.", "Cerner acquired: Oracle closes $28.3 billion deal"),
+    ("Microsoft acquired Activision Blizzard.", "Activision Blizzard / acquired / Microsoft (2023)"),
+    # Real exchanges left alone: no word but "from" and "to" between (a distance or a range reads so), a copula.
+    ("The train runs from Leeds to York.", "The train runs from York to Leeds every hour."),
+    ("Paris is the capital of France.", "France is the capital of Paris."),
+]
+
+
+@pytest.mark.parametrize(("claim", "evidence"), ROLE_FIRES)
+def test_role_guard_fires(claim: str, evidence: str) -> None:
+    """Parties exchanged: a Contradiction quoting the source's sentence, checked by the checker too."""
+    found = role_guard(claim, evidence)
+    assert found is not None
+    assert (found.guard, found.label, found.source_value) == ("role", "Contradiction", evidence)
+    assert found.reason == f'the sources have them the other way round: "{evidence}"'
+    assert ScorerClaimChecker().check(Claim(text=claim), [evidence]).label == "Contradiction"
+
+
+@pytest.mark.parametrize(("claim", "evidence"), ROLE_QUIET)
+def test_role_guard_near_misses(claim: str, evidence: str) -> None:
+    """The passive, a relation that holds both ways, a list, clauses or a time in another order: quiet."""
+    assert role_guard(claim, evidence) is None
+
+
 @pytest.mark.parametrize(("claim", "evidence"), HEDGE_FIRES)
 def test_hedge_guard_fires(claim: str, evidence: str) -> None:
     """A hedge or a condition the claim drops: Neutral, quoting the sentence that hedges it."""
@@ -763,7 +882,7 @@ def test_reasons_say_what_the_source_says() -> None:
     assert number_guard("It has 12 bridges.", TOWER).reason == "the sources do not state 12 bridges"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("guard", ["number", "name", "polarity", "antonym"])
+@pytest.mark.parametrize("guard", ["number", "name", "polarity", "antonym", "role"])
 def test_each_guard_has_a_switch(guard: str) -> None:
     """Turning one guard off lets its claim through; the others still run."""
     claims = {
@@ -771,6 +890,7 @@ def test_each_guard_has_a_switch(guard: str) -> None:
         "name": ("The Louvre museum is in London.", LOUVRE),
         "polarity": ("The Eiffel Tower is not 330 metres tall.", TOWER),
         "antonym": ("Sales increased in 2020.", "Sales decreased in 2020."),
+        "role": ("Whole Foods bought Amazon.", "Amazon bought Whole Foods."),
     }
     claim, evidence = claims[guard]
     assert MeaningGuards().check(claim, evidence).guard == guard  # type: ignore[union-attr]
