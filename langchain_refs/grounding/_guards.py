@@ -2533,7 +2533,7 @@ _BOTH_WAYS_WORDS: Final = frozenset(
         "bound hybridizes hybridises annihilates adjoins adjoin abuts abut crosses cross crossed separated separate "
         "split diverged diverge engaged remarried duel duelled dueled wrestle wrestled boxed sparred tackle tackles "
         "attracts attract converts compared compare befriended attach attached contacts reunified reunify unified "
-        "unify"
+        "unify parity"
     ).split()
 )
 # Words that, between two parties, place them both ways ("lives across the hall from") or say who said what in
@@ -2561,7 +2561,7 @@ _SEPARATORS: Final = re.compile(r"[/|\\•·]")
 _NOT_STATED: Final = frozenset(
     stem(word)
     for word in "claim claimed claims believe believed believes myth rumour rumor wrongly falsely mistakenly "
-    "misconception supposedly allegedly".split()
+    "misconception supposedly allegedly false untrue".split()
 )
 # Where a clause ends, beside the marks: the clause holding the exchange is read for its numbers.
 _CLAUSE_BREAKS: Final = frozenset(
@@ -2585,7 +2585,7 @@ _WHEN: Final = frozenset(
         "december monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
     ).split()
 )
-_ROLE_COVERAGE: Final = 0.8
+_ROLE_COVERAGE: Final = 0.6
 # The sentences stating a claim read at most (a long source may state it again and again).
 _ROLE_SENTENCES_READ: Final = 32
 
@@ -2594,12 +2594,13 @@ def role_guard(claim: str, evidence: str, *, coverage: float = _ROLE_COVERAGE) -
     """No evidence sentence states the claim with two of its parties the other way round, and none in its order.
 
     Each evidence sentence holding ``coverage`` of the claim's content words
-    is read against the claim: the content words both write once, in its
-    order, must not be the claim's with a first part and a last part
-    exchanged around the same words ("Oracle acquired Cerner" against
-    "Cerner acquired Oracle"; "the first patient infected a nurse" against
-    "a nurse infected the first patient"), written alike (determiners aside:
-    "its", "the"), in a clause that says what the claim's clause says. A
+    is read against the claim: the content words both write once (times and
+    numbers aside: they may stand anywhere), in its order, must not be the
+    claim's with a first part and a last part exchanged around the same
+    words ("Oracle acquired Cerner" against "Cerner acquired Oracle"; "the
+    first patient infected a nurse" against "a nurse infected the first
+    patient"), written alike (determiners, a title beside a name, an aside
+    in parentheses aside), in a clause that says what the claim's clause says. A
     sentence that states the claim in its own order clears it. Left alone:
     the passive ("Cerner was acquired by Oracle"), other words between the
     parties ("older than" against "younger than"), parties joined by a mark
@@ -2611,9 +2612,9 @@ def role_guard(claim: str, evidence: str, *, coverage: float = _ROLE_COVERAGE) -
     but small ones ("from the coast to the hills", which may be a distance
     or a range), a part that is only a time or a number ("in May") moved
     about the sentence, a question, a belief reported ("It is a myth that"),
-    and another occasion in the same sentence (a number each clause has and
-    the other lacks: "Nadal beat Federer in 2008, a year after losing the
-    2007 final").
+    a claim that denies it (the polarity guard's), and another occasion in
+    the same sentence (a year each clause has and the other lacks: "Nadal
+    beat Federer in 2008, a year after losing the 2007 final").
 
     Example:
         >>> role_guard("Germany beat Brazil 7-1.", "Brazil beat Germany 7-1 in Belo Horizonte.").reason
@@ -2628,6 +2629,8 @@ def role_guard(claim: str, evidence: str, *, coverage: float = _ROLE_COVERAGE) -
     # to state the claim.
     if len(said.words) < 3 or not _may_cover(said, evidence, coverage):
         return None
+    if said.negations or any(t.kind == "word" and stem(t.low) in _NOT_STATED for t in said.tokens):
+        return None  # a claim that denies it, or reports it ("It is false that ..."): the polarity guard's
     mine = _content_order(said.tokens)
     found: tuple[_Sentence, tuple[int, int]] | None = None
     read = 0
@@ -2667,7 +2670,9 @@ def _exchanged_parties(
     parties (or one this guard leaves alone, see `role_guard`).
     """
     theirs = _content_order(sentence.tokens)
-    once = _written_once(mine) & _written_once(theirs)
+    # The words both write once, but a time or a number: those may stand anywhere ("On 1 September 1939, Germany
+    # invaded Poland" is "Germany invaded Poland on 1 September 1939").
+    once = {key for key in _written_once(mine) & _written_once(theirs) if not _is_when(key)}
     claim_order = [(key, at) for key, at in mine if key in once]
     source_order = [(key, at) for key, at in theirs if key in once]
     keys = [key for key, _ in claim_order]
@@ -2677,7 +2682,7 @@ def _exchanged_parties(
     if swap is None:
         return False
     first, pivot, last = swap
-    if not pivot or all(_is_when(key) for key in first) or all(_is_when(key) for key in last):
+    if not pivot:
         return False
     if all(key in _CLAUSE_LINKS for key in pivot):
         return False  # two clauses the other way round around what joins them
@@ -2695,9 +2700,9 @@ def _exchanged_parties(
     if "by" not in between and not _BEING.isdisjoint(between):
         return False
     # The clause holding the exchange must say what the claim's clause holding it says, and of no other event: a
-    # number each has and the other lacks is another match, another year ("Nadal beat Federer in 2008, a year after
-    # losing the 2007 final"); words of the claim's clause elsewhere in the sentence, another occasion ("Everton beat
-    # Liverpool in the league but lost the FA Cup semi-final to them").
+    # year each has and the other lacks is another match ("Nadal beat Federer in 2008, a year after losing the 2007
+    # final"); words of the claim's clause elsewhere in the sentence, another occasion ("Everton beat Liverpool in
+    # the league but lost the FA Cup semi-final to them").
     claimed = _clause_around(said.tokens, claim_at[first[0]], claim_at[last[-1]])
     clause = _clause_around(tokens, source_at[last[0]], source_at[first[-1]])
     claimed_words = {stem(t.low) for t in claimed if _is_content(t)}
@@ -2705,9 +2710,9 @@ def _exchanged_parties(
         return False  # a relation both ways before the parties or after them: "compared X to Y", "held X to a draw"
     if len(claimed_words & {stem(t.low) for t in clause if _is_content(t)}) < coverage * len(claimed_words):
         return False
-    numbers = {t.low for t in clause if t.kind == "num"}
-    stated = {t.low for t in claimed if t.kind == "num"}
-    if stated - numbers and numbers - stated:
+    years = {t.low for t in clause if _is_year(t)}
+    stated = {t.low for t in claimed if _is_year(t)}
+    if stated - years and years - stated:
         return False
     return said.tokens[claim_at[first[0]]].start, said.tokens[claim_at[last[-1]]].end
 
@@ -2776,6 +2781,10 @@ def _is_when(key: str) -> bool:
     return key in _WHEN or key[:1].isdigit()
 
 
+def _is_year(token: _Token) -> bool:
+    return token.kind == "num" and len(token.low) == 4 and token.low.isdigit() and "1000" <= token.low <= "2199"
+
+
 def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...] | None:
     """The words and numbers between tokens ``first`` and ``last`` as written (lower case), determiners left out.
 
@@ -2784,7 +2793,23 @@ def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...]
     or a number with a unit of length or time ("465 km from") a distance.
     """
     words: list[str] = []
-    for token in tokens[first + 1 : last]:
+    inside = tokens[first + 1 : last]
+    # Capitalised words beside a party are part of its name ("Macbeth murders King Duncan").
+    start, end = 0, len(inside)
+    while start < end and _name_word(inside[start]):
+        start += 1
+    while end > start and _name_word(inside[end - 1]):
+        end -= 1
+    aside = 0
+    for token in inside[start:end]:
+        # What parentheses hold is an aside ("GPT-3 (175B) outperforms"), read past.
+        if token.low in ("(", ")"):
+            aside += 1 if token.low == "(" else -1
+            if aside < 0:
+                return None
+            continue
+        if aside:
+            continue
         if token.kind == "mark" and token.low != "%":
             return None
         if token.low in _BOTH_WAYS or (
@@ -2796,6 +2821,10 @@ def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...]
         if token.low not in _DETERMINERS:
             words.append(token.low)
     return tuple(words)
+
+
+def _name_word(token: _Token) -> bool:
+    return token.kind == "word" and token.text[:1].isupper() and not token.initial
 
 
 def _relates_both_ways(word: str) -> bool:

@@ -639,6 +639,17 @@ ROLE_FIRES = [
     ("Tesla supplies batteries to Panasonic.", "Panasonic supplies batteries to Tesla from its Nevada Gigafactory."),
     ("Stir the yogurt slowly into the sauce.", "Stir the sauce slowly into the yogurt so it does not curdle."),
     ("Rome declared war on Carthage.", "Carthage declared war on Rome (264 BC)."),
+    # From a held-out set's real swaps: a date moved as well, a title beside a name, a score, fewer words shared.
+    (
+        "Poland invaded Germany on 1 September 1939.",
+        "On 1 September 1939, Germany invaded Poland, prompting Britain and France to declare war two days later.",
+    ),
+    ("Duncan murders Macbeth in his sleep.", "Urged on by his wife, Macbeth murders King Duncan in his sleep."),
+    (
+        "Garry Kasparov defeated Deep Blue in their 1997 rematch.",
+        "In May 1997, IBM's Deep Blue defeated Garry Kasparov 3\u00bd\u20132\u00bd in their six-game rematch.",
+    ),
+    ("The Sun orbits the Earth once a year.", "The Earth orbits the Sun once every 365.25 days."),
 ]
 # The same parties in another turn of phrase, a relation that holds both ways, a list, a time moved: quiet.
 ROLE_QUIET = [
@@ -716,6 +727,11 @@ ROLE_QUIET = [
     ("Germany beat Brazil 7-1.", "Brazil beat Germany 7-1? Not quite: it was Brazil that lost 7-1 to Germany."),
     ("Oracle acquired Cerner.", "Cerner acquired: Oracle closes $28.3 billion deal"),
     ("Microsoft acquired Activision Blizzard.", "Activision Blizzard / acquired / Microsoft (2023)"),
+    ("It is false that Cerner acquired Oracle.", "Oracle acquired Cerner in 2022."),  # the claim denies it
+    (
+        "The euro traded at parity to the dollar in July 2022.",
+        "In July 2022 the dollar traded at parity to the euro for the first time in 20 years.",
+    ),
     # Real exchanges left alone: no word but "from" and "to" between (a distance or a range reads so), a copula.
     ("The train runs from Leeds to York.", "The train runs from York to Leeds every hour."),
     ("Paris is the capital of France.", "France is the capital of Paris."),
