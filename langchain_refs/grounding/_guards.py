@@ -55,6 +55,7 @@ same evidence against many claims is read once. Pure Python, no model.
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
 import functools
 import itertools
@@ -2740,10 +2741,7 @@ def _content_order(tokens: Sequence[_Token]) -> list[tuple[str, int]]:
 
 
 def _written_once(order: Sequence[tuple[str, int]]) -> set[str]:
-    counts: dict[str, int] = {}
-    for key, _ in order:
-        counts[key] = counts.get(key, 0) + 1
-    return {key for key, count in counts.items() if count == 1}
+    return {key for key, count in collections.Counter(key for key, _ in order).items() if count == 1}
 
 
 def _exchanged(
@@ -2824,7 +2822,7 @@ def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...]
 
 
 def _name_word(token: _Token) -> bool:
-    return token.kind == "word" and token.text[:1].isupper() and not token.initial
+    return _capitalised(token) and not token.initial
 
 
 def _relates_both_ways(word: str) -> bool:
