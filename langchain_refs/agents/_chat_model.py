@@ -486,7 +486,8 @@ def unannotated(messages: list[BaseMessage]) -> list[BaseMessage]:
 
     An answer langchain-openai wrote in its legacy shape (``output_version=
     "v0"`` of the Responses API: its reasoning, server tools' outputs and
-    call ids in ``additional_kwargs``) goes back with its text blocks only.
+    call ids in ``additional_kwargs``) goes back with the blocks that shape
+    keeps in its content only (its text, a compaction, a custom tool's call).
     The client rebuilds that shape's other items from ``additional_kwargs``
     and ``tool_calls`` whatever the content holds, so the standard blocks
     of the rewritten answer (its ``tool_call``...) would be sent a second
@@ -512,7 +513,7 @@ def unannotated(messages: list[BaseMessage]) -> list[BaseMessage]:
             blocks = [
                 {k: v for k, v in block.items() if k != "annotations"} if isinstance(block, dict) else block
                 for block in content
-                if not legacy or isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
+                if not legacy or (isinstance(block, dict) and block.get("type") in _LEGACY_OPENAI_CONTENT)
             ]
             out[position] = message.model_copy(update={"content": blocks})
     return messages if out is None else out
@@ -521,23 +522,29 @@ def unannotated(messages: list[BaseMessage]) -> list[BaseMessage]:
 # The ``additional_kwargs`` keys by which langchain-openai tells an answer in its legacy (v0) shape, as it reads
 # one back (langchain-core's OpenAI translator; "__openai_function_call_ids__" maps call ids to item ids).
 _LEGACY_OPENAI_KEYS: Final = ("reasoning", "tool_outputs", "refusal", "__openai_function_call_ids__")
+# The blocks such an answer keeps in its content, read back as they are: its text, and the items the standard form
+# holds as "non_standard" (a compaction, a custom tool's call). The client rebuilds the others.
+_LEGACY_OPENAI_CONTENT: Final = frozenset({"text", "non_standard"})
 
 
 def _read_as_legacy_openai(message: AIMessage) -> bool:
     """Whether langchain-openai reads ``message`` back as an answer in its legacy shape (``output_version="v0"``).
 
-    As the client tells one: an OpenAI answer whose content is a list of
-    blocks, with one of `_LEGACY_OPENAI_KEYS` in ``additional_kwargs`` or a
-    message item's id (``msg_``) beside a response's (``resp_``).
+    As the client tells one: an answer whose content is a list of blocks,
+    with one of `_LEGACY_OPENAI_KEYS` in ``additional_kwargs`` or a message
+    item's id (``msg_``) beside a response's (``resp_``); an answer another
+    provider gave is never one (one that names none may be, as for the client).
 
     Example:
         >>> answer = AIMessage(content=[{"type": "text", "text": "Hi"}], id="msg_1",
         ...     response_metadata={"model_provider": "openai", "id": "resp_1"})
         >>> _read_as_legacy_openai(answer), _read_as_legacy_openai(answer.model_copy(update={"id": "resp_1"}))
         (True, False)
+        >>> _read_as_legacy_openai(answer.model_copy(update={"response_metadata": {"id": "resp_1"}}))
+        True
     """
     metadata = message.response_metadata
-    if metadata.get("model_provider") != "openai" or not isinstance(message.content, list):
+    if metadata.get("model_provider", "openai") != "openai" or not isinstance(message.content, list):
         return False
     if not all(isinstance(block, dict) for block in message.content):
         return False

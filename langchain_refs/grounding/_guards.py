@@ -2513,11 +2513,9 @@ def _negated_word(tokens: tuple[_Token, ...], at: int) -> bool:
 # ---- roles ----
 
 # Words that leave who does what to whom unsaid, or say it both ways, when they stand between two parties: those on
-# either side may stand in any order ("Smith and Jones", "drew with Lyon", "as tall as", a list, a quotation).
-_BOTH_WAYS: Final = frozenset(
-    {"and", "or", "nor", "with", "versus", "vs", "v", "against", "between", "same", "as", "&", ",", ";", '"'}
-    | {"\u201c", "\u201d", "(", ")", "\u2013", "\u2014"}
-)
+# either side may stand in any order ("Smith and Jones", "drew with Lyon", "as tall as"). A mark between them (a
+# comma of a list, a colon, a quotation mark) does too (`_between`).
+_BOTH_WAYS: Final = frozenset({"and", "or", "nor", "with", "versus", "vs", "v", "against", "between", "same", "as"})
 # Words that relate two parties the same way both ways round, wherever they stand in the clause ("Spain borders
 # France", "compared X to Y", "held X to a draw"). Stems.
 _BOTH_WAYS_WORDS: Final = frozenset(
@@ -2550,10 +2548,11 @@ _BOTH_WAYS_BETWEEN: Final = frozenset(
 # Words that join two clauses without ordering them: clauses exchanged around one of these alone say the same
 # ("Exports grew whereas imports shrank" is "Imports shrank whereas exports grew"). Stems.
 _CLAUSE_LINKS: Final = frozenset(stem(word) for word in "whereas whilst although though but yet addition also".split())
-# A number and one of these between two parties is a distance or a time between them ("lies 465 km from"): both ways.
+# One of these between two parties says how far apart they are ("lies 465 km from", "an hour from", "far from",
+# "down the street from"): both ways.
 _APART: Final = frozenset(
-    "km kilometres kilometers kilometre kilometer miles mile metres meters metre meter m ft feet yards hours hour "
-    "hrs minutes minute mins days day".split()
+    "km kilometres kilometers kilometre kilometer miles mile metres meters metre meter ft feet yards hours hour "
+    "hrs minutes minute mins far walk drive ride flight street".split()
 )
 # Characters between two parties that the tokens do not show: a headline's or a flattened table's separators.
 _SEPARATORS: Final = re.compile(r"[/|\\•·]")
@@ -2568,7 +2567,7 @@ _NOT_STATED: Final = frozenset(
 _CLAUSE_BREAKS: Final = frozenset(
     "but then after before while whilst whereas although though since until because when which who".split()
 )
-_CLAUSE_MARKS: Final = frozenset({",", ";", ":", "(", ")", "\u2013", "\u2014", '"', "\u201c", "\u201d", "?", "!", "."})
+_CLAUSE_MARKS: Final = _CLAUSE_END | {'"', "\u201c", "\u201d"}
 # A copula between two parties says they are one ("The capital of France is Paris") or stand in a state towards
 # each other ("is next to", "is a cousin of"), which often holds both ways: left alone, unless a passive's "by"
 # names who acted ("is owned by").
@@ -2578,12 +2577,11 @@ _DETERMINERS: Final = frozenset(
     {"the", "a", "an", "its", "their", "his", "her", "our", "my", "your", "this", "that", "these", "those"}
 )
 # When, not who: a part made of these alone (or of numbers) is a time or a count moved about the sentence.
-_WHEN: Final = frozenset(
+_WHEN: Final = _MONTH_UNITS | frozenset(
     stem(word)
     for word in (
         "yesterday today tomorrow year years month months week weeks day days morning evening night season "
-        "quarter decade century january february march april may june july august september october november "
-        "december monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
+        "quarter decade century monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
     ).split()
 )
 _ROLE_COVERAGE: Final = 0.6
@@ -2592,7 +2590,7 @@ _ROLE_SENTENCES_READ: Final = 32
 
 
 def role_guard(claim: str, evidence: str, *, coverage: float = _ROLE_COVERAGE) -> GuardFinding | None:
-    """No evidence sentence states the claim with two of its parties the other way round, and none in its order.
+    """The evidence states the claim with two of its parties the other way round, and nowhere in the claim's order.
 
     Each evidence sentence holding ``coverage`` of the claim's content words
     is read against the claim: the content words both write once (times and
@@ -2615,7 +2613,8 @@ def role_guard(claim: str, evidence: str, *, coverage: float = _ROLE_COVERAGE) -
     about the sentence, a question, a belief reported ("It is a myth that"),
     a claim that denies it (the polarity guard's), and another occasion in
     the same sentence (a year each clause has and the other lacks: "Nadal
-    beat Federer in 2008, a year after losing the 2007 final").
+    beat Federer in 2008, a year after losing the 2007 final"). At most 32
+    sentences holding the claim's words are read.
 
     Example:
         >>> role_guard("Germany beat Brazil 7-1.", "Brazil beat Germany 7-1 in Belo Horizonte.").reason
@@ -2654,8 +2653,9 @@ def role_guard(claim: str, evidence: str, *, coverage: float = _ROLE_COVERAGE) -
         return None
     sentence, (first, last) = found
     quoted = _as_written(sentence.start, sentence.end, evidence)
+    parties = " ".join(CITATION_MARKER.sub("", claim[first:last]).split())
     return GuardFinding(
-        guard="role", label="Contradiction", claim_value=_as_written(first, last, claim), source_value=quoted,
+        guard="role", label="Contradiction", claim_value=parties, source_value=quoted,
         reason=f'the sources have them the other way round: "{quoted}"', start=sentence.start, end=sentence.end,
     )  # fmt: skip
 
@@ -2750,7 +2750,8 @@ def _exchanged(
     """``(first, pivot, last)`` when ``theirs`` is ``mine`` with ``first`` and ``last`` exchanged around ``pivot``.
 
     The same words before and after them in both; ``first`` and ``last``
-    hold a word each, ``pivot`` may hold none.
+    hold a word each, ``pivot`` may hold none. Each word is in each list
+    once.
 
     Example:
         >>> _exchanged(["a", "beat", "b", "7-1"], ["b", "beat", "a", "7-1"])
@@ -2767,12 +2768,16 @@ def _exchanged(
     while tail > head and mine[tail - 1] == theirs[tail - 1]:
         tail -= 1
     rest, other = tuple(mine[head:tail]), tuple(theirs[head:tail])
-    for i in range(1, len(rest)):
-        for j in range(i, len(rest)):
-            first, pivot, last = rest[:i], rest[i:j], rest[j:]
-            if other == last + pivot + first:
-                return first, pivot, last
-    return None
+    if not rest or rest[0] not in other or other[0] not in rest:
+        return None
+    # Each word is written once: ``other`` ends with ``first``, which starts with rest[0], and starts with
+    # ``last``, which starts with other[0]. One place to look, not every split.
+    i = len(other) - other.index(rest[0])
+    j = rest.index(other[0])
+    if not 1 <= i <= j < len(rest):
+        return None
+    first, pivot, last = rest[:i], rest[i:j], rest[j:]
+    return (first, pivot, last) if other == last + pivot + first else None
 
 
 def _is_when(key: str) -> bool:
@@ -2780,27 +2785,23 @@ def _is_when(key: str) -> bool:
 
 
 def _is_year(token: _Token) -> bool:
-    return token.kind == "num" and len(token.low) == 4 and token.low.isdigit() and "1000" <= token.low <= "2199"
+    return token.kind == "num" and len(token.low) == 4 and token.low.isdigit() and "1000" <= token.low <= "2100"
 
 
 def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...] | None:
     """The words and numbers between tokens ``first`` and ``last`` as written (lower case), determiners left out.
 
-    None when one of them, or a mark (a comma, a colon), says the parties on
-    either side may stand either way round (`_BOTH_WAYS`, `_BOTH_WAYS_WORDS`, `_BOTH_WAYS_BETWEEN`),
-    or a number with a unit of length or time ("465 km from") a distance.
+    Capitalised words beside a party are part of its name ("Macbeth murders
+    King Duncan"), and what parentheses hold is an aside ("GPT-3 (175B)
+    outperforms"): both are left out. None when a mark (a comma, a colon) or
+    a word between them says the parties may stand either way round
+    (`_BOTH_WAYS`, `_BOTH_WAYS_WORDS`, `_BOTH_WAYS_BETWEEN`) or how far apart
+    they are (`_APART`), or a parenthesis is left open.
     """
-    words: list[str] = []
     inside = tokens[first + 1 : last]
-    # Capitalised words beside a party are part of its name ("Macbeth murders King Duncan").
-    start, end = 0, len(inside)
-    while start < end and _name_word(inside[start]):
-        start += 1
-    while end > start and _name_word(inside[end - 1]):
-        end -= 1
+    read: list[_Token] = []
     aside = 0
-    for token in inside[start:end]:
-        # What parentheses hold is an aside ("GPT-3 (175B) outperforms"), read past.
+    for token in inside:
         if token.low in ("(", ")"):
             aside += 1 if token.low == "(" else -1
             if aside < 0:
@@ -2808,17 +2809,19 @@ def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...]
             continue
         if aside:
             continue
-        if token.kind == "mark" and token.low != "%":
+        if (token.kind == "mark" and token.low != "%") or token.low in _BOTH_WAYS or token.low in _APART:
             return None
-        if token.low in _BOTH_WAYS or (
-            token.kind == "word" and (_relates_both_ways(token.low) or stem(token.low) in _BOTH_WAYS_BETWEEN)
-        ):
+        if token.kind == "word" and (_relates_both_ways(token.low) or stem(token.low) in _BOTH_WAYS_BETWEEN):
             return None
-        if token.low in _APART and words and words[-1][:1].isdigit():
-            return None
-        if token.low not in _DETERMINERS:
-            words.append(token.low)
-    return tuple(words)
+        read.append(token)
+    if aside:
+        return None
+    start, end = 0, len(read)
+    while start < end and _name_word(read[start]):
+        start += 1
+    while end > start and _name_word(read[end - 1]):
+        end -= 1
+    return tuple(token.low for token in read[start:end] if token.low not in _DETERMINERS)
 
 
 def _name_word(token: _Token) -> bool:

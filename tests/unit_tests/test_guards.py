@@ -728,6 +728,9 @@ ROLE_QUIET = [
     ("Oracle acquired Cerner.", "Cerner acquired: Oracle closes $28.3 billion deal"),
     ("Microsoft acquired Activision Blizzard.", "Activision Blizzard / acquired / Microsoft (2023)"),
     ("It is false that Cerner acquired Oracle.", "Oracle acquired Cerner in 2022."),  # the claim denies it
+    ("Lyon lies an hour from Paris.", "Paris lies an hour from Lyon."),  # how far apart, in words
+    ("Tom lives down the street from Anna.", "Anna lives down the street from Tom."),
+    ("Tom Lives Across The Hall From Anna.", "Anna Lives Across The Hall From Tom."),  # in title case
     (
         "The euro traded at parity to the dollar in July 2022.",
         "In July 2022 the dollar traded at parity to the euro for the first time in 20 years.",
@@ -746,6 +749,13 @@ def test_role_guard_fires(claim: str, evidence: str) -> None:
     assert (found.guard, found.label, found.source_value) == ("role", "Contradiction", evidence)
     assert found.reason == f'the sources have them the other way round: "{evidence}"'
     assert ScorerClaimChecker().check(Claim(text=claim), [evidence]).label == "Contradiction"
+
+
+def test_role_guard_names_the_parties_as_the_claim_writes_them() -> None:
+    """The finding's claim value is the claim's words from the one party to the other, its citation markers out."""
+    found = role_guard("Whole Foods[1](id=2) bought Amazon[2](id=3) in 2017.", "Amazon bought Whole Foods in 2017.")
+    assert found is not None
+    assert found.claim_value == "Whole Foods bought Amazon"
 
 
 @pytest.mark.parametrize(("claim", "evidence"), ROLE_QUIET)
