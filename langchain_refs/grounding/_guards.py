@@ -2563,7 +2563,7 @@ _NOT_STATED: Final = frozenset(
     for word in "claim claimed claims believe believed believes myth rumour rumor wrongly falsely mistakenly "
     "misconception supposedly allegedly false untrue".split()
 )
-# Where a clause ends, beside the marks: the clause holding the exchange is read for its numbers.
+# Where a clause ends, beside the marks: the clause holding the exchange is read for its words and years.
 _CLAUSE_BREAKS: Final = frozenset(
     "but then after before while whilst whereas although though since until because when which who".split()
 )
@@ -2576,7 +2576,8 @@ _BEING: Final = _BE | frozenset({"become", "becomes", "became", "remain", "remai
 _DETERMINERS: Final = frozenset(
     {"the", "a", "an", "its", "their", "his", "her", "our", "my", "your", "this", "that", "these", "those"}
 )
-# When, not who: a part made of these alone (or of numbers) is a time or a count moved about the sentence.
+# When, not who: these and numbers may stand anywhere in a sentence ("On 1 September 1939, Germany invaded Poland"),
+# so they are left out of the words whose order is compared.
 _WHEN: Final = _MONTH_UNITS | frozenset(
     stem(word)
     for word in (
@@ -2590,7 +2591,7 @@ _ROLE_SENTENCES_READ: Final = 32
 
 
 def role_guard(claim: str, evidence: str, *, coverage: float = _ROLE_COVERAGE) -> GuardFinding | None:
-    """The evidence states the claim with two of its parties the other way round, and nowhere in the claim's order.
+    """No evidence sentence states the claim with two of its parties the other way round, unless one states it as is.
 
     Each evidence sentence holding ``coverage`` of the claim's content words
     is read against the claim: the content words both write once (times and
