@@ -2548,11 +2548,12 @@ _BOTH_WAYS_BETWEEN: Final = frozenset(
 # Words that join two clauses without ordering them: clauses exchanged around one of these alone say the same
 # ("Exports grew whereas imports shrank" is "Imports shrank whereas exports grew"). Stems.
 _CLAUSE_LINKS: Final = frozenset(stem(word) for word in "whereas whilst although though but yet addition also".split())
-# One of these between two parties says how far apart they are ("lies 465 km from", "an hour from", "far from",
-# "down the street from"): both ways.
+# One of these with a "from" after it between two parties says how far apart they are ("lies 465 km from", "an
+# hour from", "far from", "down the street from"): both ways. Without one it may say something else ("far outnumber",
+# "an hour ahead of").
 _APART: Final = frozenset(
-    "km kilometres kilometers kilometre kilometer miles mile metres meters metre meter ft feet yards hours hour "
-    "hrs minutes minute mins far walk drive ride flight street".split()
+    "km kilometres kilometers kilometre kilometer miles mile m metres meters metre meter ft feet yards hours hour "
+    "hrs minutes minute min mins days day far walk drive ride flight street".split()
 )
 # Characters between two parties that the tokens do not show: a headline's or a flattened table's separators.
 _SEPARATORS: Final = re.compile(r"[/|\\•·]")
@@ -2797,7 +2798,7 @@ def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...]
     outperforms"): both are left out. None when a mark (a comma, a colon) or
     a word between them says the parties may stand either way round
     (`_BOTH_WAYS`, `_BOTH_WAYS_WORDS`, `_BOTH_WAYS_BETWEEN`) or how far apart
-    they are (`_APART`), or a parenthesis is left open.
+    they are (`_APART` and "from"), or a parenthesis is left open.
     """
     inside = tokens[first + 1 : last]
     read: list[_Token] = []
@@ -2810,12 +2811,15 @@ def _between(tokens: Sequence[_Token], first: int, last: int) -> tuple[str, ...]
             continue
         if aside:
             continue
-        if (token.kind == "mark" and token.low != "%") or token.low in _BOTH_WAYS or token.low in _APART:
+        if (token.kind == "mark" and token.low != "%") or token.low in _BOTH_WAYS:
             return None
         if token.kind == "word" and (_relates_both_ways(token.low) or stem(token.low) in _BOTH_WAYS_BETWEEN):
             return None
         read.append(token)
     if aside:
+        return None
+    apart = next((k for k, token in enumerate(read) if token.low in _APART), None)
+    if apart is not None and any(token.low == "from" for token in read[apart + 1 :]):
         return None
     start, end = 0, len(read)
     while start < end and _name_word(read[start]):

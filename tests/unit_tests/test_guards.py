@@ -632,6 +632,8 @@ ROLE_FIRES = [
     ("The senator accused the governor of fraud.", "The governor accused the senator of fraud last week."),
     ("The Bank of England lent money to Barings.", "Barings lent money to the Bank of England."),  # a longer party
     ("Shakespeare influenced Marlowe.", "Marlowe influenced Shakespeare."),
+    ("Democrats far outnumber Republicans in the city.", "Republicans far outnumber Democrats in the city."),
+    ("Hamilton finished an hour ahead of Verstappen.", "Verstappen finished an hour ahead of Hamilton."),
     ("Procter and Gamble bought Gillette.", "Gillette bought Procter and Gamble."),  # "and" inside a party
     # From a second review's real swaps.
     ("Amazon bought Whole Foods in 2017.", "It was Whole Foods that bought Amazon in 2017."),
@@ -729,6 +731,8 @@ ROLE_QUIET = [
     ("Microsoft acquired Activision Blizzard.", "Activision Blizzard / acquired / Microsoft (2023)"),
     ("It is false that Cerner acquired Oracle.", "Oracle acquired Cerner in 2022."),  # the claim denies it
     ("Lyon lies an hour from Paris.", "Paris lies an hour from Lyon."),  # how far apart, in words
+    ("The hotel lies 500 m from the station.", "The station lies 500 m from the hotel."),
+    ("The farm lies 2 days from the town.", "The town lies 2 days from the farm."),
     ("Tom lives down the street from Anna.", "Anna lives down the street from Tom."),
     ("Tom Lives Across The Hall From Anna.", "Anna Lives Across The Hall From Tom."),  # in title case
     (
