@@ -191,7 +191,8 @@ def test_an_openai_responses_answer_with_a_function_call_goes_back_as_the_model_
     Found in use: with ``output_version="v0"`` (the client's legacy shape, its reasoning and call ids in
     ``additional_kwargs``), the client rebuilt the function call from the answer's tool calls and sent the
     rewritten answer's standard ``tool_call`` block too: the same call twice. The expected items are the bare
-    client's own, from its own answer (the payload: reasoning, a message, one function call).
+    client's own, from its own answer (the payload: reasoning, a message, one function call, and whole, a
+    compaction, which that shape keeps in its content and must go back too).
     """
     openai = pytest.importorskip("langchain_openai", reason="langchain-openai (the test extra) not installed")
     from langchain_core.messages import ToolMessage
