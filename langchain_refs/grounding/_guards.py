@@ -2179,6 +2179,20 @@ def says_negated(head: str, text: str) -> bool:
 _NOT_ASSERTED: Final = frozenset({"if", "unless", "whether", "why", "lest"})
 
 
+def _clause_around(tokens: Sequence[_Token], first: int, last: int, ends: frozenset[str]) -> Sequence[_Token]:
+    """The tokens of the clause holding tokens ``first`` to ``last``: out to a token written as one of ``ends``.
+
+    Marks are written as themselves (``_CLAUSE_END``); words lower case (`_ROLE_CLAUSE_ENDS`).
+    """
+    start = first
+    while start > 0 and tokens[start - 1].low not in ends:
+        start -= 1
+    end = last
+    while end + 1 < len(tokens) and tokens[end + 1].low not in ends:
+        end += 1
+    return tokens[start : end + 1]
+
+
 def _clause(tokens: Sequence[_Token], at: int, text: str) -> tuple[frozenset[str], bool]:
     """The content words (stemmed, negations left out) of the clause around token ``at``, and whether it asserts.
 
@@ -2186,14 +2200,11 @@ def _clause(tokens: Sequence[_Token], at: int, text: str) -> tuple[frozenset[str
     condition or a question, and one inside quotation marks is someone's
     words: not something the claim states.
     """
-    first = at
-    while first > 0 and not (tokens[first - 1].kind == "mark" and tokens[first - 1].text in _CLAUSE_END):
-        first -= 1
-    last = at
-    while last + 1 < len(tokens) and not (tokens[last + 1].kind == "mark" and tokens[last + 1].text in _CLAUSE_END):
-        last += 1
-    words = frozenset(stem(t.low) for t in tokens[first : last + 1] if _is_content(t) and not _is_negation(t))
-    asserted = not any(t.low in _NOT_ASSERTED for t in tokens[first:at]) and not _quoted(text, tokens[at].start)
+    clause = _clause_around(tokens, at, at, _CLAUSE_END)
+    words = frozenset(stem(t.low) for t in clause if _is_content(t) and not _is_negation(t))
+    asserted = not any(t.low in _NOT_ASSERTED for t in clause if t.start < tokens[at].start) and not _quoted(
+        text, tokens[at].start
+    )
     return words, asserted
 
 
@@ -2568,7 +2579,7 @@ _NOT_STATED: Final = frozenset(
 _CLAUSE_BREAKS: Final = frozenset(
     "but then after before while whilst whereas although though since until because when which who".split()
 )
-_CLAUSE_MARKS: Final = _CLAUSE_END | {'"', "\u201c", "\u201d"}
+_ROLE_CLAUSE_ENDS: Final = _CLAUSE_END | _CLAUSE_BREAKS | {'"', "\u201c", "\u201d"}
 # A copula between two parties says they are one ("The capital of France is Paris") or stand in a state towards
 # each other ("is next to", "is a cousin of"), which often holds both ways: left alone, unless a passive's "by"
 # names who acted ("is owned by").
@@ -2706,8 +2717,8 @@ def _exchanged_parties(
     # year each has and the other lacks is another match ("Nadal beat Federer in 2008, a year after losing the 2007
     # final"); words of the claim's clause elsewhere in the sentence, another occasion ("Everton beat Liverpool in
     # the league but lost the FA Cup semi-final to them").
-    claimed = _clause_around(said.tokens, claim_at[first[0]], claim_at[last[-1]])
-    clause = _clause_around(tokens, source_at[last[0]], source_at[first[-1]])
+    claimed = _clause_around(said.tokens, claim_at[first[0]], claim_at[last[-1]], _ROLE_CLAUSE_ENDS)
+    clause = _clause_around(tokens, source_at[last[0]], source_at[first[-1]], _ROLE_CLAUSE_ENDS)
     claimed_words = {stem(t.low) for t in claimed if _is_content(t)}
     if any(t.kind == "word" and _relates_both_ways(t.low) for t in claimed):
         return False  # a relation both ways before the parties or after them: "compared X to Y", "held X to a draw"
@@ -2718,19 +2729,6 @@ def _exchanged_parties(
     if stated - years and years - stated:
         return False
     return said.tokens[claim_at[first[0]]].start, said.tokens[claim_at[last[-1]]].end
-
-
-def _clause_around(tokens: Sequence[_Token], first: int, last: int) -> Sequence[_Token]:
-    """The tokens of the clause holding tokens ``first`` to ``last``: out to a mark or a word that ends one."""
-    start = first
-    while start > 0 and tokens[start - 1].low not in _CLAUSE_MARKS and tokens[start - 1].low not in _CLAUSE_BREAKS:
-        start -= 1
-    end = last
-    while (
-        end + 1 < len(tokens) and tokens[end + 1].low not in _CLAUSE_MARKS and tokens[end + 1].low not in _CLAUSE_BREAKS
-    ):
-        end += 1
-    return tokens[start : end + 1]
 
 
 def _content_order(tokens: Sequence[_Token]) -> list[tuple[str, int]]:
